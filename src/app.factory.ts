@@ -1,0 +1,36 @@
+import { NestFactory } from '@nestjs/core';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import helmet from 'helmet';
+import { AppModule } from './app.module';
+import { NestPinoLogger } from './common/logging/app-logger';
+import { Logger } from './common/logging/logger';
+import { createHttpLogger } from './common/http/http-logger';
+import { buildOpenApiDocument, setupOpenApi } from './common/openapi/setup-openapi';
+import { AppConfig } from './config/app-config';
+
+export const API_PREFIX = 'v1';
+export const SESSION_COOKIE_NAME = 'sid';
+
+/**
+ * Builds the configured application exactly as production runs it; main.ts and the e2e tests both use
+ * this, so the tests exercise the real middleware, filters and pipes. The caller calls init()/listen().
+ */
+export async function createApp(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger), {
+    rawBody: true,
+    bodyParser: false,
+    logger: new NestPinoLogger(logger.child({ context: 'nest' })),
+    abortOnError: false,
+  });
+  app.set('trust proxy', config.http.trustProxy);
+  app.set('x-powered-by', false);
+  // Registered before the body parsers so even a malformed body is logged and carries a request id.
+  app.use(createHttpLogger(logger));
+  app.use(helmet());
+  app.enableCors({ origin: config.corsOrigins, credentials: true, exposedHeaders: ['x-request-id', 'x-conversation-id', 'Idempotent-Replayed', 'Retry-After'] });
+  app.useBodyParser('json', { limit: config.http.bodyLimitBytes });
+  app.useBodyParser('urlencoded', { limit: config.http.bodyLimitBytes, extended: false });
+  app.setGlobalPrefix(API_PREFIX);
+  setupOpenApi(app, buildOpenApiDocument(app, { cookieName: SESSION_COOKIE_NAME }));
+  return app;
+}

@@ -1,0 +1,33 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { CatalogModule } from './catalog/catalog.module';
+import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
+import { Logger } from './common/logging/logger';
+import { LoggingModule, ROOT_LOGGER } from './common/logging/logging.module';
+import { createValidationPipe } from './common/validation/validation.pipe';
+import { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { HealthModule } from './health/health.module';
+import { PrismaModule } from './infra/prisma/prisma.module';
+import { RedisModule } from './infra/redis/redis.module';
+import { PlansModule } from './plans/plans.module';
+import { HttpAdapterHost } from '@nestjs/core';
+
+@Module({})
+export class AppModule {
+  /** The whole service, built from an already validated config and the root logger. */
+  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), PrismaModule, RedisModule, CatalogModule, HealthModule, PlansModule],
+      providers: [
+        { provide: APP_PIPE, useFactory: createValidationPipe },
+        {
+          provide: APP_FILTER,
+          inject: [HttpAdapterHost, ROOT_LOGGER],
+          useFactory: (adapterHost: HttpAdapterHost, root: Logger) => new ProblemDetailsFilter(adapterHost, root),
+        },
+      ],
+    };
+  }
+}

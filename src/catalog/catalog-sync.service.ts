@@ -1,0 +1,43 @@
+import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { AppLogger } from '../common/logging/app-logger';
+import { Catalog } from './catalog.schema';
+import { loadCatalogFile } from './catalog-file';
+import { CatalogRepository } from './catalog.repository';
+
+/**
+ * Makes the database match the catalog file at start: entries are upserted, entries no longer in the
+ * file are deactivated (never deleted: users, ledger entries and checkouts still point at them).
+ * Idempotent, and serialised by an advisory lock so instances starting together do not interleave.
+ */
+@Injectable()
+export class CatalogSyncService implements OnApplicationBootstrap {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly catalog: CatalogRepository,
+    private readonly log: AppLogger,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.sync(loadCatalogFile(this.config.catalogFile));
+  }
+
+  async sync(catalog: Catalog): Promise<void> {
+    const deactivated = await this.catalog.inTransaction(async (db) => {
+      await this.catalog.lockCatalogSync(db);
+      for (const [index, model] of catalog.models.entries()) await this.catalog.upsertModel(db, model, index);
+      for (const [index, plan] of catalog.plans.entries()) {
+        await this.catalog.upsertPlan(db, plan, index);
+        await this.catalog.replacePlanModels(db, plan.code, plan.models);
+      }
+      const models = await this.catalog.deactivateModelsNotIn(db, catalog.models.map((model) => model.id));
+      const plans = await this.catalog.deactivatePlansNotIn(db, catalog.plans.map((plan) => plan.code));
+      return { models, plans };
+    });
+    this.log.info(
+      { models: catalog.models.length, plans: catalog.plans.length, deactivatedModels: deactivated.models, deactivatedPlans: deactivated.plans },
+      'catalog synced',
+    );
+  }
+}

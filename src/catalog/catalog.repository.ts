@@ -1,0 +1,64 @@
+import { Injectable } from '@nestjs/common';
+import { Db, PrismaService } from '../infra/prisma/prisma.service';
+import { CatalogModel, CatalogPlan } from './catalog.schema';
+
+/** Arbitrary constant: the advisory lock that serialises catalog syncs of instances starting together. */
+const CATALOG_SYNC_LOCK = 7_240_001;
+
+@Injectable()
+export class CatalogRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  inTransaction<T>(work: (db: Db) => Promise<T>): Promise<T> {
+    return this.prisma.$transaction(work, { timeout: 30_000 });
+  }
+
+  async lockCatalogSync(db: Db): Promise<void> {
+    await db.$executeRaw`SELECT pg_advisory_xact_lock(${CATALOG_SYNC_LOCK}::bigint)`;
+  }
+
+  async upsertModel(db: Db, model: CatalogModel, sortOrder: number): Promise<void> {
+    const fields = {
+      name: model.name,
+      provider: model.provider,
+      upstreamModel: model.upstreamModel,
+      creditsPerRequest: model.pricing.perRequest,
+      creditsPer1kInput: model.pricing.per1kInputTokens,
+      creditsPer1kOutput: model.pricing.per1kOutputTokens,
+      maxOutputTokens: model.maxOutputTokens,
+      sortOrder,
+      active: true,
+    };
+    await db.model.upsert({ where: { id: model.id }, create: { id: model.id, ...fields }, update: fields, select: { id: true } });
+  }
+
+  async upsertPlan(db: Db, plan: CatalogPlan, sortOrder: number): Promise<void> {
+    const fields = {
+      name: plan.name,
+      priceAmount: plan.price.amount,
+      priceCurrency: plan.price.currency,
+      priceInterval: plan.price.interval,
+      dailyCredits: plan.dailyCredits,
+      storageQuotaBytes: BigInt(plan.storageQuotaBytes),
+      checkoutAllowed: plan.checkoutAllowed,
+      sortOrder,
+      active: true,
+    };
+    await db.plan.upsert({ where: { code: plan.code }, create: { code: plan.code, ...fields }, update: fields, select: { code: true } });
+  }
+
+  async replacePlanModels(db: Db, planCode: string, modelIds: string[]): Promise<void> {
+    await db.planModel.deleteMany({ where: { planCode, modelId: { notIn: modelIds } } });
+    await db.planModel.createMany({ data: modelIds.map((modelId) => ({ planCode, modelId })), skipDuplicates: true });
+  }
+
+  async deactivateModelsNotIn(db: Db, ids: string[]): Promise<number> {
+    const result = await db.model.updateMany({ where: { id: { notIn: ids }, active: true }, data: { active: false } });
+    return result.count;
+  }
+
+  async deactivatePlansNotIn(db: Db, codes: string[]): Promise<number> {
+    const result = await db.plan.updateMany({ where: { code: { notIn: codes }, active: true }, data: { active: false } });
+    return result.count;
+  }
+}

@@ -1,0 +1,40 @@
+/**
+ * Every stable machine code the API answers with, and the HTTP status and title it maps to.
+ * Services throw AppError(code, detail); ProblemDetailsFilter renders it. Codes never change meaning.
+ */
+export const ERROR_CODES = {
+  validation_failed: { status: 400, title: 'The request is not valid' },
+  malformed_json: { status: 400, title: 'The request body is not valid JSON' },
+  bad_request: { status: 400, title: 'Bad request' },
+  unauthenticated: { status: 401, title: 'Authentication required' },
+  forbidden: { status: 403, title: 'Forbidden' },
+  not_found: { status: 404, title: 'Not found' },
+  route_not_found: { status: 404, title: 'No such route' },
+  method_not_allowed: { status: 405, title: 'Method not allowed' },
+  conflict: { status: 409, title: 'Conflict' },
+  payload_too_large: { status: 413, title: 'Payload too large' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type' },
+  rate_limited: { status: 429, title: 'Too many requests' },
+  internal_error: { status: 500, title: 'Internal server error' },
+  not_ready: { status: 503, title: 'Service not ready' },
+  service_unavailable: { status: 503, title: 'Service unavailable' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The code used for an HTTP status that reached the filter without a code of its own (framework errors). */
+export function codeForStatus(status: number): ErrorCode {
+  const byStatus: Record<number, ErrorCode> = {
+    400: 'bad_request',
+    401: 'unauthenticated',
+    403: 'forbidden',
+    404: 'not_found',
+    405: 'method_not_allowed',
+    409: 'conflict',
+    413: 'payload_too_large',
+    415: 'unsupported_media_type',
+    429: 'rate_limited',
+    503: 'service_unavailable',
+  };
+  return byStatus[status] ?? (status >= 500 ? 'internal_error' : 'bad_request');
+}

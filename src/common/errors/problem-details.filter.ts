@@ -1,0 +1,116 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, NotFoundException } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { Application, Request, Response } from 'express';
+import { Logger } from '../logging/logger';
+import { requestContext } from '../logging/request-context';
+import { allowedMethodsFor } from '../http/route-table';
+import { AppError, FieldError } from './app-error';
+import { codeForStatus, ErrorCode } from './error-codes';
+import { buildProblem, PROBLEM_CONTENT_TYPE } from './problem-details';
+
+interface Rendered {
+  problem: { code: ErrorCode; status: number; detail: string; errors?: FieldError[] };
+  headers?: Record<string, string>;
+  extensions?: Record<string, unknown>;
+}
+
+/** body-parser / raw-body errors carry a `type` and a `status`. */
+interface BodyParserError {
+  type: string;
+  status?: number;
+}
+
+/**
+ * The one place errors become HTTP responses: every error is RFC 9457 problem+json with a stable code
+ * and the request id. Anything unexpected is a generic 500; its detail only goes to the log.
+ */
+@Catch()
+export class ProblemDetailsFilter implements ExceptionFilter {
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly log: Logger,
+  ) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    const req = http.getRequest<Request>();
+    const res = http.getResponse<Response>();
+    const requestId = String(req.id ?? requestContext.getStore()?.requestId ?? 'unknown');
+    const rendered = this.render(exception, req);
+    if (rendered.problem.status >= 500) {
+      (requestContext.getStore()?.log ?? this.log).error({ err: exception, requestId }, 'unhandled error');
+    }
+    if (res.headersSent) {
+      // A streamed response already started: the only honest signal left is an abnormal end.
+      res.destroy();
+      return;
+    }
+    const body = buildProblem({ ...rendered.problem, requestId, extensions: rendered.extensions });
+    for (const [name, value] of Object.entries(rendered.headers ?? {})) res.setHeader(name, value);
+    res.status(body.status).setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
+    res.setHeader('Cache-Control', 'no-store');
+    res.end(req.method === 'HEAD' ? undefined : JSON.stringify(body));
+  }
+
+  private render(exception: unknown, req: Request): Rendered {
+    if (exception instanceof AppError) {
+      return {
+        problem: { code: exception.code, status: exception.status, detail: exception.detail, errors: exception.options.errors },
+        headers: exception.options.headers,
+        extensions: exception.options.extensions,
+      };
+    }
+    if (exception instanceof NotFoundException) return this.renderUnknownRoute(req);
+    if (exception instanceof HttpException) return this.renderHttpException(exception);
+    if (isBodyParserError(exception)) return renderBodyParserError(exception);
+    return { problem: { code: 'internal_error', status: 500, detail: 'An unexpected error occurred. Quote the requestId when reporting it.' } };
+  }
+
+  /** Nest raises a bare NotFoundException only when no route matched (our own code throws AppError). */
+  private renderUnknownRoute(req: Request): Rendered {
+    const app = this.adapterHost.httpAdapter.getInstance<Application>();
+    const allowed = allowedMethodsFor(app, req.path);
+    if (allowed.length > 0) {
+      return {
+        problem: { code: 'method_not_allowed', status: 405, detail: `${req.method} is not allowed on ${req.path}; allowed: ${allowed.join(', ')}.` },
+        headers: { Allow: allowed.join(', ') },
+      };
+    }
+    return { problem: { code: 'route_not_found', status: 404, detail: `There is no route ${req.method} ${req.path}.` } };
+  }
+
+  private renderHttpException(exception: HttpException): Rendered {
+    const status = exception.getStatus();
+    const code = codeForStatus(status);
+    const detail = status >= 500 ? 'The service could not handle the request.' : messageOf(exception);
+    return { problem: { code, status, detail } };
+  }
+}
+
+function renderBodyParserError(error: BodyParserError): Rendered {
+  switch (error.type) {
+    case 'entity.parse.failed':
+      return { problem: { code: 'malformed_json', status: 400, detail: 'The request body is not valid JSON.' } };
+    case 'entity.too.large':
+      return { problem: { code: 'payload_too_large', status: 413, detail: 'The request body is larger than the limit for this endpoint.' } };
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return { problem: { code: 'unsupported_media_type', status: 415, detail: 'The request body encoding or charset is not supported.' } };
+    default: {
+      const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 400;
+      return { problem: { code: codeForStatus(status), status, detail: 'The request body could not be read.' } };
+    }
+  }
+}
+
+function isBodyParserError(error: unknown): error is BodyParserError {
+  return typeof error === 'object' && error !== null && typeof (error as { type?: unknown }).type === 'string' && 'status' in error;
+}
+
+function messageOf(exception: HttpException): string {
+  const response = exception.getResponse();
+  if (typeof response === 'string') return response;
+  const message = (response as { message?: unknown }).message;
+  if (Array.isArray(message)) return message.join('; ');
+  return typeof message === 'string' ? message : exception.message;
+}

@@ -1,0 +1,57 @@
+import pino, { DestinationStream, Logger } from 'pino';
+
+export type { Logger } from 'pino';
+
+/**
+ * Keys whose values never reach a log line, wherever they appear. Request and response headers and
+ * bodies are not serialized at all (see http-logger.ts); this is the second line of defence.
+ */
+const REDACTED_PATHS = [
+  'password',
+  'newPassword',
+  'token',
+  'cookie',
+  'authorization',
+  'secret',
+  'apiKey',
+  '*.password',
+  '*.newPassword',
+  '*.token',
+  '*.cookie',
+  '*.authorization',
+  '*.secret',
+  '*.apiKey',
+  '*.headers.cookie',
+  '*.headers.authorization',
+  '*.headers["set-cookie"]',
+];
+
+export function createRootLogger(level: string, destination?: DestinationStream): Logger {
+  const options = {
+    level,
+    base: { service: 'chat-api' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    serializers: { err: serializeError },
+    formatters: { level: (label: string) => ({ level: label }) },
+  };
+  return destination ? pino(options, destination) : pino(options);
+}
+
+/**
+ * Errors are logged by class, code and first message line only: no stack traces (they can carry query
+ * text and values); the requestId on the line ties it to the response the client saw.
+ */
+export function serializeError(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { type: typeof error, message: String(error).slice(0, 500) };
+  const code = (error as { code?: unknown }).code;
+  return {
+    type: error.constructor?.name ?? error.name,
+    message: firstLine(error.message),
+    ...(typeof code === 'string' || typeof code === 'number' ? { code } : {}),
+  };
+}
+
+function firstLine(message: string): string {
+  return (message.split('\n').find((line) => line.trim().length > 0) ?? '').trim().slice(0, 500);
+}

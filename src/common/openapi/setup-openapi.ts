@@ -1,0 +1,30 @@
+import { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { FieldErrorDto, ProblemDetailsDto } from './problem-details.dto';
+
+export const SESSION_COOKIE_SCHEME = 'session';
+
+/** Builds the OpenAPI 3 document from the controllers and DTOs (Swagger CLI plugin + decorators). */
+export function buildOpenApiDocument(app: INestApplication, options: { cookieName: string; serverUrl?: string }): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('Chat API')
+    .setDescription(
+      'Account-scoped AI chat, skills and billing API. Every error is application/problem+json (RFC 9457) ' +
+        'with a stable `code` and the `requestId` also sent as `x-request-id`. /v1/webhooks/* and /v1/admin/* ' +
+        'are internal.',
+    )
+    .setVersion('1.0.0')
+    .setLicense('Proprietary', 'https://example.com/terms')
+    .addServer(options.serverUrl ?? '/', 'This server')
+    .addCookieAuth(options.cookieName, { type: 'apiKey', in: 'cookie', name: options.cookieName, description: 'Opaque session token set by POST /v1/auth/login.' }, SESSION_COOKIE_SCHEME)
+    .build();
+  return SwaggerModule.createDocument(app, config, {
+    extraModels: [ProblemDetailsDto, FieldErrorDto],
+    operationIdFactory: (controllerKey: string, methodKey: string) => `${controllerKey.replace(/Controller$/, '')}_${methodKey}`,
+  });
+}
+
+/** Serves Swagger UI at /docs and the document at /docs-json. */
+export function setupOpenApi(app: INestApplication, document: OpenAPIObject): void {
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', customSiteTitle: 'Chat API docs' });
+}

@@ -1,0 +1,62 @@
+/** The one typed configuration object, built from the environment by loadConfig() at boot. */
+export type NodeEnv = 'development' | 'test' | 'production';
+
+export interface OAuthProviderConfig {
+  clientId?: string;
+  clientSecret?: string;
+  authorizationUrl: string;
+  tokenUrl: string;
+  userinfoUrl: string;
+}
+
+export interface GithubOAuthConfig extends OAuthProviderConfig {
+  emailsUrl: string;
+}
+
+export interface PaymentProviderConfig {
+  apiKey?: string;
+  webhookSecret?: string;
+  apiUrl?: string;
+}
+
+export interface S3Config {
+  endpoint?: string;
+  bucket: string;
+  region: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  forcePathStyle: boolean;
+}
+
+export interface AppConfig {
+  env: NodeEnv;
+  http: {
+    host: string;
+    port: number;
+    bodyLimitBytes: number;
+    shutdownTimeoutMs: number;
+    /** Express `trust proxy` value: false, or the proxy addresses/subnets whose X-Forwarded-For is believed. */
+    trustProxy: false | string[];
+  };
+  log: { level: string };
+  database: {
+    /** Unset in development means: start the embedded PostgreSQL below. */
+    url?: string;
+    embeddedDir: string;
+    embeddedPort: number;
+  };
+  redis: { url?: string; keyPrefix: string };
+  appUrl: string;
+  corsOrigins: string[];
+  secrets: { session: string; passwordPepper: string };
+  adminEmails: string[];
+  catalogFile: string;
+  providers: {
+    openai: { apiKey?: string; baseUrl: string };
+    anthropic: { apiKey?: string; baseUrl: string };
+  };
+  mail: { smtpUrl?: string; from: string };
+  oauth: { google: OAuthProviderConfig; github: GithubOAuthConfig };
+  billing: { stripe: PaymentProviderConfig; paddle: PaymentProviderConfig };
+  storage: { dir: string; s3?: S3Config };
+}

@@ -1,0 +1,131 @@
+import { z } from 'zod';
+
+/**
+ * Every environment variable the service reads, with its default. `.env.example` mirrors this list;
+ * test/config.spec.ts checks that the two stay in step.
+ */
+const DEV_SESSION_SECRET = 'dev-only-session-secret-change-me-in-production';
+const DEV_PASSWORD_PEPPER = 'dev-only-password-pepper-change-me-in-production';
+export const DEV_SECRETS = [DEV_SESSION_SECRET, DEV_PASSWORD_PEPPER] as const;
+
+const optionalString = z
+  .string()
+  .trim()
+  .optional()
+  .transform((value) => (value ? value : undefined));
+
+const httpUrl = z
+  .string()
+  .trim()
+  .refine((value) => isHttpUrl(value), { message: 'must be an absolute http(s) URL' });
+
+const optionalHttpUrl = optionalString.refine((value) => value === undefined || isHttpUrl(value), {
+  message: 'must be an absolute http(s) URL',
+});
+
+const integer = (min: number, max: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, { message: `must be an integer between ${min} and ${max}` })
+    .transform(Number)
+    .refine((value) => value >= min && value <= max, { message: `must be an integer between ${min} and ${max}` });
+
+const commaList = z
+  .string()
+  .optional()
+  .transform((value) =>
+    (value ?? '')
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0),
+  );
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+  .transform((value) => value === 'true' || value === '1');
+
+export const envSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production'], { message: 'must be development, test or production' }).default('development'),
+  HOST: z.string().trim().min(1).default('0.0.0.0'),
+  PORT: integer(0, 65535).default(3000),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      message: 'must be one of fatal, error, warn, info, debug, trace, silent',
+    })
+    .default('info'),
+  BODY_LIMIT_BYTES: integer(1024, 50 * 1024 * 1024).default(1024 * 1024),
+  SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
+  TRUST_PROXY: commaList,
+
+  DATABASE_URL: optionalString.refine((value) => value === undefined || /^postgres(ql)?:\/\//.test(value), {
+    message: 'must be a postgres:// or postgresql:// URL',
+  }),
+  EMBEDDED_POSTGRES_DIR: z.string().trim().min(1).default('.data/postgres'),
+  EMBEDDED_POSTGRES_PORT: integer(1, 65535).default(54329),
+  REDIS_URL: optionalString.refine((value) => value === undefined || /^rediss?:\/\//.test(value), {
+    message: 'must be a redis:// or rediss:// URL',
+  }),
+  REDIS_KEY_PREFIX: z.string().trim().default('chat:'),
+
+  APP_URL: httpUrl.default('http://localhost:3000'),
+  CORS_ORIGINS: commaList,
+  SESSION_SECRET: optionalString,
+  PASSWORD_PEPPER: optionalString,
+  ADMIN_EMAILS: commaList,
+  CATALOG_FILE: z.string().trim().min(1).default('config/catalog.json'),
+
+  OPENAI_API_KEY: optionalString,
+  OPENAI_BASE_URL: httpUrl.default('https://api.openai.com/v1'),
+  ANTHROPIC_API_KEY: optionalString,
+  ANTHROPIC_BASE_URL: httpUrl.default('https://api.anthropic.com/v1'),
+
+  SMTP_URL: optionalString.refine((value) => value === undefined || /^smtps?:\/\//.test(value), {
+    message: 'must be an smtp:// or smtps:// URL',
+  }),
+  MAIL_FROM: z.string().trim().min(3).default('Chat <no-reply@localhost>'),
+
+  GOOGLE_CLIENT_ID: optionalString,
+  GOOGLE_CLIENT_SECRET: optionalString,
+  GOOGLE_AUTHORIZATION_URL: httpUrl.default('https://accounts.google.com/o/oauth2/v2/auth'),
+  GOOGLE_TOKEN_URL: httpUrl.default('https://oauth2.googleapis.com/token'),
+  GOOGLE_USERINFO_URL: httpUrl.default('https://openidconnect.googleapis.com/v1/userinfo'),
+  GITHUB_CLIENT_ID: optionalString,
+  GITHUB_CLIENT_SECRET: optionalString,
+  GITHUB_AUTHORIZATION_URL: httpUrl.default('https://github.com/login/oauth/authorize'),
+  GITHUB_TOKEN_URL: httpUrl.default('https://github.com/login/oauth/access_token'),
+  GITHUB_USERINFO_URL: httpUrl.default('https://api.github.com/user'),
+  GITHUB_EMAILS_URL: httpUrl.default('https://api.github.com/user/emails'),
+
+  STRIPE_SECRET_KEY: optionalString,
+  STRIPE_WEBHOOK_SECRET: optionalString,
+  STRIPE_API_URL: optionalHttpUrl,
+  PADDLE_API_KEY: optionalString,
+  PADDLE_WEBHOOK_SECRET: optionalString,
+  PADDLE_API_URL: optionalHttpUrl,
+
+  STORAGE_DIR: z.string().trim().min(1).default('.data/files'),
+  S3_ENDPOINT: optionalHttpUrl,
+  S3_BUCKET: optionalString,
+  S3_REGION: z.string().trim().min(1).default('us-east-1'),
+  S3_ACCESS_KEY_ID: optionalString,
+  S3_SECRET_ACCESS_KEY: optionalString,
+  S3_FORCE_PATH_STYLE: booleanFlag.default(false),
+});
+
+export type Env = z.infer<typeof envSchema>;
+export const ENV_VARIABLES = Object.keys(envSchema.shape) as (keyof Env)[];
+
+export const DEV_DEFAULTS = {
+  SESSION_SECRET: DEV_SESSION_SECRET,
+  PASSWORD_PEPPER: DEV_PASSWORD_PEPPER,
+} as const;
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,131 @@
+import { AppConfig } from './app-config';
+import { DEV_DEFAULTS, DEV_SECRETS, Env, envSchema } from './env.schema';
+
+/** Thrown at boot when the environment is not usable; the message names every bad variable. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const MIN_SECRET_LENGTH = 32;
+
+export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
+  const parsed = envSchema.safeParse(source);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+  }
+  const env = parsed.data;
+  const problems = env.NODE_ENV === 'production' ? productionProblems(env) : [];
+  problems.push(...crossFieldProblems(env));
+  if (problems.length > 0) throw new ConfigError(problems);
+  return toAppConfig(env);
+}
+
+/** Production refuses dev conveniences: embedded database, in-process stores and dev secrets. */
+function productionProblems(env: Env): string[] {
+  const problems: string[] = [];
+  for (const name of ['SESSION_SECRET', 'PASSWORD_PEPPER'] as const) {
+    const value = env[name];
+    if (!value) problems.push(`${name}: is required when NODE_ENV=production`);
+    else if (value.length < MIN_SECRET_LENGTH || (DEV_SECRETS as readonly string[]).includes(value)) {
+      problems.push(`${name}: must be a random value of at least ${MIN_SECRET_LENGTH} characters in production`);
+    }
+  }
+  if (!env.DATABASE_URL) problems.push('DATABASE_URL: is required when NODE_ENV=production (the embedded database is for development only)');
+  if (!env.REDIS_URL) problems.push('REDIS_URL: is required when NODE_ENV=production (in-process stores only work for one instance)');
+  return problems;
+}
+
+function crossFieldProblems(env: Env): string[] {
+  const problems: string[] = [];
+  const s3Fields = [env.S3_ENDPOINT, env.S3_ACCESS_KEY_ID, env.S3_SECRET_ACCESS_KEY];
+  if (!env.S3_BUCKET && s3Fields.some((value) => value !== undefined)) {
+    problems.push('S3_BUCKET: is required when any other S3_* variable is set');
+  }
+  for (const origin of env.CORS_ORIGINS) {
+    if (!isOrigin(origin)) problems.push(`CORS_ORIGINS: "${origin}" is not an origin like https://app.example.com`);
+  }
+  for (const email of env.ADMIN_EMAILS) {
+    if (!email.includes('@')) problems.push(`ADMIN_EMAILS: "${email}" is not an email address`);
+  }
+  return problems;
+}
+
+function toAppConfig(env: Env): AppConfig {
+  const appUrl = env.APP_URL.replace(/\/+$/, '');
+  return {
+    env: env.NODE_ENV,
+    http: {
+      host: env.HOST,
+      port: env.PORT,
+      bodyLimitBytes: env.BODY_LIMIT_BYTES,
+      shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+      trustProxy: env.TRUST_PROXY.length > 0 ? env.TRUST_PROXY : false,
+    },
+    log: { level: env.LOG_LEVEL },
+    database: { url: env.DATABASE_URL, embeddedDir: env.EMBEDDED_POSTGRES_DIR, embeddedPort: env.EMBEDDED_POSTGRES_PORT },
+    redis: { url: env.REDIS_URL, keyPrefix: env.REDIS_KEY_PREFIX },
+    appUrl,
+    corsOrigins: env.CORS_ORIGINS.length > 0 ? env.CORS_ORIGINS.map(stripTrailingSlash) : [new URL(appUrl).origin],
+    secrets: {
+      session: env.SESSION_SECRET ?? DEV_DEFAULTS.SESSION_SECRET,
+      passwordPepper: env.PASSWORD_PEPPER ?? DEV_DEFAULTS.PASSWORD_PEPPER,
+    },
+    adminEmails: env.ADMIN_EMAILS.map((email) => email.toLowerCase()),
+    catalogFile: env.CATALOG_FILE,
+    providers: {
+      openai: { apiKey: env.OPENAI_API_KEY, baseUrl: stripTrailingSlash(env.OPENAI_BASE_URL) },
+      anthropic: { apiKey: env.ANTHROPIC_API_KEY, baseUrl: stripTrailingSlash(env.ANTHROPIC_BASE_URL) },
+    },
+    mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM },
+    oauth: {
+      google: {
+        clientId: env.GOOGLE_CLIENT_ID,
+        clientSecret: env.GOOGLE_CLIENT_SECRET,
+        authorizationUrl: env.GOOGLE_AUTHORIZATION_URL,
+        tokenUrl: env.GOOGLE_TOKEN_URL,
+        userinfoUrl: env.GOOGLE_USERINFO_URL,
+      },
+      github: {
+        clientId: env.GITHUB_CLIENT_ID,
+        clientSecret: env.GITHUB_CLIENT_SECRET,
+        authorizationUrl: env.GITHUB_AUTHORIZATION_URL,
+        tokenUrl: env.GITHUB_TOKEN_URL,
+        userinfoUrl: env.GITHUB_USERINFO_URL,
+        emailsUrl: env.GITHUB_EMAILS_URL,
+      },
+    },
+    billing: {
+      stripe: { apiKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET, apiUrl: env.STRIPE_API_URL },
+      paddle: { apiKey: env.PADDLE_API_KEY, webhookSecret: env.PADDLE_WEBHOOK_SECRET, apiUrl: env.PADDLE_API_URL },
+    },
+    storage: {
+      dir: env.STORAGE_DIR,
+      s3: env.S3_BUCKET
+        ? {
+            endpoint: env.S3_ENDPOINT,
+            bucket: env.S3_BUCKET,
+            region: env.S3_REGION,
+            accessKeyId: env.S3_ACCESS_KEY_ID,
+            secretAccessKey: env.S3_SECRET_ACCESS_KEY,
+            forcePathStyle: env.S3_FORCE_PATH_STYLE,
+          }
+        : undefined,
+    },
+  };
+}
+
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === stripTrailingSlash(value);
+  } catch {
+    return false;
+  }
+}
+
+function stripTrailingSlash(value: string): string {
+  return value.replace(/\/+$/, '');
+}

@@ -1,0 +1,48 @@
+import { Inject, Injectable } from '@nestjs/common';
+import Redis from 'ioredis';
+import { AppError } from '../common/errors/app-error';
+import { AppLogger } from '../common/logging/app-logger';
+import { REDIS } from '../infra/redis/redis.module';
+import { ReadinessChecksDto, ReadinessDto } from './dto/health.response';
+import { HealthRepository } from './health.repository';
+
+const CHECK_TIMEOUT_MS = 2_000;
+
+@Injectable()
+export class HealthService {
+  constructor(
+    private readonly health: HealthRepository,
+    @Inject(REDIS) private readonly redis: Redis | null,
+    private readonly log: AppLogger,
+  ) {}
+
+  /** Ready when every configured dependency answers; otherwise 503 naming the ones down. */
+  async readiness(): Promise<ReadinessDto> {
+    const [database, redis] = await Promise.all([
+      this.check('database', () => this.health.pingDatabase()),
+      this.redis ? this.check('redis', () => this.redis!.ping()) : Promise.resolve('not_configured' as const),
+    ]);
+    const checks: ReadinessChecksDto = { database, redis };
+    const down = Object.entries(checks).filter(([, state]) => state === 'down').map(([name]) => name);
+    if (down.length > 0) {
+      throw new AppError('not_ready', `Not ready: ${down.join(', ')} unavailable.`, { extensions: { checks }, headers: { 'Retry-After': '5' } });
+    }
+    return { status: 'ok', checks };
+  }
+
+  private async check(name: string, probe: () => Promise<unknown>): Promise<'up' | 'down'> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${name} check timed out`)), CHECK_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([probe(), timeout]);
+      return 'up';
+    } catch (error) {
+      this.log.warn({ check: name, err: error }, 'readiness check failed');
+      return 'down';
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

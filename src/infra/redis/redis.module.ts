@@ -1,0 +1,36 @@
+import { Global, Inject, Module, OnModuleDestroy } from '@nestjs/common';
+import Redis from 'ioredis';
+import { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { AppLogger } from '../../common/logging/app-logger';
+
+/** Injection token of the shared Redis connection, or null when REDIS_URL is unset (in-process stores). */
+export const REDIS = Symbol('REDIS');
+export type RedisClient = Redis;
+
+@Global()
+@Module({
+  providers: [
+    {
+      provide: REDIS,
+      inject: [APP_CONFIG, AppLogger],
+      useFactory: (config: AppConfig, log: AppLogger): Redis | null => {
+        if (!config.redis.url) {
+          log.warn({}, 'REDIS_URL is not set: rate limits and live streams use in-process stores (single instance only)');
+          return null;
+        }
+        const client = new Redis(config.redis.url, { keyPrefix: config.redis.keyPrefix, maxRetriesPerRequest: 2, enableReadyCheck: true });
+        client.on('error', (error: Error) => log.warn({ err: error }, 'redis connection error'));
+        return client;
+      },
+    },
+  ],
+  exports: [REDIS],
+})
+export class RedisModule implements OnModuleDestroy {
+  constructor(@Inject(REDIS) private readonly redis: Redis | null) {}
+
+  async onModuleDestroy(): Promise<void> {
+    await this.redis?.quit().catch(() => this.redis?.disconnect());
+  }
+}

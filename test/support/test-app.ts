@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import { createApp } from '../../src/app.factory';
+import { createRootLogger } from '../../src/common/logging/logger';
+import { loadConfig } from '../../src/config/load-config';
+import { AppConfig } from '../../src/config/app-config';
+
+export interface TestApp {
+  app: NestExpressApplication;
+  config: AppConfig;
+  http: ReturnType<typeof request>;
+  /** Every log line the app wrote, parsed. */
+  logs: Record<string, unknown>[];
+  rawLogs: () => string;
+  close: () => Promise<void>;
+}
+
+/** The environment every test app starts from; tests override single variables. */
+export function testEnv(overrides: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  return {
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'debug',
+    DATABASE_URL: process.env.TEST_DATABASE_URL,
+    REDIS_URL: process.env.TEST_REDIS_URL,
+    REDIS_KEY_PREFIX: `test:${randomBytes(6).toString('hex')}:`,
+    ...overrides,
+  };
+}
+
+/** Boots the real application (createApp, as main.ts does) on the suite's database, with captured logs. */
+export async function bootTestApp(overrides: Record<string, string | undefined> = {}): Promise<TestApp> {
+  const config = loadConfig(testEnv(overrides));
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+      if (process.env.TEST_LOGS === '1') process.stderr.write(chunk);
+      done();
+    },
+  });
+  const app = await createApp(config, createRootLogger(config.log.level, sink));
+  await app.init();
+  return {
+    app,
+    config,
+    http: request(app.getHttpServer()),
+    get logs() {
+      return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    },
+    rawLogs: () => lines.join('\n'),
+    close: () => app.close(),
+  };
+}
