@@ -1,9 +1,11 @@
+import { Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import helmet from 'helmet';
 import { AppModule } from './app.module';
 import { NestPinoLogger } from './common/logging/app-logger';
 import { Logger } from './common/logging/logger';
+import { bodyParsers } from './common/http/body-parsers';
 import { createHttpLogger } from './common/http/http-logger';
 import { buildOpenApiDocument, setupOpenApi } from './common/openapi/setup-openapi';
 import { AppConfig } from './config/app-config';
@@ -15,11 +17,11 @@ export const SESSION_COOKIE_NAME = 'sid';
  * Builds the configured application exactly as production runs it; main.ts and the e2e tests both use
  * this, so the tests exercise the real middleware, filters and pipes. The caller calls init()/listen().
  */
-export async function createApp(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger), {
+export async function createApp(config: AppConfig, logger: Logger, extraModules: Type[] = []): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger, extraModules), {
     rawBody: true,
     bodyParser: false,
-    logger: new NestPinoLogger(logger.child({ context: 'nest' })),
+    logger: new NestPinoLogger(logger.child({ component: 'nest' })),
     abortOnError: false,
   });
   app.set('trust proxy', config.http.trustProxy);
@@ -28,8 +30,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   app.use(createHttpLogger(logger));
   app.use(helmet());
   app.enableCors({ origin: config.corsOrigins, credentials: true, exposedHeaders: ['x-request-id', 'x-conversation-id', 'Idempotent-Replayed', 'Retry-After'] });
-  app.useBodyParser('json', { limit: config.http.bodyLimitBytes });
-  app.useBodyParser('urlencoded', { limit: config.http.bodyLimitBytes, extended: false });
+  app.use(...bodyParsers(config.http.bodyLimitBytes));
   app.setGlobalPrefix(API_PREFIX);
   setupOpenApi(app, buildOpenApiDocument(app, { cookieName: SESSION_COOKIE_NAME }));
   return app;

@@ -1,5 +1,5 @@
-import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import { DynamicModule, Module, Type } from '@nestjs/common';
+import { APP_FILTER, APP_PIPE, HttpAdapterHost } from '@nestjs/core';
 import { CatalogModule } from './catalog/catalog.module';
 import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
 import { Logger } from './common/logging/logger';
@@ -11,15 +11,17 @@ import { HealthModule } from './health/health.module';
 import { PrismaModule } from './infra/prisma/prisma.module';
 import { RedisModule } from './infra/redis/redis.module';
 import { PlansModule } from './plans/plans.module';
-import { HttpAdapterHost } from '@nestjs/core';
 
 @Module({})
 export class AppModule {
-  /** The whole service, built from an already validated config and the root logger. */
-  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+  /**
+   * The whole service, built from an already validated config and the root logger. `extraModules` lets
+   * tests mount probe routes beside the real ones; production passes none.
+   */
+  static forRoot(config: AppConfig, logger: Logger, extraModules: Type[] = []): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), PrismaModule, RedisModule, CatalogModule, HealthModule, PlansModule],
+      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), PrismaModule, RedisModule, CatalogModule, HealthModule, PlansModule, ...extraModules],
       providers: [
         { provide: APP_PIPE, useFactory: createValidationPipe },
         {

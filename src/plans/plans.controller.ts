@@ -1,9 +1,11 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Public } from '../common/decorators/public.decorator';
 import { ApiProblems } from '../common/openapi/api-problems.decorator';
 import { PlanListDto } from './dto/plan.response';
 import { PlansService } from './plans.service';
 
+@Public()
 @ApiTags('plans')
 @Controller('plans')
 export class PlansController {

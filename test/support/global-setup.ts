@@ -1,10 +1,11 @@
-import { createServer } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedPostgres } from '../../src/infra/database/embedded-postgres';
 import { applyMigrations } from '../../src/infra/prisma/migrator';
-import { createDatabase, databaseUrlFor, MIGRATIONS_DIR } from './test-database';
+import { createScratchDatabase, withDatabase } from '../../scripts/lib/scratch-database';
+import { freePort } from './service-process';
+import { MIGRATIONS_DIR } from './test-database';
 
 /**
  * Gives the run its own database: on the server of DATABASE_URL when set (CI uses the machine's
@@ -14,30 +15,19 @@ import { createDatabase, databaseUrlFor, MIGRATIONS_DIR } from './test-database'
 export default async function globalSetup(): Promise<void> {
   let serverUrl: string;
   if (process.env.DATABASE_URL) {
-    serverUrl = databaseUrlFor(process.env.DATABASE_URL, 'postgres');
+    serverUrl = withDatabase(process.env.DATABASE_URL, 'postgres');
   } else {
     const port = await freePort();
     const embedded = await startEmbeddedPostgres({ dataDir: mkdtempSync(join(tmpdir(), 'chat-test-pg-')), port, persistent: false });
-    serverUrl = databaseUrlFor(embedded.url, 'postgres');
+    serverUrl = withDatabase(embedded.url, 'postgres');
     globalThis.__TEST_EMBEDDED_PG__ = embedded;
   }
-  const database = await createDatabase(serverUrl, 'chat_test');
+  const database = await createScratchDatabase(serverUrl, 'chat_test');
   await applyMigrations({ databaseUrl: database.url, migrationsDir: MIGRATIONS_DIR });
   globalThis.__TEST_DATABASE_DROP__ = database.drop;
   process.env.TEST_DATABASE_SERVER_URL = serverUrl;
   process.env.TEST_DATABASE_URL = database.url;
   if (process.env.REDIS_URL) process.env.TEST_REDIS_URL = process.env.REDIS_URL;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 declare global {

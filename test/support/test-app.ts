@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { Type } from '@nestjs/common';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import request from 'supertest';
 import { createApp } from '../../src/app.factory';
@@ -30,7 +31,7 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Nod
 }
 
 /** Boots the real application (createApp, as main.ts does) on the suite's database, with captured logs. */
-export async function bootTestApp(overrides: Record<string, string | undefined> = {}): Promise<TestApp> {
+export async function bootTestApp(overrides: Record<string, string | undefined> = {}, extraModules: Type[] = []): Promise<TestApp> {
   const config = loadConfig(testEnv(overrides));
   const lines: string[] = [];
   const sink = new Writable({
@@ -40,8 +41,13 @@ export async function bootTestApp(overrides: Record<string, string | undefined> 
       done();
     },
   });
-  const app = await createApp(config, createRootLogger(config.log.level, sink));
-  await app.init();
+  const app = await createApp(config, createRootLogger(config.log.level, sink), extraModules);
+  try {
+    await app.init();
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    throw error;
+  }
   return {
     app,
     config,

@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { Application, Request, Response } from 'express';
 import { Logger } from '../logging/logger';
 import { requestContext } from '../logging/request-context';
+import { BodyReadError } from '../http/body-parsers';
 import { allowedMethodsFor } from '../http/route-table';
 import { AppError, FieldError } from './app-error';
 import { codeForStatus, ErrorCode } from './error-codes';
@@ -12,12 +13,6 @@ interface Rendered {
   problem: { code: ErrorCode; status: number; detail: string; errors?: FieldError[] };
   headers?: Record<string, string>;
   extensions?: Record<string, unknown>;
-}
-
-/** body-parser / raw-body errors carry a `type` and a `status`. */
-interface BodyParserError {
-  type: string;
-  status?: number;
 }
 
 /**
@@ -62,7 +57,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     }
     if (exception instanceof NotFoundException) return this.renderUnknownRoute(req);
     if (exception instanceof HttpException) return this.renderHttpException(exception);
-    if (isBodyParserError(exception)) return renderBodyParserError(exception);
+    if (exception instanceof BodyReadError) return renderBodyReadError(exception);
     return { problem: { code: 'internal_error', status: 500, detail: 'An unexpected error occurred. Quote the requestId when reporting it.' } };
   }
 
@@ -87,7 +82,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
   }
 }
 
-function renderBodyParserError(error: BodyParserError): Rendered {
+function renderBodyReadError(error: BodyReadError): Rendered {
   switch (error.type) {
     case 'entity.parse.failed':
       return { problem: { code: 'malformed_json', status: 400, detail: 'The request body is not valid JSON.' } };
@@ -97,14 +92,10 @@ function renderBodyParserError(error: BodyParserError): Rendered {
     case 'charset.unsupported':
       return { problem: { code: 'unsupported_media_type', status: 415, detail: 'The request body encoding or charset is not supported.' } };
     default: {
-      const status = error.status && error.status >= 400 && error.status < 500 ? error.status : 400;
+      const status = error.status >= 400 && error.status < 500 ? error.status : 400;
       return { problem: { code: codeForStatus(status), status, detail: 'The request body could not be read.' } };
     }
   }
-}
-
-function isBodyParserError(error: unknown): error is BodyParserError {
-  return typeof error === 'object' && error !== null && typeof (error as { type?: unknown }).type === 'string' && 'status' in error;
 }
 
 function messageOf(exception: HttpException): string {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { NextFunction, Request, Response } from 'express';
 import { pinoHttp } from 'pino-http';
-import { Logger } from '../logging/logger';
+import { Logger, serializeError } from '../logging/logger';
 import { requestContext } from '../logging/request-context';
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -27,6 +27,7 @@ export function createHttpLogger(root: Logger) {
     serializers: {
       req: (req: { id: string; method: string; url: string }) => ({ method: req.method, path: pathOnly(req.url) }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      err: serializeError,
     },
     customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
     customSuccessMessage: () => 'request completed',

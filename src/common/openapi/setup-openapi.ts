@@ -17,6 +17,8 @@ export function buildOpenApiDocument(app: INestApplication, options: { cookieNam
     .setLicense('Proprietary', 'https://example.com/terms')
     .addServer(options.serverUrl ?? '/', 'This server')
     .addCookieAuth(options.cookieName, { type: 'apiKey', in: 'cookie', name: options.cookieName, description: 'Opaque session token set by POST /v1/auth/login.' }, SESSION_COOKIE_SCHEME)
+    // Session-only unless an operation says otherwise (@Public() gives it an empty requirement).
+    .addSecurityRequirements(SESSION_COOKIE_SCHEME)
     .build();
   return SwaggerModule.createDocument(app, config, {
     extraModels: [ProblemDetailsDto, FieldErrorDto],

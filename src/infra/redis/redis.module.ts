@@ -19,7 +19,12 @@ export type RedisClient = Redis;
           log.warn({}, 'REDIS_URL is not set: rate limits and live streams use in-process stores (single instance only)');
           return null;
         }
-        const client = new Redis(config.redis.url, { keyPrefix: config.redis.keyPrefix, maxRetriesPerRequest: 2, enableReadyCheck: true });
+        const client = new Redis(config.redis.url, {
+          keyPrefix: config.redis.keyPrefix,
+          maxRetriesPerRequest: 2,
+          connectTimeout: 5_000,
+          commandTimeout: 5_000,
+        });
         client.on('error', (error: Error) => log.warn({ err: error }, 'redis connection error'));
         return client;
       },
@@ -30,7 +35,10 @@ export type RedisClient = Redis;
 export class RedisModule implements OnModuleDestroy {
   constructor(@Inject(REDIS) private readonly redis: Redis | null) {}
 
+  /** QUIT lets pending replies arrive; a connection that never became ready has nothing to wait for. */
   async onModuleDestroy(): Promise<void> {
-    await this.redis?.quit().catch(() => this.redis?.disconnect());
+    if (!this.redis) return;
+    if (this.redis.status !== 'ready') return this.redis.disconnect();
+    await this.redis.quit().catch(() => this.redis?.disconnect());
   }
 }

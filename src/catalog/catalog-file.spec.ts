@@ -1,0 +1,69 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { CatalogError, loadCatalogFile, parseCatalog } from './catalog-file';
+
+const shipped = JSON.parse(readFileSync(resolve(__dirname, '..', '..', 'config', 'catalog.json'), 'utf8'));
+
+function errorOf(catalog: unknown): string {
+  try {
+    parseCatalog(JSON.stringify(catalog), 'test.json');
+  } catch (error) {
+    if (error instanceof CatalogError) return error.message;
+    throw error;
+  }
+  throw new Error('expected a CatalogError');
+}
+
+function withPlan(index: number, patch: Record<string, unknown>) {
+  const copy = structuredClone(shipped);
+  copy.plans[index] = { ...copy.plans[index], ...patch };
+  return copy;
+}
+
+describe('catalog file', () => {
+  it('ships the four plans, local/echo and openai/gpt-4o-mini on every plan', () => {
+    const catalog = loadCatalogFile('config/catalog.json');
+    expect(catalog.plans.map((plan) => plan.code)).toEqual(['free', 'pro', 'team', 'enterprise']);
+    for (const plan of catalog.plans) expect(plan.models).toEqual(expect.arrayContaining(['local/echo', 'openai/gpt-4o-mini']));
+    expect(catalog.models.find((model) => model.id === 'openai/gpt-4o-mini')?.provider).toBe('openai');
+    expect(catalog.plans.filter((plan) => plan.checkoutAllowed).map((plan) => plan.code)).toEqual(['pro', 'team']);
+  });
+
+  it('names the bad entry by index and code', () => {
+    const message = errorOf(withPlan(1, { price: { amount: 2000, currency: 'dollars', interval: 'month' } }));
+    expect(message).toContain('Invalid catalog test.json');
+    expect(message).toContain('plans[1] (pro).price.currency');
+  });
+
+  it('names a model entry with a bad id', () => {
+    const copy = structuredClone(shipped);
+    copy.models[1].id = 'no-slash';
+    expect(errorOf(copy)).toContain('models[1] (no-slash).id: must look like provider/name');
+  });
+
+  it('refuses unknown fields, unknown model references and duplicates', () => {
+    expect(errorOf(withPlan(0, { discount: 5 }))).toMatch(/plans\[0\] \(free\).*discount/);
+    expect(errorOf(withPlan(2, { models: ['local/echo', 'acme/unknown'] }))).toContain('plans[2] (team).models: unknown model id "acme/unknown"');
+    const dup = structuredClone(shipped);
+    dup.plans.push({ ...dup.plans[1] });
+    expect(errorOf(dup)).toContain('plans[4] (pro): duplicate plan code');
+  });
+
+  it('refuses free or enterprise as checkout plans, and a missing free plan', () => {
+    expect(errorOf(withPlan(3, { checkoutAllowed: true }))).toContain('plans[3] (enterprise).checkoutAllowed');
+    const noFree = structuredClone(shipped);
+    noFree.plans.shift();
+    expect(errorOf(noFree)).toContain('the "free" plan is required');
+  });
+
+  it('refuses a model provider it has no adapter for', () => {
+    const copy = structuredClone(shipped);
+    copy.models[0].provider = 'acme';
+    expect(errorOf(copy)).toContain('models[0] (local/echo).provider');
+  });
+
+  it('reports unreadable and non-JSON files with the file name', () => {
+    expect(() => loadCatalogFile('config/missing.json')).toThrow(/Invalid catalog config\/missing.json:\n  - cannot be read \(ENOENT\)/);
+    expect(() => parseCatalog('{ nope', 'x.json')).toThrow(/Invalid catalog x.json:\n  - is not valid JSON/);
+  });
+});

@@ -1,0 +1,178 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client, DatabaseError } from 'pg';
+
+// Applies prisma/migrations with plain `pg`, writing `_prisma_migrations` exactly as Prisma's CLI does,
+// so `prisma migrate deploy/status` can take over wherever the native schema engine is available.
+
+/** Same key as Prisma's native schema engine, so our runner and `prisma migrate` also exclude each other. */
+const ADVISORY_LOCK_KEY = '72707369';
+
+const CREATE_MIGRATIONS_TABLE = `
+CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
+    "id"                    VARCHAR(36) PRIMARY KEY NOT NULL,
+    "checksum"              VARCHAR(64) NOT NULL,
+    "finished_at"           TIMESTAMPTZ,
+    "migration_name"        VARCHAR(255) NOT NULL,
+    "logs"                  TEXT,
+    "rolled_back_at"        TIMESTAMPTZ,
+    "started_at"            TIMESTAMPTZ NOT NULL DEFAULT now(),
+    "applied_steps_count"   INTEGER NOT NULL DEFAULT 0
+)`;
+
+export interface ApplyMigrationsOptions {
+  databaseUrl: string;
+  migrationsDir: string;
+  log?: (message: string) => void;
+}
+
+export interface LocalMigration {
+  name: string;
+  sql: string;
+  checksum: string;
+}
+
+interface MigrationRow {
+  migration_name: string;
+  checksum: string;
+  finished_at: Date | null;
+}
+
+export class MigrationError extends Error {
+  constructor(
+    message: string,
+    readonly migrationName: string,
+  ) {
+    super(message);
+    this.name = 'MigrationError';
+  }
+}
+
+export async function applyMigrations(options: ApplyMigrationsOptions): Promise<{ applied: string[] }> {
+  const log = options.log ?? (() => undefined);
+  const migrations = readLocalMigrations(options.migrationsDir);
+  const client = new Client({ connectionString: options.databaseUrl });
+  client.on('error', (error) => log(`Migration connection error: ${error.message}`));
+  await client.connect();
+  try {
+    await client.query(`SELECT pg_advisory_lock(${ADVISORY_LOCK_KEY})`);
+    try {
+      return { applied: await applyPending(client, migrations, log) };
+    } finally {
+      await client.query(`SELECT pg_advisory_unlock(${ADVISORY_LOCK_KEY})`).catch(() => undefined);
+    }
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Subdirectories of `dir` that hold a migration.sql, sorted by name (their timestamp prefix). */
+export function readLocalMigrations(dir: string): LocalMigration[] {
+  if (!existsSync(dir)) throw new Error(`Migrations directory not found: ${dir}`);
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && existsSync(join(dir, entry.name, 'migration.sql')))
+    .map((entry) => entry.name)
+    .sort()
+    .map((name) => {
+      const bytes = readFileSync(join(dir, name, 'migration.sql'));
+      return { name, sql: bytes.toString('utf8'), checksum: sha256(bytes) };
+    });
+}
+
+export function sha256(data: Buffer | string): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+async function applyPending(
+  client: Client,
+  migrations: LocalMigration[],
+  log: (message: string) => void,
+): Promise<string[]> {
+  await client.query(CREATE_MIGRATIONS_TABLE);
+  const rows = await readMigrationRows(client);
+  assertNoFailedMigration(rows);
+  const appliedRows = new Map(rows.filter((row) => row.finished_at !== null).map((row) => [row.migration_name, row]));
+  warnAboutUnknownMigrations(migrations, [...appliedRows.keys()], log);
+  const applied: string[] = [];
+  for (const migration of migrations) {
+    const row = appliedRows.get(migration.name);
+    if (row) {
+      assertUnchanged(migration, row);
+      continue;
+    }
+    log(`Applying migration ${migration.name}`);
+    await applyOne(client, migration);
+    applied.push(migration.name);
+  }
+  log(applied.length === 0 ? 'No pending migrations' : `Applied ${applied.length} migration(s)`);
+  return applied;
+}
+
+async function readMigrationRows(client: Client): Promise<MigrationRow[]> {
+  const result = await client.query<MigrationRow>(
+    `SELECT migration_name, checksum, finished_at FROM "_prisma_migrations"
+     WHERE rolled_back_at IS NULL ORDER BY started_at`,
+  );
+  return result.rows;
+}
+
+/** Applied by a newer release (e.g. during a rollback of the app): not an error, but worth a line. */
+function warnAboutUnknownMigrations(migrations: LocalMigration[], appliedNames: string[], log: (message: string) => void): void {
+  const local = new Set(migrations.map((migration) => migration.name));
+  const unknown = appliedNames.filter((name) => !local.has(name));
+  if (unknown.length > 0) log(`Applied migrations missing from the migrations directory: ${unknown.join(', ')}`);
+}
+
+function assertNoFailedMigration(rows: MigrationRow[]): void {
+  const failed = rows.find((row) => row.finished_at === null);
+  if (!failed) return;
+  throw new MigrationError(
+    `Migration ${failed.migration_name} failed in a previous run and is not rolled back in "_prisma_migrations": ` +
+      'repair the database, then mark the row rolled back (rolled_back_at = now()) or finished before deploying again',
+    failed.migration_name,
+  );
+}
+
+function assertUnchanged(migration: LocalMigration, row: MigrationRow): void {
+  if (row.checksum === migration.checksum) return;
+  // Prisma accepts a script whose only difference is CRLF vs LF line endings (git autocrlf checkouts).
+  if (row.checksum === sha256(migration.sql.replace(/\r\n/g, '\n'))) return;
+  if (row.checksum === sha256(migration.sql.replace(/\r?\n/g, '\r\n'))) return;
+  throw new MigrationError(
+    `Migration ${migration.name} was edited after it was applied (checksum mismatch): ` +
+      'restore the original migration.sql and put the change in a new migration',
+    migration.name,
+  );
+}
+
+async function applyOne(client: Client, migration: LocalMigration): Promise<void> {
+  await client.query('BEGIN');
+  try {
+    // One simple-protocol query: function bodies with `$$` and multiple statements stay intact.
+    await client.query(migration.sql);
+    await client.query(
+      `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, finished_at, applied_steps_count)
+       VALUES ($1, $2, $3, now(), clock_timestamp(), 1)`,
+      [randomUUID(), migration.checksum, migration.name],
+    );
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw new MigrationError(`Migration ${migration.name} failed: ${describeDbError(error, migration.sql)}`, migration.name);
+  }
+}
+
+function describeDbError(error: unknown, sql: string): string {
+  if (!(error instanceof Error)) return String(error);
+  if (!(error instanceof DatabaseError)) return error.message;
+  const position = Number(error.position);
+  const where = Number.isInteger(position) && position > 0 ? ` (line ${lineOf(sql, position)})` : '';
+  const code = error.code ? ` [${error.code}]` : '';
+  return `${error.message}${code}${where}`;
+}
+
+/** 1-based line of a 1-based character position, as PostgreSQL reports it. */
+function lineOf(sql: string, position: number): number {
+  return sql.slice(0, position - 1).split('\n').length;
+}

@@ -1,0 +1,36 @@
+import { createServer, Server } from 'node:net';
+import { bootTestApp, TestApp } from './support/test-app';
+
+describe('health', () => {
+  let t: TestApp | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  it('live answers ok without touching dependencies', async () => {
+    t = await bootTestApp();
+    expect((await t.http.get('/v1/health/live').expect(200)).body).toEqual({ status: 'ok' });
+  });
+
+  it('ready checks the database and Redis (or reports Redis as not configured)', async () => {
+    t = await bootTestApp();
+    const res = await t.http.get('/v1/health/ready').expect(200);
+    expect(res.body).toEqual({ status: 'ok', checks: { database: 'up', redis: t.config.redis.url ? 'up' : 'not_configured' } });
+  });
+
+  it('ready answers 503 problem+json naming the dependency that is down', async () => {
+    // A port that accepts TCP but never speaks Redis: the check must time out, not hang.
+    const silent: Server = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    t = await bootTestApp({ REDIS_URL: `redis://127.0.0.1:${port}` });
+    const res = await t.http.get('/v1/health/ready').expect(503);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.body).toEqual(expect.objectContaining({ code: 'not_ready', checks: { database: 'up', redis: 'down' } }));
+    expect(res.body.detail).toContain('redis');
+    await t.close();
+    t = undefined;
+    silent.close();
+  });
+});

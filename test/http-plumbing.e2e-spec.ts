@@ -1,0 +1,131 @@
+import { ProbeModule } from './support/probe.module';
+import { bootTestApp, TestApp } from './support/test-app';
+
+const PROBLEM_JSON = /^application\/problem\+json/;
+const validBody = { email: 'a@example.com', password: 'correct horse battery', count: 2, address: { city: 'Oslo' } };
+
+function expectProblem(res: { status: number; headers: Record<string, string>; body: Record<string, unknown> }, status: number, code: string) {
+  expect(res.status).toBe(status);
+  expect(res.headers['content-type']).toMatch(PROBLEM_JSON);
+  expect(res.body).toEqual(
+    expect.objectContaining({ type: expect.stringMatching(/^urn:problem-type:/), title: expect.any(String), status, detail: expect.any(String), code }),
+  );
+  expect(res.body.requestId).toBe(res.headers['x-request-id']);
+}
+
+describe('HTTP plumbing: errors, request ids, logs, headers', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await bootTestApp({ BODY_LIMIT_BYTES: '2048' }, [ProbeModule]);
+  });
+  afterAll(() => t.close());
+
+  it('accepts a valid body on a validated route', async () => {
+    const res = await t.http.post('/v1/test-probe').send(validBody).expect(201);
+    expect(res.body).toEqual({ ok: true, count: 2 });
+  });
+
+  it('answers 404 problem+json for an unknown route', async () => {
+    const res = await t.http.get('/v1/nope');
+    expectProblem(res, 404, 'route_not_found');
+    expect(res.body.detail).toContain('/v1/nope');
+  });
+
+  it('answers 404 for paths outside /v1 too', async () => {
+    expectProblem(await t.http.get('/plans'), 404, 'route_not_found');
+  });
+
+  it('answers 405 with Allow for a known path and a wrong method', async () => {
+    const res = await t.http.delete('/v1/plans');
+    expectProblem(res, 405, 'method_not_allowed');
+    expect(res.headers.allow).toBe('GET, HEAD');
+    const post = await t.http.post('/v1/health/live').send({});
+    expectProblem(post, 405, 'method_not_allowed');
+  });
+
+  it('answers 400 malformed_json for a body that is not JSON, and changes nothing', async () => {
+    const res = await t.http.post('/v1/test-probe').set('Content-Type', 'application/json').send('{"email": "a@example.com",');
+    expectProblem(res, 400, 'malformed_json');
+  });
+
+  it('answers 413 for a body over the limit', async () => {
+    const res = await t.http.post('/v1/test-probe').send({ ...validBody, padding: 'x'.repeat(4096) });
+    expectProblem(res, 413, 'payload_too_large');
+  });
+
+  it('answers 400 naming every unknown field', async () => {
+    const res = await t.http.post('/v1/test-probe').send({ ...validBody, price: 1, role: 'admin', address: { city: 'Oslo', zip: '1' } });
+    expectProblem(res, 400, 'validation_failed');
+    const unknown = (res.body.errors as { field: string; code: string }[]).filter((e) => e.code === 'unknown_field').map((e) => e.field);
+    expect(unknown.sort()).toEqual(['address.zip', 'price', 'role']);
+    expect(res.body.detail).toMatch(/price/);
+  });
+
+  it('answers 400 with one entry per invalid field', async () => {
+    const res = await t.http.post('/v1/test-probe').send({ email: 'not-an-email', password: 'short', count: 11, address: { city: 5 } });
+    expectProblem(res, 400, 'validation_failed');
+    const fields = new Set((res.body.errors as { field: string }[]).map((e) => e.field));
+    expect([...fields].sort()).toEqual(['address.city', 'count', 'email', 'password']);
+    expect(JSON.stringify(res.body)).not.toContain('short'); // values are not echoed back
+  });
+
+  it('refuses a JSON body that is not an object', async () => {
+    const res = await t.http.post('/v1/test-probe').set('Content-Type', 'application/json').send('[1,2]');
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toMatch(PROBLEM_JSON);
+  });
+
+  it('renders unexpected errors as a generic 500 without internals', async () => {
+    const res = await t.http.get('/v1/test-probe/crash');
+    expectProblem(res, 500, 'internal_error');
+    const text = JSON.stringify(res.body);
+    expect(text).not.toMatch(/SELECT|password_hash|leak@example.com|secret\.ts|at Object/);
+    const line = t.logs.find((entry) => entry.requestId === res.headers['x-request-id'] && entry.msg === 'unhandled error');
+    expect(line).toBeDefined();
+    expect(JSON.stringify(line)).not.toMatch(/secret\.ts|at Object|stack/);
+  });
+
+  it('gives every response an x-request-id, echoing a well-formed incoming one', async () => {
+    const own = await t.http.get('/v1/plans');
+    expect(own.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const echoed = await t.http.get('/v1/plans').set('x-request-id', 'client-id-123');
+    expect(echoed.headers['x-request-id']).toBe('client-id-123');
+    const replaced = await t.http.get('/v1/plans').set('x-request-id', 'bad id with spaces');
+    expect(replaced.headers['x-request-id']).not.toBe('bad id with spaces');
+    const malformed = await t.http.post('/v1/test-probe').set('Content-Type', 'application/json').send('{');
+    expect(malformed.headers['x-request-id']).toBeTruthy();
+  });
+
+  it('logs structured JSON lines with the request id and never cookies, tokens or passwords', async () => {
+    const secretPassword = 'hunter2-hunter2-hunter2';
+    const res = await t.http
+      .post('/v1/test-probe?token=query-secret-token&code=oauth-code-secret')
+      .set('Cookie', 'sid=cookie-secret-value')
+      .set('Authorization', 'Bearer bearer-secret-value')
+      .send({ ...validBody, password: secretPassword });
+    expect(res.status).toBe(201);
+    await t.http.post('/v1/test-probe').send({ ...validBody, password: secretPassword, unknown: 1 }).expect(400);
+    const access = t.logs.find((entry) => entry.requestId === res.headers['x-request-id'] && entry.msg === 'request completed');
+    expect(access).toEqual(expect.objectContaining({ level: 'info', req: { method: 'POST', path: '/v1/test-probe' }, res: { statusCode: 201 } }));
+    const raw = t.rawLogs();
+    for (const secret of [secretPassword, 'cookie-secret-value', 'bearer-secret-value', 'query-secret-token', 'oauth-code-secret']) {
+      expect(raw).not.toContain(secret);
+    }
+  });
+
+  it('sets helmet security headers and no x-powered-by', async () => {
+    const res = await t.http.get('/v1/plans');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['strict-transport-security']).toBeDefined();
+    expect(res.headers['content-security-policy']).toBeDefined();
+    expect(res.headers['x-powered-by']).toBeUndefined();
+  });
+
+  it('answers CORS with credentials only to allowed origins', async () => {
+    const allowed = await t.http.get('/v1/plans').set('Origin', 'http://localhost:3000');
+    expect(allowed.headers['access-control-allow-origin']).toBe('http://localhost:3000');
+    expect(allowed.headers['access-control-allow-credentials']).toBe('true');
+    const other = await t.http.get('/v1/plans').set('Origin', 'https://evil.example');
+    expect(other.headers['access-control-allow-origin']).toBeUndefined();
+  });
+});

@@ -1,0 +1,156 @@
+import { createHash } from 'node:crypto';
+import { cpSync, appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client } from 'pg';
+import { applyMigrations } from '../src/infra/prisma/migrator';
+import { diffMigrationsToSchema } from '../scripts/lib/schema-engine';
+import { createScratchDatabase, withDatabase, type ScratchDatabase } from '../scripts/lib/scratch-database';
+
+const MIGRATIONS_DIR = resolve(__dirname, '..', 'prisma', 'migrations');
+const SCHEMA_PATH = resolve(__dirname, '..', 'prisma', 'schema.prisma');
+const SERVER_URL = withDatabase(
+  process.env.DATABASE_URL ?? process.env.TEST_DATABASE_SERVER_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
+  'postgres',
+);
+
+const committed = readdirSync(MIGRATIONS_DIR, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name)
+  .sort();
+
+describe('database migrations', () => {
+  const scratch: ScratchDatabase[] = [];
+  const tempDir = mkdtempSync(join(tmpdir(), 'migrations-spec-'));
+
+  async function freshDatabase(): Promise<string> {
+    const database = await createScratchDatabase(SERVER_URL, 'migrations_spec');
+    scratch.push(database);
+    return database.url;
+  }
+
+  /** A copy of the committed migrations that a test may change. */
+  function copyOfMigrations(name: string): string {
+    const dir = join(tempDir, name);
+    cpSync(MIGRATIONS_DIR, dir, { recursive: true });
+    return dir;
+  }
+
+  afterAll(async () => {
+    await Promise.all(scratch.map((database) => database.drop()));
+    rmSync(tempDir, { recursive: true, force: true });
+  });
+
+  it('has committed migrations', () => {
+    expect(committed.length).toBeGreaterThan(0);
+  });
+
+  it('applies every migration exactly once when two instances start at the same time', async () => {
+    const url = await freshDatabase();
+    const runs = await Promise.all([
+      applyMigrations({ databaseUrl: url, migrationsDir: MIGRATIONS_DIR }),
+      applyMigrations({ databaseUrl: url, migrationsDir: MIGRATIONS_DIR }),
+    ]);
+    expect([...runs[0].applied, ...runs[1].applied].sort()).toEqual(committed);
+
+    const rows = await query<{ migration_name: string; checksum: string; finished_at: Date | null; applied_steps_count: number }>(
+      url,
+      'SELECT migration_name, checksum, finished_at, applied_steps_count FROM "_prisma_migrations" ORDER BY migration_name',
+    );
+    expect(rows.map((row) => row.migration_name)).toEqual(committed);
+    for (const row of rows) {
+      expect(row.checksum).toBe(sha256(readFileSync(join(MIGRATIONS_DIR, row.migration_name, 'migration.sql'))));
+      expect(row.finished_at).toBeInstanceOf(Date);
+      expect(row.applied_steps_count).toBe(1);
+    }
+
+    await expect(applyMigrations({ databaseUrl: url, migrationsDir: MIGRATIONS_DIR })).resolves.toEqual({ applied: [] });
+  });
+
+  it('refuses a migration that was edited after it was applied', async () => {
+    const url = await freshDatabase();
+    const dir = copyOfMigrations('edited');
+    await applyMigrations({ databaseUrl: url, migrationsDir: dir });
+    const edited = committed[committed.length - 1];
+    appendFileSync(join(dir, edited, 'migration.sql'), '\n-- edited after apply\n');
+
+    await expect(applyMigrations({ databaseUrl: url, migrationsDir: dir })).rejects.toThrow(
+      new RegExp(`Migration ${edited} was edited after it was applied`),
+    );
+  });
+
+  it('rolls back a failing migration completely and names it', async () => {
+    const url = await freshDatabase();
+    const dir = copyOfMigrations('broken');
+    const broken = '99991231235959_broken';
+    mkdirSync(join(dir, broken));
+    writeFileSync(
+      join(dir, broken, 'migration.sql'),
+      'CREATE TABLE "PartialTable" ("id" INTEGER);\nINSERT INTO "MissingTable" VALUES (1);\n',
+    );
+
+    const run = applyMigrations({ databaseUrl: url, migrationsDir: dir });
+    await expect(run).rejects.toThrow(`Migration ${broken} failed: relation "MissingTable" does not exist`);
+
+    const rows = await query<{ migration_name: string }>(url, 'SELECT migration_name FROM "_prisma_migrations"');
+    expect(rows.map((row) => row.migration_name).sort()).toEqual(committed);
+    const tables = await query(url, `SELECT 1 FROM information_schema.tables WHERE table_name = 'PartialTable'`);
+    expect(tables).toHaveLength(0);
+  });
+
+  it('refuses to run while a migration is recorded as failed', async () => {
+    const url = await freshDatabase();
+    await applyMigrations({ databaseUrl: url, migrationsDir: MIGRATIONS_DIR });
+    await query(url, `UPDATE "_prisma_migrations" SET finished_at = NULL WHERE migration_name = $1`, [committed[0]]);
+
+    await expect(applyMigrations({ databaseUrl: url, migrationsDir: MIGRATIONS_DIR })).rejects.toThrow(
+      `Migration ${committed[0]} failed in a previous run`,
+    );
+  });
+
+  it('has no drift: the committed migrations produce exactly prisma/schema.prisma', async () => {
+    const shadowDatabaseUrl = await freshDatabase();
+    const sql = await diffMigrationsToSchema({ shadowDatabaseUrl, migrationsDir: MIGRATIONS_DIR, schemaPath: SCHEMA_PATH });
+    if (sql !== null) {
+      throw new Error(`prisma/schema.prisma differs from prisma/migrations: run npm run db:migrate:create -- <name>\n${sql}`);
+    }
+  });
+
+  it('keeps SkillVersion rows immutable', async () => {
+    const url = await freshDatabase();
+    await applyMigrations({ databaseUrl: url, migrationsDir: MIGRATIONS_DIR });
+    await query(
+      url,
+      `INSERT INTO "Plan" (code, name, "priceAmount", "priceCurrency", "dailyCredits", "storageQuotaBytes", "checkoutAllowed", "sortOrder", "updatedAt")
+         VALUES ('spec', 'Spec', 0, 'USD', 0, 0, false, 0, now());
+       INSERT INTO "User" (id, email, "planCode", "updatedAt")
+         VALUES ('00000000-0000-7000-8000-000000000001', 'spec@example.com', 'spec', now());
+       INSERT INTO "Skill" (id, "ownerId", name, "updatedAt")
+         VALUES ('00000000-0000-7000-8000-000000000002', '00000000-0000-7000-8000-000000000001', 'Spec', now());
+       INSERT INTO "SkillVersion" (id, "skillId", number, instruction)
+         VALUES ('00000000-0000-7000-8000-000000000003', '00000000-0000-7000-8000-000000000002', 1, 'original')`,
+    );
+
+    await expect(query(url, `UPDATE "SkillVersion" SET instruction = 'changed'`)).rejects.toMatchObject({
+      message: 'skill versions are immutable',
+      code: 'P0001',
+    });
+    const rows = await query<{ instruction: string }>(url, 'SELECT instruction FROM "SkillVersion"');
+    expect(rows).toEqual([{ instruction: 'original' }]);
+  });
+});
+
+function sha256(data: Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+async function query<T = Record<string, unknown>>(url: string, sql: string, values?: unknown[]): Promise<T[]> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const result = await client.query(sql, values);
+    return result.rows as T[];
+  } finally {
+    await client.end();
+  }
+}

