@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -115,6 +116,46 @@ describe('database migrations', () => {
       throw new Error(`prisma/schema.prisma differs from prisma/migrations: run npm run db:migrate:create -- <name>\n${sql}`);
     }
   });
+
+  it('npm run db:migrate applies the migrations to DATABASE_URL, and a second run finds nothing to do', async () => {
+    const url = await freshDatabase();
+    const migrate = () =>
+      spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'scripts/db.ts', 'migrate'], {
+        cwd: resolve(__dirname, '..'),
+        env: { ...process.env, DATABASE_URL: url },
+        encoding: 'utf8',
+      });
+    expect(migrate().status).toBe(0);
+    const rows = await query<{ migration_name: string }>(url, 'SELECT migration_name FROM "_prisma_migrations" ORDER BY 1');
+    expect(rows.map((row) => row.migration_name)).toEqual(committed);
+    const again = migrate();
+    expect(again.status).toBe(0);
+    expect(again.stdout).toContain('No pending migrations');
+  }, 60_000);
+
+  it('npm run db:migrate:create writes the next migration from a schema change, then finds nothing more', async () => {
+    const prismaDir = join(tempDir, 'create');
+    cpSync(resolve(__dirname, '..', 'prisma'), prismaDir, { recursive: true });
+    const schema = readFileSync(join(prismaDir, 'schema.prisma'), 'utf8');
+    writeFileSync(join(prismaDir, 'schema.prisma'), schema.replace(/(model User \{\n)/, '$1  nickname String?\n'));
+    const create = () =>
+      spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'scripts/db.ts', 'create', 'add_nickname'], {
+        cwd: resolve(__dirname, '..'),
+        env: { ...process.env, PRISMA_DIR: prismaDir, DATABASE_URL: SERVER_URL },
+        encoding: 'utf8',
+      });
+
+    const first = create();
+    expect(first.status).toBe(0);
+    const created = readdirSync(join(prismaDir, 'migrations')).filter((name) => name.endsWith('_add_nickname'));
+    expect(created).toHaveLength(1);
+    expect(created[0]).toMatch(/^\d{14}_add_nickname$/);
+    expect(readFileSync(join(prismaDir, 'migrations', created[0], 'migration.sql'), 'utf8')).toContain('ALTER TABLE "User" ADD COLUMN     "nickname" TEXT');
+
+    const second = create();
+    expect(second.status).toBe(0);
+    expect(second.stdout).toContain('No schema changes');
+  }, 60_000);
 
   it('keeps SkillVersion rows immutable', async () => {
     const url = await freshDatabase();
