@@ -11,6 +11,15 @@ import { buildOpenApiDocument, setupOpenApi } from './common/openapi/setup-opena
 import { AppConfig } from './config/app-config';
 
 export const API_PREFIX = 'v1';
+
+/**
+ * Helmet's defaults, except that a deployment served over plain http (local, LAN) does not ask browsers
+ * to upgrade subresources to https: that would leave Swagger UI at /docs blank.
+ */
+function helmetOptions(config: AppConfig): Parameters<typeof helmet>[0] {
+  const https = config.appUrl.startsWith('https:');
+  return { contentSecurityPolicy: { directives: { upgradeInsecureRequests: https ? [] : null } } };
+}
 export const SESSION_COOKIE_NAME = 'sid';
 
 /**
@@ -28,7 +37,7 @@ export async function createApp(config: AppConfig, logger: Logger, extraModules:
   app.set('x-powered-by', false);
   // Registered before the body parsers so even a malformed body is logged and carries a request id.
   app.use(createHttpLogger(logger));
-  app.use(helmet());
+  app.use(helmet(helmetOptions(config)));
   app.enableCors({ origin: config.corsOrigins, credentials: true, exposedHeaders: ['x-request-id', 'x-conversation-id', 'Idempotent-Replayed', 'Retry-After'] });
   app.use(...bodyParsers(config.http.bodyLimitBytes));
   app.setGlobalPrefix(API_PREFIX);

@@ -119,6 +119,18 @@ describe('HTTP plumbing: errors, request ids, logs, headers', () => {
     expect(res.headers['strict-transport-security']).toBeDefined();
     expect(res.headers['content-security-policy']).toBeDefined();
     expect(res.headers['x-powered-by']).toBeUndefined();
+    // Served over http here (APP_URL default): no upgrade-insecure-requests, or /docs would break.
+    expect(res.headers['content-security-policy']).not.toContain('upgrade-insecure-requests');
+  });
+
+  it('asks browsers to upgrade insecure requests when the app is served over https', async () => {
+    const secure = await bootTestApp({ APP_URL: 'https://chat.example.com' });
+    try {
+      const res = await secure.http.get('/v1/plans');
+      expect(res.headers['content-security-policy']).toContain('upgrade-insecure-requests');
+    } finally {
+      await secure.close();
+    }
   });
 
   it('answers CORS with credentials only to allowed origins', async () => {
