@@ -6,11 +6,14 @@ import { AppModule } from './app.module';
 import { NestPinoLogger } from './common/logging/app-logger';
 import { Logger } from './common/logging/logger';
 import { bodyParsers } from './common/http/body-parsers';
+import { answerClientErrorsWithProblems } from './common/http/client-error';
+import { DrainState } from './common/lifecycle/drain-state';
 import { createHttpLogger } from './common/http/http-logger';
 import { buildOpenApiDocument, setupOpenApi } from './common/openapi/setup-openapi';
 import { AppConfig } from './config/app-config';
 
 export const API_PREFIX = 'v1';
+export const SESSION_COOKIE_NAME = 'sid';
 
 /**
  * Helmet's defaults, except that a deployment served over plain http (local, LAN) does not ask browsers
@@ -20,7 +23,6 @@ function helmetOptions(config: AppConfig): Parameters<typeof helmet>[0] {
   const https = config.appUrl.startsWith('https:');
   return { contentSecurityPolicy: { directives: { upgradeInsecureRequests: https ? [] : null } } };
 }
-export const SESSION_COOKIE_NAME = 'sid';
 
 /**
  * Builds the configured application exactly as production runs it; main.ts and the e2e tests both use
@@ -33,10 +35,12 @@ export async function createApp(config: AppConfig, logger: Logger, extraModules:
     logger: new NestPinoLogger(logger.child({ component: 'nest' })),
     abortOnError: false,
   });
+  answerClientErrorsWithProblems(app.getHttpServer(), logger);
   app.set('trust proxy', config.http.trustProxy);
   app.set('x-powered-by', false);
   // Registered before the body parsers so even a malformed body is logged and carries a request id.
   app.use(createHttpLogger(logger));
+  app.use(app.get(DrainState).closeConnectionsWhileDraining());
   app.use(helmet(helmetOptions(config)));
   app.enableCors({ origin: config.corsOrigins, credentials: true, exposedHeaders: ['x-request-id', 'x-conversation-id', 'Idempotent-Replayed', 'Retry-After'] });
   app.use(...bodyParsers(config.http.bodyLimitBytes));

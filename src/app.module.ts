@@ -3,6 +3,7 @@ import { APP_FILTER, APP_PIPE, HttpAdapterHost } from '@nestjs/core';
 import { CatalogModule } from './catalog/catalog.module';
 import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
 import { Logger } from './common/logging/logger';
+import { LifecycleModule } from './common/lifecycle/drain-state';
 import { LoggingModule, ROOT_LOGGER } from './common/logging/logging.module';
 import { createValidationPipe } from './common/validation/validation.pipe';
 import { AppConfig } from './config/app-config';
@@ -21,7 +22,17 @@ export class AppModule {
   static forRoot(config: AppConfig, logger: Logger, extraModules: Type[] = []): DynamicModule {
     return {
       module: AppModule,
-      imports: [ConfigModule.forRoot(config), LoggingModule.forRoot(logger), PrismaModule, RedisModule, CatalogModule, HealthModule, PlansModule, ...extraModules],
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule.forRoot(logger),
+        LifecycleModule,
+        PrismaModule,
+        RedisModule,
+        CatalogModule,
+        HealthModule,
+        PlansModule,
+        ...extraModules,
+      ],
       providers: [
         { provide: APP_PIPE, useFactory: createValidationPipe },
         {

@@ -38,7 +38,7 @@ describe('catalog sync', () => {
   });
   afterAll(() => database.drop());
 
-  it('syncs the catalog at start and again idempotently (also concurrently)', async () => {
+  it('syncs the catalog at start, and again without changes (also several syncs at once, without deadlock)', async () => {
     t = await bootTestApp({ DATABASE_URL: database.url });
     const before = await query(database.url, 'SELECT * FROM "PlanModel" ORDER BY 1, 2');
     const sync = t.app.get(CatalogSyncService);

@@ -1,4 +1,5 @@
 import { createServer, Server } from 'node:net';
+import { DrainState } from '../src/common/lifecycle/drain-state';
 import { bootTestApp, TestApp } from './support/test-app';
 
 describe('health', () => {
@@ -17,6 +18,15 @@ describe('health', () => {
     t = await bootTestApp();
     const res = await t.http.get('/v1/health/ready').expect(200);
     expect(res.body).toEqual({ status: 'ok', checks: { database: 'up', redis: t.config.redis.url ? 'up' : 'not_configured' } });
+  });
+
+  it('ready answers 503 while the instance drains for shutdown, so load balancers move away', async () => {
+    t = await bootTestApp();
+    t.app.get(DrainState).begin();
+    const res = await t.http.get('/v1/health/ready').expect(503);
+    expect(res.body).toEqual(expect.objectContaining({ code: 'not_ready', detail: expect.stringContaining('Shutting down') }));
+    expect(res.headers.connection).toBe('close');
+    expect(t.logs.some((line) => line.msg === 'unhandled error')).toBe(false);
   });
 
   it('ready answers 503 problem+json naming the dependency that is down', async () => {

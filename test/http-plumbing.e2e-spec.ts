@@ -1,3 +1,4 @@
+import { AddressInfo, connect } from 'node:net';
 import { ProbeModule } from './support/probe.module';
 import { bootTestApp, TestApp } from './support/test-app';
 
@@ -16,7 +17,7 @@ function expectProblem(res: { status: number; headers: Record<string, string>; b
 describe('HTTP plumbing: errors, request ids, logs, headers', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await bootTestApp({ BODY_LIMIT_BYTES: '2048' }, [ProbeModule]);
+    t = await bootTestApp({ BODY_LIMIT_BYTES: '65536' }, [ProbeModule]);
   });
   afterAll(() => t.close());
 
@@ -49,7 +50,7 @@ describe('HTTP plumbing: errors, request ids, logs, headers', () => {
   });
 
   it('answers 413 for a body over the limit', async () => {
-    const res = await t.http.post('/v1/test-probe').send({ ...validBody, padding: 'x'.repeat(4096) });
+    const res = await t.http.post('/v1/test-probe').send({ ...validBody, padding: 'x'.repeat(70_000) });
     expectProblem(res, 413, 'payload_too_large');
   });
 
@@ -69,10 +70,53 @@ describe('HTTP plumbing: errors, request ids, logs, headers', () => {
     expect(JSON.stringify(res.body)).not.toContain('short'); // values are not echoed back
   });
 
-  it('refuses a JSON body that is not an object', async () => {
-    const res = await t.http.post('/v1/test-probe').set('Content-Type', 'application/json').send('[1,2]');
-    expect(res.status).toBe(400);
-    expect(res.headers['content-type']).toMatch(PROBLEM_JSON);
+  it('refuses a JSON body that is not an object as invalid, not as malformed', async () => {
+    for (const body of ['[1,2]', 'null', '"text"', '42']) {
+      const res = await t.http.post('/v1/test-probe').set('Content-Type', 'application/json').send(body);
+      expectProblem(res, 400, 'validation_failed');
+    }
+  });
+
+  it('answers 415 to form and text bodies (what a cross-site form can send)', async () => {
+    const form = await t.http.post('/v1/test-probe').type('form').send('email=a@example.com&password=correct+horse+battery');
+    expectProblem(form, 415, 'unsupported_media_type');
+    const text = await t.http.post('/v1/test-probe').set('Content-Type', 'text/plain').send(JSON.stringify(validBody));
+    expectProblem(text, 415, 'unsupported_media_type');
+    const latin1 = await t.http.post('/v1/test-probe').set('Content-Type', 'application/json; charset=latin1').send(JSON.stringify(validBody));
+    expectProblem(latin1, 415, 'unsupported_media_type');
+  });
+
+  it('refuses deeply nested JSON with 400 instead of overflowing the stack', async () => {
+    const deep = `{"email":"a@example.com","deep":${'{"x":'.repeat(5000)}1${'}'.repeat(5000)}}`;
+    const res = await t.http.post('/v1/test-probe').set('Content-Type', 'application/json').send(deep);
+    expectProblem(res, 400, 'bad_request');
+    expect(res.body.detail).toMatch(/deeper than 32 levels/);
+    const arrays = await t.http.post('/v1/test-probe').set('Content-Type', 'application/json').send(`${'['.repeat(3000)}${']'.repeat(3000)}`);
+    expectProblem(arrays, 400, 'bad_request');
+  });
+
+  it('refuses NUL characters in strings and keys (PostgreSQL text cannot hold them)', async () => {
+    expectProblem(await t.http.post('/v1/test-probe').send({ ...validBody, password: 'correct horse\u0000battery' }), 400, 'bad_request');
+    expectProblem(await t.http.post('/v1/test-probe').send({ ...validBody, address: { 'ci\u0000ty': 'x' } }), 400, 'bad_request');
+  });
+
+  it('caps the errors listed for a body with thousands of unknown fields', async () => {
+    const extra = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`field${i}`, i]));
+    const res = await t.http.post('/v1/test-probe').send({ ...validBody, ...extra });
+    expectProblem(res, 400, 'validation_failed');
+    expect(res.body.errors).toHaveLength(50);
+    expect(res.body.detail).toMatch(/and 190 more\.$/);
+  });
+
+  it('answers requests the HTTP parser rejects with problem+json and a request id', async () => {
+    const port = await listening(t);
+    const oversized = await rawRequest(port, `GET /v1/plans HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(oversized).toMatch(/^HTTP\/1\.1 431 /);
+    expect(oversized).toMatch(/x-request-id: [0-9a-f-]{36}/);
+    expect(oversized).toContain('"code":"request_header_too_large"');
+    const garbage = await rawRequest(port, 'GARBAGE\r\n\r\n');
+    expect(garbage).toMatch(/^HTTP\/1\.1 400 /);
+    expect(garbage).toContain('application/problem+json');
   });
 
   it('renders unexpected errors as a generic 500 without internals', async () => {
@@ -81,7 +125,7 @@ describe('HTTP plumbing: errors, request ids, logs, headers', () => {
     const text = JSON.stringify(res.body);
     expect(text).not.toMatch(/SELECT|password_hash|leak@example.com|secret\.ts|at Object/);
     const line = t.logs.find((entry) => entry.requestId === res.headers['x-request-id'] && entry.msg === 'unhandled error');
-    expect(line).toBeDefined();
+    expect(line?.err).toEqual({ type: 'Error', message: expect.stringMatching(/^SELECT password_hash/) });
     expect(JSON.stringify(line)).not.toMatch(/secret\.ts|at Object|stack/);
   });
 
@@ -141,3 +185,19 @@ describe('HTTP plumbing: errors, request ids, logs, headers', () => {
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
   });
 });
+
+async function listening(t: TestApp): Promise<number> {
+  const server = t.app.getHttpServer();
+  if (!server.listening) await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return (server.address() as AddressInfo).port;
+}
+
+function rawRequest(port: number, text: string): Promise<string> {
+  return new Promise((done, fail) => {
+    let response = '';
+    const socket = connect(port, '127.0.0.1', () => socket.write(text));
+    socket.on('data', (chunk) => (response += chunk.toString()));
+    socket.on('end', () => done(response));
+    socket.on('error', (error) => (response ? done(response) : fail(error)));
+  });
+}

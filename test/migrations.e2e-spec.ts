@@ -157,7 +157,7 @@ describe('database migrations', () => {
     expect(second.stdout).toContain('No schema changes');
   }, 60_000);
 
-  it('keeps SkillVersion rows immutable', async () => {
+  it('enforces the rules kept in the database: immutable versions, non-negative credits, kept ledger', async () => {
     const url = await freshDatabase();
     await applyMigrations({ databaseUrl: url, migrationsDir: MIGRATIONS_DIR });
     await query(
@@ -178,6 +178,13 @@ describe('database migrations', () => {
     });
     const rows = await query<{ instruction: string }>(url, 'SELECT instruction FROM "SkillVersion"');
     expect(rows).toEqual([{ instruction: 'original' }]);
+
+    // Credits never go negative, whatever a buggy conditional update tries.
+    await query(url, `INSERT INTO "DailyUsage" ("userId", day) VALUES ('00000000-0000-7000-8000-000000000001', '2026-01-01')`);
+    await expect(query(url, `UPDATE "DailyUsage" SET reserved = reserved - 1`)).rejects.toMatchObject({ code: '23514' });
+    // Money records keep their user: deleting a user with ledger entries is refused.
+    await query(url, `INSERT INTO "LedgerEntry" (id, "userId", kind, status, credits) VALUES ('00000000-0000-7000-8000-000000000004', '00000000-0000-7000-8000-000000000001', 'usage', 'completed', 1)`);
+    await expect(query(url, `DELETE FROM "User"`)).rejects.toMatchObject({ code: expect.stringMatching(/^(23001|23503)$/) }); // restrict_violation (PG 18) or foreign_key_violation (PG 15)
   });
 });
 

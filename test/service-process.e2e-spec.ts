@@ -15,8 +15,8 @@ import { freePort, ROOT, ServiceProcess, startService } from './support/service-
  */
 describe('the service process', () => {
   const running: ServiceProcess[] = [];
-  const launch = (env: Record<string, string | undefined>) => {
-    const service = startService(env);
+  const launch = (env: Record<string, string | undefined>, options: { detached?: boolean } = {}) => {
+    const service = startService(env, options);
     running.push(service);
     return service;
   };
@@ -63,24 +63,49 @@ describe('the service process', () => {
       expect(await service.stop()).toBe(0);
     }, 60_000);
 
-    it('lets an in-flight request finish after SIGTERM, and refuses new connections', async () => {
+    it('lets an in-flight request finish after SIGTERM with the database still open, closing keep-alive connections', async () => {
       const service = launch(await env());
       await service.waitForLine(/chat api listening/);
       const socket = connect(service.port, '127.0.0.1');
       let response = '';
       socket.on('data', (chunk) => (response += chunk.toString()));
+      const closed = new Promise((done) => socket.on('close', done));
+      // GET /v1/plans reads the database: it proves the pool is still open while requests drain.
       const body = JSON.stringify({ hello: 'world' });
-      await new Promise<void>((done) => socket.write(`POST /v1/plans HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`, () => done()));
+      await new Promise<void>((done) => socket.write(`GET /v1/plans HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`, () => done()));
       await new Promise((done) => setTimeout(done, 200));
       service.child.kill('SIGTERM');
       await service.waitForLine(/shutting down/);
       await expect(fetch(`http://127.0.0.1:${service.port}/v1/health/live`)).rejects.toThrow();
       socket.write(body.slice(5));
       expect(await service.exited).toBe(0);
-      expect(response).toMatch(/^HTTP\/1\.1 405 /);
-      expect(response).toContain('method_not_allowed');
-      socket.destroy();
+      await closed;
+      expect(response).toMatch(/^HTTP\/1\.1 200 /);
+      expect(response).toMatch(/\r\nConnection: close\r\n/i);
+      expect(response).toContain('"code":"enterprise"');
     }, 60_000);
+
+    it('shuts down cleanly on Ctrl-C in a terminal (SIGINT to the whole process group)', async () => {
+      const service = launch({ ...(await env()) }, { detached: true });
+      await service.waitForLine(/chat api listening/);
+      process.kill(-service.child.pid!, 'SIGINT');
+      expect(await service.exited).toBe(0);
+      expect(service.output()).toContain('shutdown complete');
+      await expect(withClient(embeddedUrl(), (client) => client.query('SELECT 1'))).rejects.toThrow(/ECONNREFUSED/);
+    }, 60_000);
+
+    it('stops the embedded database when SIGTERM arrives during startup', async () => {
+      const service = launch(await env());
+      await service.waitForLine(/starting the embedded PostgreSQL/);
+      service.child.kill('SIGTERM');
+      expect(await service.exited).toBe(0);
+      expect(service.output()).not.toContain('chat api listening');
+      await expect(withClient(embeddedUrl(), (client) => client.query('SELECT 1'))).rejects.toThrow(/ECONNREFUSED/);
+      // And the next start is not blocked by a leftover server.
+      const next = launch(await env());
+      await next.waitForLine(/chat api listening/);
+      expect(await next.stop()).toBe(0);
+    }, 90_000);
   });
 
   it('refuses to start with a bad variable, naming it', async () => {

@@ -56,6 +56,17 @@ describe('catalog file', () => {
     expect(errorOf(noFree)).toContain('the "free" plan is required');
   });
 
+  it('refuses ids that differ only by case, and a free plan with a price', () => {
+    const copy = structuredClone(shipped);
+    copy.models.push({ ...copy.models[0], id: 'local/Echo' });
+    expect(errorOf(copy)).toContain('models[3] (local/Echo): duplicate model id');
+    expect(errorOf(withPlan(0, { price: { amount: 100, currency: 'USD', interval: 'month' } }))).toContain('the free plan must cost 0');
+  });
+
+  it('accepts a file saved with a UTF-8 byte order mark', () => {
+    expect(parseCatalog(`\uFEFF${JSON.stringify(shipped)}`, 'bom.json').plans).toHaveLength(4);
+  });
+
   it('refuses a model provider it has no adapter for', () => {
     const copy = structuredClone(shipped);
     copy.models[0].provider = 'acme';

@@ -24,7 +24,7 @@ export function loadCatalogFile(file: string): Catalog {
 export function parseCatalog(text: string, file = 'catalog'): Catalog {
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    raw = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (error) {
     throw new CatalogError(file, [`is not valid JSON: ${(error as Error).message}`]);
   }
@@ -56,9 +56,11 @@ function entryLabel(raw: unknown, section: 'models' | 'plans', index: number): s
 function crossReferenceProblems(catalog: Catalog): string[] {
   const problems: string[] = [];
   const modelIds = new Set<string>();
+  const lowerCaseIds = new Set<string>();
   catalog.models.forEach((model, index) => {
-    if (modelIds.has(model.id)) problems.push(`models[${index}] (${model.id}): duplicate model id`);
+    if (lowerCaseIds.has(model.id.toLowerCase())) problems.push(`models[${index}] (${model.id}): duplicate model id (ids are compared ignoring case)`);
     modelIds.add(model.id);
+    lowerCaseIds.add(model.id.toLowerCase());
   });
   const planCodes = new Set<string>();
   catalog.plans.forEach((plan, index) => {
@@ -76,6 +78,8 @@ function crossReferenceProblems(catalog: Catalog): string[] {
       problems.push(`${at}.price: a plan that can be checked out needs an amount above 0 and an interval`);
     }
   });
+  const free = catalog.plans.find((plan) => plan.code === DEFAULT_PLAN);
+  if (free && free.price.amount !== 0) problems.push(`plans (${DEFAULT_PLAN}).price.amount: the free plan must cost 0`);
   if (!planCodes.has(DEFAULT_PLAN)) problems.push(`plans: the "${DEFAULT_PLAN}" plan is required (new accounts start on it)`);
   return problems;
 }

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -47,7 +48,11 @@ const booleanFlag = z
 
 export const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production'], { message: 'must be development, test or production' }).default('development'),
-  HOST: z.string().trim().min(1).default('0.0.0.0'),
+  HOST: z
+    .string()
+    .trim()
+    .refine((value) => isIP(value) !== 0 || value === 'localhost', { message: 'must be an IP address (0.0.0.0, ::, 127.0.0.1) or localhost' })
+    .default('0.0.0.0'),
   PORT: integer(0, 65535).default(3000),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
@@ -56,7 +61,9 @@ export const envSchema = z.object({
     .default('info'),
   BODY_LIMIT_BYTES: integer(1024, 50 * 1024 * 1024).default(1024 * 1024),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
-  TRUST_PROXY: commaList,
+  TRUST_PROXY: commaList.refine((entries) => entries.every(isProxyAddress), {
+    message: 'must list IP addresses, CIDR ranges or loopback, linklocal, uniquelocal',
+  }),
 
   DATABASE_URL: optionalString.refine((value) => value === undefined || /^postgres(ql)?:\/\//.test(value), {
     message: 'must be a postgres:// or postgresql:// URL',
@@ -120,6 +127,17 @@ export const DEV_DEFAULTS = {
   SESSION_SECRET: DEV_SESSION_SECRET,
   PASSWORD_PEPPER: DEV_PASSWORD_PEPPER,
 } as const;
+
+/** What Express' `trust proxy` accepts as a list (a hop count or `true` would trust any client). */
+function isProxyAddress(entry: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+  const [address, bits, ...rest] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  const prefix = Number(bits);
+  return /^\d+$/.test(bits) && prefix <= (version === 4 ? 32 : 128);
+}
 
 function isHttpUrl(value: string): boolean {
   try {

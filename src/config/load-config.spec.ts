@@ -40,6 +40,11 @@ describe('loadConfig', () => {
     expect(problemsOf({ CORS_ORIGINS: 'https://ok.example, https://bad.example/path' })[0]).toMatch(/^CORS_ORIGINS: "https:\/\/bad.example\/path"/);
     expect(problemsOf({ ADMIN_EMAILS: 'root' })[0]).toMatch(/^ADMIN_EMAILS/);
     expect(problemsOf({ S3_ENDPOINT: 'http://127.0.0.1:9000' })[0]).toMatch(/^S3_BUCKET/);
+    expect(problemsOf({ TRUST_PROXY: 'yes' })[0]).toMatch(/^TRUST_PROXY: must list IP addresses/);
+    expect(problemsOf({ TRUST_PROXY: '1' })[0]).toMatch(/^TRUST_PROXY/);
+    expect(problemsOf({ TRUST_PROXY: '10.0.0.0/33' })[0]).toMatch(/^TRUST_PROXY/);
+    expect(problemsOf({ HOST: 'bad host' })[0]).toMatch(/^HOST: must be an IP address/);
+    expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8, ::1, fd00::/8' }).http.trustProxy).toEqual(['loopback', '10.0.0.0/8', '::1', 'fd00::/8']);
   });
 
   it('in production, refuses a start without secrets, database or Redis', () => {

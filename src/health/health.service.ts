@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import Redis from 'ioredis';
 import { AppError } from '../common/errors/app-error';
+import { DrainState } from '../common/lifecycle/drain-state';
 import { AppLogger } from '../common/logging/app-logger';
 import { REDIS } from '../infra/redis/redis.module';
 import { ReadinessChecksDto, ReadinessDto } from './dto/health.response';
@@ -14,10 +15,14 @@ export class HealthService {
     private readonly health: HealthRepository,
     @Inject(REDIS) private readonly redis: Redis | null,
     private readonly log: AppLogger,
+    private readonly drain: DrainState,
   ) {}
 
   /** Ready when every configured dependency answers; otherwise 503 naming the ones down. */
   async readiness(): Promise<ReadinessDto> {
+    if (this.drain.isDraining) {
+      throw new AppError('not_ready', 'Shutting down: send new requests to another instance.', { headers: { 'Retry-After': '5' } });
+    }
     const [database, redis] = await Promise.all([
       this.check('database', () => this.health.pingDatabase()),
       this.redis ? this.check('redis', () => this.redis!.ping()) : Promise.resolve('not_configured' as const),

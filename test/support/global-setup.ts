@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedPostgres } from '../../src/infra/database/embedded-postgres';
@@ -18,9 +18,15 @@ export default async function globalSetup(): Promise<void> {
     serverUrl = withDatabase(process.env.DATABASE_URL, 'postgres');
   } else {
     const port = await freePort();
-    const embedded = await startEmbeddedPostgres({ dataDir: mkdtempSync(join(tmpdir(), 'chat-test-pg-')), port, persistent: false });
+    const dataDir = mkdtempSync(join(tmpdir(), 'chat-test-pg-'));
+    const embedded = await startEmbeddedPostgres({ dataDir, port });
     serverUrl = withDatabase(embedded.url, 'postgres');
-    globalThis.__TEST_EMBEDDED_PG__ = embedded;
+    globalThis.__TEST_EMBEDDED_PG__ = {
+      stop: async () => {
+        await embedded.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
   }
   const database = await createScratchDatabase(serverUrl, 'chat_test');
   await applyMigrations({ databaseUrl: database.url, migrationsDir: MIGRATIONS_DIR });

@@ -15,11 +15,16 @@ export interface ServiceProcess {
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
-export function startService(env: Record<string, string | undefined>): ServiceProcess {
+/** `detached`: own process group, so a test can signal the group as a terminal's Ctrl-C does. */
+export function startService(env: Record<string, string | undefined>, options: { detached?: boolean } = {}): ServiceProcess {
   const baseEnv = Object.fromEntries(
     Object.entries(process.env).filter(([name]) => !/^(DATABASE_URL|REDIS_URL|TEST_|JEST_|NODE_ENV)/.test(name)),
   );
-  const child = spawn(process.execPath, ['dist/main.js'], { cwd: ROOT, env: { ...baseEnv, LOG_LEVEL: 'info', ...env } as NodeJS.ProcessEnv });
+  const child = spawn(process.execPath, ['dist/main.js'], {
+    cwd: ROOT,
+    env: { ...baseEnv, LOG_LEVEL: 'info', ...env } as NodeJS.ProcessEnv,
+    detached: options.detached ?? false,
+  });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));

@@ -3,7 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { Application, Request, Response } from 'express';
 import { Logger } from '../logging/logger';
 import { requestContext } from '../logging/request-context';
-import { BodyReadError } from '../http/body-parsers';
+import { BodyReadError, MAX_JSON_DEPTH } from '../http/body-parsers';
 import { allowedMethodsFor } from '../http/route-table';
 import { AppError, FieldError } from './app-error';
 import { codeForStatus, ErrorCode } from './error-codes';
@@ -32,8 +32,8 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     const res = http.getResponse<Response>();
     const requestId = String(req.id ?? requestContext.getStore()?.requestId ?? 'unknown');
     const rendered = this.render(exception, req);
-    if (rendered.problem.status >= 500) {
-      (requestContext.getStore()?.log ?? this.log).error({ err: exception, requestId }, 'unhandled error');
+    if (!(exception instanceof AppError) && rendered.problem.status >= 500) {
+      (requestContext.getStore()?.log ?? this.log.child({ requestId })).error({ err: exception }, 'unhandled error');
     }
     if (res.headersSent) {
       // A streamed response already started: the only honest signal left is an abnormal end.
@@ -83,19 +83,18 @@ export class ProblemDetailsFilter implements ExceptionFilter {
 }
 
 function renderBodyReadError(error: BodyReadError): Rendered {
-  switch (error.type) {
-    case 'entity.parse.failed':
-      return { problem: { code: 'malformed_json', status: 400, detail: 'The request body is not valid JSON.' } };
-    case 'entity.too.large':
-      return { problem: { code: 'payload_too_large', status: 413, detail: 'The request body is larger than the limit for this endpoint.' } };
-    case 'encoding.unsupported':
-    case 'charset.unsupported':
-      return { problem: { code: 'unsupported_media_type', status: 415, detail: 'The request body encoding or charset is not supported.' } };
-    default: {
-      const status = error.status >= 400 && error.status < 500 ? error.status : 400;
-      return { problem: { code: codeForStatus(status), status, detail: 'The request body could not be read.' } };
-    }
-  }
+  const fixed: Record<string, Rendered['problem']> = {
+    'entity.parse.failed': { code: 'malformed_json', status: 400, detail: 'The request body is not valid JSON.' },
+    'entity.too.large': { code: 'payload_too_large', status: 413, detail: 'The request body is larger than the limit for this endpoint.' },
+    'entity.too.deep': { code: 'bad_request', status: 400, detail: `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.` },
+    'entity.nul.character': { code: 'bad_request', status: 400, detail: 'The JSON body contains a NUL (\\u0000) character.' },
+    'entity.unsupported.type': { code: 'unsupported_media_type', status: 415, detail: 'Request bodies must be application/json.' },
+    'encoding.unsupported': { code: 'unsupported_media_type', status: 415, detail: 'The request body encoding is not supported.' },
+    'charset.unsupported': { code: 'unsupported_media_type', status: 415, detail: 'The request body charset is not supported; use UTF-8.' },
+  };
+  if (fixed[error.type]) return { problem: fixed[error.type] };
+  const status = error.status >= 400 && error.status < 500 ? error.status : 400;
+  return { problem: { code: codeForStatus(status), status, detail: 'The request body could not be read.' } };
 }
 
 function messageOf(exception: HttpException): string {

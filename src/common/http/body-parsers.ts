@@ -1,7 +1,7 @@
 import { IncomingMessage } from 'node:http';
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 
-/** A request body that could not be read (malformed JSON, over the limit, bad encoding). */
+/** A request body that could not be accepted (malformed JSON, too large, wrong type, too deep...). */
 export class BodyReadError extends Error {
   constructor(
     readonly type: string,
@@ -12,19 +12,56 @@ export class BodyReadError extends Error {
   }
 }
 
+/** Deeper JSON is refused before it reaches class-transformer, which recurses per level. */
+export const MAX_JSON_DEPTH = 32;
+/** Types a body may have: JSON everywhere; multipart only reaches upload routes' own parser. */
+const ACCEPTED_BODY_TYPES = ['application/json', 'application/*+json', 'multipart/form-data'];
+
 /**
- * JSON and urlencoded parsers with a size limit. The raw bytes are kept on `req.rawBody` (webhook
- * signatures are computed over them), and parser failures become BodyReadError so the error filter
- * can tell a malformed body from any other 400.
+ * The body pipeline of every route: only JSON (and multipart, parsed by the upload routes) is accepted,
+ * because form and text bodies are what a cross-site HTML form can send with the user's cookie. The raw
+ * bytes stay on `req.rawBody` (webhook signatures are computed over them), and the parsed value is
+ * refused when it nests too deep or holds NUL characters (PostgreSQL text cannot store them).
  */
 export function bodyParsers(limitBytes: number): RequestHandler[] {
   const verify = (req: IncomingMessage, _res: unknown, buffer: Buffer) => {
     (req as IncomingMessage & { rawBody?: Buffer }).rawBody = buffer;
   };
-  return [
-    express.json({ limit: limitBytes, verify }),
-    express.urlencoded({ limit: limitBytes, extended: false, verify }),
-  ].map(wrapErrors);
+  return [requireAcceptedType, wrapErrors(express.json({ limit: limitBytes, strict: false, verify })), requireSafeJson];
+}
+
+function requireAcceptedType(req: Request, _res: Response, next: NextFunction): void {
+  if (!hasBody(req) || req.is(ACCEPTED_BODY_TYPES)) return next();
+  next(new BodyReadError('entity.unsupported.type', 415));
+}
+
+function requireSafeJson(req: Request, _res: Response, next: NextFunction): void {
+  const problem = unsafeJsonProblem(req.body);
+  next(problem ? new BodyReadError(problem, 400) : undefined);
+}
+
+/** Walks the parsed JSON without recursion: 'entity.too.deep', 'entity.nul.character' or null. */
+export function unsafeJsonProblem(value: unknown): string | null {
+  const pending: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  while (pending.length > 0) {
+    const { value: current, depth } = pending.pop()!;
+    if (typeof current === 'string') {
+      if (current.includes('\u0000')) return 'entity.nul.character';
+      continue;
+    }
+    if (current === null || typeof current !== 'object') continue;
+    if (depth >= MAX_JSON_DEPTH) return 'entity.too.deep';
+    for (const [key, child] of Object.entries(current)) {
+      if (key.includes('\u0000')) return 'entity.nul.character';
+      pending.push({ value: child, depth: depth + 1 });
+    }
+  }
+  return null;
+}
+
+function hasBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 function wrapErrors(parser: RequestHandler): RequestHandler {

@@ -33,6 +33,8 @@ export function createHttpLogger(root: Logger) {
     customSuccessMessage: () => 'request completed',
     customErrorMessage: () => 'request failed',
     quietReqLogger: true,
+    // Our serializers take the raw objects (pino-http would otherwise hand them pre-serialized copies).
+    wrapSerializers: false,
   });
   return (req: Request, res: Response, next: NextFunction): void => {
     logHttp(req, res);

@@ -17,14 +17,22 @@ export function createValidationPipe(): ValidationPipe {
   });
 }
 
+/** A body with thousands of bad keys must not produce an answer as large as itself. */
+const MAX_REPORTED_ERRORS = 50;
+const MAX_FIELDS_IN_DETAIL = 10;
+
 export function toValidationProblem(errors: ValidationError[]): AppError {
   const fieldErrors = flatten(errors, '');
-  const unknown = fieldErrors.filter((error) => error.code === 'unknown_field').map((error) => error.field);
-  const detail =
-    unknown.length === fieldErrors.length && unknown.length > 0
-      ? `Unknown field${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}.`
-      : `Invalid field${fieldErrors.length > 1 ? 's' : ''}: ${[...new Set(fieldErrors.map((error) => error.field))].join(', ')}.`;
-  return new AppError('validation_failed', detail, { errors: fieldErrors });
+  const onlyUnknown = fieldErrors.every((error) => error.code === 'unknown_field');
+  const label = onlyUnknown ? 'Unknown field' : 'Invalid field';
+  const fields = [...new Set(fieldErrors.map((error) => error.field))];
+  const detail = `${label}${fields.length > 1 ? 's' : ''}: ${listed(fields)}.`;
+  return new AppError('validation_failed', detail, { errors: fieldErrors.slice(0, MAX_REPORTED_ERRORS) });
+}
+
+function listed(fields: string[]): string {
+  const shown = fields.slice(0, MAX_FIELDS_IN_DETAIL).join(', ');
+  return fields.length > MAX_FIELDS_IN_DETAIL ? `${shown} and ${fields.length - MAX_FIELDS_IN_DETAIL} more` : shown;
 }
 
 function flatten(errors: ValidationError[], prefix: string): FieldError[] {

@@ -392,6 +392,9 @@ CREATE INDEX "CreditGrant_userId_firstDay_lastDay_idx" ON "CreditGrant"("userId"
 CREATE UNIQUE INDEX "LedgerEntry_chatRequestId_key" ON "LedgerEntry"("chatRequestId");
 
 -- CreateIndex
+CREATE UNIQUE INDEX "LedgerEntry_creditGrantId_key" ON "LedgerEntry"("creditGrantId");
+
+-- CreateIndex
 CREATE INDEX "LedgerEntry_userId_createdAt_idx" ON "LedgerEntry"("userId", "createdAt" DESC);
 
 -- CreateIndex
@@ -482,7 +485,7 @@ ALTER TABLE "CreditGrant" ADD CONSTRAINT "CreditGrant_userId_fkey" FOREIGN KEY (
 ALTER TABLE "CreditGrant" ADD CONSTRAINT "CreditGrant_adminId_fkey" FOREIGN KEY ("adminId") REFERENCES "User"("id") ON DELETE SET NULL ON UPDATE CASCADE;
 
 -- AddForeignKey
-ALTER TABLE "LedgerEntry" ADD CONSTRAINT "LedgerEntry_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+ALTER TABLE "LedgerEntry" ADD CONSTRAINT "LedgerEntry_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User"("id") ON DELETE RESTRICT ON UPDATE CASCADE;
 
 -- AddForeignKey
 ALTER TABLE "LedgerEntry" ADD CONSTRAINT "LedgerEntry_adminId_fkey" FOREIGN KEY ("adminId") REFERENCES "User"("id") ON DELETE SET NULL ON UPDATE CASCADE;
@@ -506,13 +509,13 @@ ALTER TABLE "SkillVersion" ADD CONSTRAINT "SkillVersion_skillId_fkey" FOREIGN KE
 ALTER TABLE "File" ADD CONSTRAINT "File_ownerId_fkey" FOREIGN KEY ("ownerId") REFERENCES "User"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
 -- AddForeignKey
-ALTER TABLE "Checkout" ADD CONSTRAINT "Checkout_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+ALTER TABLE "Checkout" ADD CONSTRAINT "Checkout_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User"("id") ON DELETE RESTRICT ON UPDATE CASCADE;
 
 -- AddForeignKey
 ALTER TABLE "Checkout" ADD CONSTRAINT "Checkout_planCode_fkey" FOREIGN KEY ("planCode") REFERENCES "Plan"("code") ON DELETE RESTRICT ON UPDATE CASCADE;
 
 -- AddForeignKey
-ALTER TABLE "Subscription" ADD CONSTRAINT "Subscription_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+ALTER TABLE "Subscription" ADD CONSTRAINT "Subscription_userId_fkey" FOREIGN KEY ("userId") REFERENCES "User"("id") ON DELETE RESTRICT ON UPDATE CASCADE;
 
 -- AddForeignKey
 ALTER TABLE "Subscription" ADD CONSTRAINT "Subscription_planCode_fkey" FOREIGN KEY ("planCode") REFERENCES "Plan"("code") ON DELETE RESTRICT ON UPDATE CASCADE;
@@ -533,3 +536,12 @@ $$;
 CREATE TRIGGER "SkillVersion_immutable"
 BEFORE UPDATE ON "SkillVersion"
 FOR EACH ROW EXECUTE FUNCTION "skill_version_immutable"();
+
+-- Credits and token counts are never negative; a grant covers at least one day. Conditional updates on
+-- DailyUsage (reserve, settle, release) rely on these as a last line of defence. Not in the Prisma schema.
+ALTER TABLE "DailyUsage" ADD CONSTRAINT "DailyUsage_used_nonnegative" CHECK ("used" >= 0),
+    ADD CONSTRAINT "DailyUsage_reserved_nonnegative" CHECK ("reserved" >= 0);
+ALTER TABLE "ChatRequest" ADD CONSTRAINT "ChatRequest_reservedCredits_nonnegative" CHECK ("reservedCredits" >= 0);
+ALTER TABLE "LedgerEntry" ADD CONSTRAINT "LedgerEntry_tokens_nonnegative" CHECK ("inputTokens" >= 0 AND "outputTokens" >= 0);
+ALTER TABLE "CreditGrant" ADD CONSTRAINT "CreditGrant_credits_positive" CHECK ("credits" > 0),
+    ADD CONSTRAINT "CreditGrant_days_ordered" CHECK ("lastDay" >= "firstDay");
