@@ -34,6 +34,16 @@ describe('API docs', () => {
     expect(plans.responses['200'].content?.['application/json']).toBeDefined();
   });
 
+  it('documents on every operation the problems any request can meet (400, 413, 415, 500)', () => {
+    for (const operations of Object.values(doc.paths)) {
+      for (const operation of Object.values(operations)) {
+        expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['400', '413', '415', '500']));
+      }
+    }
+    const notReady = doc.paths['/v1/health/ready'].get.responses['503'].content?.['application/problem+json'] as { schema: { allOf: unknown[] } };
+    expect(JSON.stringify(notReady.schema.allOf)).toContain('ReadinessChecksDto');
+  });
+
   it('documents every error status it declares as problem+json', () => {
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(operations)) {

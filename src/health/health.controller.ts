@@ -1,8 +1,8 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { Public } from '../common/decorators/public.decorator';
-import { ApiProblems } from '../common/openapi/api-problems.decorator';
-import { LivenessDto, ReadinessDto } from './dto/health.response';
+import { problemResponse } from '../common/openapi/api-problems.decorator';
+import { LivenessDto, ReadinessChecksDto, ReadinessDto } from './dto/health.response';
 import { HealthService } from './health.service';
 
 @Public()
@@ -19,7 +19,8 @@ export class HealthController {
 
   @Get('ready')
   @ApiOperation({ summary: 'Readiness: the database and (when configured) Redis answer' })
-  @ApiProblems(503)
+  @ApiExtraModels(ReadinessChecksDto)
+  @ApiResponse({ status: 503, ...problemResponse(503, { checks: { $ref: getSchemaPath(ReadinessChecksDto) } }) })
   ready(): Promise<ReadinessDto> {
     return this.health.readiness();
   }

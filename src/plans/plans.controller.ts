@@ -1,7 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Public } from '../common/decorators/public.decorator';
-import { ApiProblems } from '../common/openapi/api-problems.decorator';
 import { PlanListDto } from './dto/plan.response';
 import { PlansService } from './plans.service';
 
@@ -14,7 +13,6 @@ export class PlansController {
   /** Public so pricing is visible before sign-in. Ordered as in the catalog. */
   @Get()
   @ApiOperation({ summary: 'List the active plans with pricing and allowed models' })
-  @ApiProblems(500)
   list(): Promise<PlanListDto> {
     return this.plans.listActivePlans();
   }

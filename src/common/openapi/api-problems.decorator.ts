@@ -20,18 +20,21 @@ const DESCRIPTIONS: Record<number, string> = {
 
 const RETRY_AFTER = { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' as const } } };
 
-/** Documents error responses, each as application/problem+json with the ProblemDetails schema. */
+const PROBLEM_SCHEMA_REF = '#/components/schemas/ProblemDetailsDto';
+
+/** The OpenAPI response object of an error status: application/problem+json with the ProblemDetails schema. */
+export function problemResponse(status: number, extraProperties?: Record<string, { $ref: string }>) {
+  const schema = extraProperties ? { allOf: [{ $ref: PROBLEM_SCHEMA_REF }, { type: 'object' as const, properties: extraProperties }] } : { $ref: PROBLEM_SCHEMA_REF };
+  return {
+    description: DESCRIPTIONS[status] ?? 'Error.',
+    content: { 'application/problem+json': { schema } },
+    ...(status === 429 || status === 503 ? { headers: RETRY_AFTER } : {}),
+  };
+}
+
+/** Documents error responses of an operation (the statuses every operation can answer are added globally). */
 export function ApiProblems(...statuses: number[]): MethodDecorator & ClassDecorator {
-  return applyDecorators(
-    ...statuses.map((status) =>
-      ApiResponse({
-        status,
-        description: DESCRIPTIONS[status] ?? 'Error.',
-        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/ProblemDetailsDto' } } },
-        headers: status === 429 || status === 503 ? RETRY_AFTER : undefined,
-      }),
-    ),
-  );
+  return applyDecorators(...statuses.map((status) => ApiResponse({ status, ...problemResponse(status) })));
 }
 
 export { ProblemDetailsDto };

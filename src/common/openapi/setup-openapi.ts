@@ -1,5 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { problemResponse } from './api-problems.decorator';
 import { FieldErrorDto, ProblemDetailsDto } from './problem-details.dto';
 
 export const SESSION_COOKIE_SCHEME = 'session';
@@ -20,10 +21,28 @@ export function buildOpenApiDocument(app: INestApplication, options: { cookieNam
     // Session-only unless an operation says otherwise (@Public() gives it an empty requirement).
     .addSecurityRequirements(SESSION_COOKIE_SCHEME)
     .build();
-  return SwaggerModule.createDocument(app, config, {
+  const document = SwaggerModule.createDocument(app, config, {
     extraModels: [ProblemDetailsDto, FieldErrorDto],
     operationIdFactory: (controllerKey: string, methodKey: string) => `${controllerKey.replace(/Controller$/, '')}_${methodKey}`,
   });
+  return withCommonProblems(document);
+}
+
+/**
+ * Statuses any operation can answer, whatever its handler does: a malformed or invalid request (400),
+ * a body over the limit (413) or not JSON (415), and an unexpected failure (500).
+ */
+const COMMON_PROBLEM_STATUSES = [400, 413, 415, 500];
+
+function withCommonProblems(document: OpenAPIObject): OpenAPIObject {
+  for (const pathItem of Object.values(document.paths)) {
+    for (const method of ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const) {
+      const operation = pathItem[method];
+      if (!operation) continue;
+      for (const status of COMMON_PROBLEM_STATUSES) operation.responses[String(status)] ??= problemResponse(status);
+    }
+  }
+  return document;
 }
 
 /** Serves Swagger UI at /docs and the document at /docs-json. */

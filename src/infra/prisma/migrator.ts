@@ -52,11 +52,11 @@ export class MigrationError extends Error {
 export async function applyMigrations(options: ApplyMigrationsOptions): Promise<{ applied: string[] }> {
   const log = options.log ?? (() => undefined);
   const migrations = readLocalMigrations(options.migrationsDir);
-  const client = new Client({ connectionString: options.databaseUrl });
+  const client = new Client({ connectionString: options.databaseUrl, connectionTimeoutMillis: 10_000 });
   client.on('error', (error) => log(`Migration connection error: ${error.message}`));
   await client.connect();
   try {
-    await client.query(`SELECT pg_advisory_lock(${ADVISORY_LOCK_KEY})`);
+    await acquireLock(client, log);
     try {
       return { applied: await applyPending(client, migrations, log) };
     } finally {
@@ -65,6 +65,17 @@ export async function applyMigrations(options: ApplyMigrationsOptions): Promise<
   } finally {
     await client.end().catch(() => undefined);
   }
+}
+
+/**
+ * A session-level advisory lock: another instance migrating makes us wait (and say so), then find
+ * nothing left to do. Needs a direct or session-pooled connection (not PgBouncer transaction pooling).
+ */
+async function acquireLock(client: Client, log: (message: string) => void): Promise<void> {
+  const tried = await client.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(${ADVISORY_LOCK_KEY}) AS locked`);
+  if (tried.rows[0]?.locked) return;
+  log('Waiting for the migration lock: another instance is applying migrations');
+  await client.query(`SELECT pg_advisory_lock(${ADVISORY_LOCK_KEY})`);
 }
 
 /** Subdirectories of `dir` that hold a migration.sql, sorted by name (their timestamp prefix). */
