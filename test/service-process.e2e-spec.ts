@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { createScratchDatabase } from '../scripts/lib/scratch-database';
 import { testServerUrl } from './support/test-database';
-import { freePort, ROOT, ServiceProcess, startService } from './support/service-process';
+import { freePort, ROOT, ServiceProcess, StartOptions, startService } from './support/service-process';
 
 /**
  * The compiled service as operators run it (`npm run build`, then `npm run start:prod`): embedded
@@ -15,7 +15,7 @@ import { freePort, ROOT, ServiceProcess, startService } from './support/service-
  */
 describe('the service process', () => {
   const running: ServiceProcess[] = [];
-  const launch = (env: Record<string, string | undefined>, options: { detached?: boolean } = {}) => {
+  const launch = (env: Record<string, string | undefined>, options: StartOptions = {}) => {
     const service = startService(env, options);
     running.push(service);
     return service;
@@ -37,6 +37,7 @@ describe('the service process', () => {
     beforeAll(async () => {
       pgPort = await freePort();
     });
+    afterAll(() => rmSync(parent, { recursive: true, force: true }));
     const env = async () => ({ PORT: String(await freePort()), EMBEDDED_POSTGRES_DIR: dataDir, EMBEDDED_POSTGRES_PORT: String(pgPort) });
     const embeddedUrl = () => `postgresql://postgres:postgres@127.0.0.1:${pgPort}/chat`;
 
@@ -107,6 +108,24 @@ describe('the service process', () => {
       expect(await next.stop()).toBe(0);
     }, 90_000);
   });
+
+  it('`npm start` (nest start) compiles and serves the plans and the docs with no configuration', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'chat-npm-start-'));
+    chmodSync(parent, 0o755);
+    const env = { PORT: String(await freePort()), EMBEDDED_POSTGRES_DIR: join(parent, 'postgres'), EMBEDDED_POSTGRES_PORT: String(await freePort()) };
+    const service = launch(env, { detached: true, args: ['node_modules/@nestjs/cli/bin/nest.js', 'start'] });
+    try {
+      await service.waitForLine(/chat api listening/, 90_000);
+      const plans = (await (await fetch(`http://127.0.0.1:${service.port}/v1/plans`)).json()) as { data: { code: string }[] };
+      expect(plans.data.map((plan) => plan.code)).toEqual(['free', 'pro', 'team', 'enterprise']);
+      expect((await fetch(`http://127.0.0.1:${service.port}/docs-json`)).status).toBe(200);
+      process.kill(-service.child.pid!, 'SIGINT');
+      await service.waitForLine(/shutdown complete/);
+    } finally {
+      await service.exited;
+      rmSync(parent, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it('refuses to start with a bad variable, naming it', async () => {
     const service = launch({ PORT: 'eighty', LOG_LEVEL: 'chatty' });

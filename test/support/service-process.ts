@@ -15,12 +15,18 @@ export interface ServiceProcess {
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
-/** `detached`: own process group, so a test can signal the group as a terminal's Ctrl-C does. */
-export function startService(env: Record<string, string | undefined>, options: { detached?: boolean } = {}): ServiceProcess {
+export interface StartOptions {
+  /** Own process group, so a test can signal the group as a terminal's Ctrl-C does. */
+  detached?: boolean;
+  /** Node arguments; default: the compiled service, as `npm run start:prod` runs it. */
+  args?: string[];
+}
+
+export function startService(env: Record<string, string | undefined>, options: StartOptions = {}): ServiceProcess {
   const baseEnv = Object.fromEntries(
     Object.entries(process.env).filter(([name]) => !/^(DATABASE_URL|REDIS_URL|TEST_|JEST_|NODE_ENV)/.test(name)),
   );
-  const child = spawn(process.execPath, ['dist/main.js'], {
+  const child = spawn(process.execPath, options.args ?? ['dist/main.js'], {
     cwd: ROOT,
     env: { ...baseEnv, LOG_LEVEL: 'info', ...env } as NodeJS.ProcessEnv,
     detached: options.detached ?? false,
