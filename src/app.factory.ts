@@ -7,13 +7,13 @@ import { NestPinoLogger } from './common/logging/app-logger';
 import { Logger } from './common/logging/logger';
 import { bodyParsers } from './common/http/body-parsers';
 import { answerClientErrorsWithProblems } from './common/http/client-error';
+import { refuseCrossSiteWrites } from './common/http/cross-site';
 import { DrainState } from './common/lifecycle/drain-state';
 import { createHttpLogger } from './common/http/http-logger';
 import { buildOpenApiDocument, setupOpenApi } from './common/openapi/setup-openapi';
 import { AppConfig } from './config/app-config';
 
 export const API_PREFIX = 'v1';
-export const SESSION_COOKIE_NAME = 'sid';
 
 /**
  * Helmet's defaults, except that a deployment served over plain http (local, LAN) does not ask browsers
@@ -43,8 +43,9 @@ export async function createApp(config: AppConfig, logger: Logger, extraModules:
   app.use(app.get(DrainState).closeConnectionsWhileDraining());
   app.use(helmet(helmetOptions(config)));
   app.enableCors({ origin: config.corsOrigins, credentials: true, exposedHeaders: ['x-request-id', 'x-conversation-id', 'Idempotent-Replayed', 'Retry-After'] });
+  app.use(refuseCrossSiteWrites(config.corsOrigins, [`/${API_PREFIX}/webhooks/`]));
   app.use(...bodyParsers(config.http.bodyLimitBytes));
   app.setGlobalPrefix(API_PREFIX);
-  setupOpenApi(app, buildOpenApiDocument(app, { cookieName: SESSION_COOKIE_NAME }));
+  setupOpenApi(app, buildOpenApiDocument(app, { cookieName: config.session.cookieName }));
   return app;
 }

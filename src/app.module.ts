@@ -1,5 +1,6 @@
 import { DynamicModule, Module, Type } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE, HttpAdapterHost } from '@nestjs/core';
+import { AuthModule } from './auth/auth.module';
 import { CatalogModule } from './catalog/catalog.module';
 import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
 import { Logger } from './common/logging/logger';
@@ -31,6 +32,7 @@ export class AppModule {
         CatalogModule,
         HealthModule,
         PlansModule,
+        AuthModule,
         ...extraModules,
       ],
       providers: [

@@ -49,6 +49,7 @@ export interface AppConfig {
   appUrl: string;
   corsOrigins: string[];
   secrets: { session: string; passwordPepper: string };
+  session: { ttlHours: number; cookieName: string; secureCookie: boolean };
   adminEmails: string[];
   catalogFile: string;
   providers: {

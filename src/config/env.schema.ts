@@ -78,6 +78,7 @@ export const envSchema = z.object({
   APP_URL: httpUrl.default('http://localhost:3000'),
   CORS_ORIGINS: commaList,
   SESSION_SECRET: optionalString,
+  SESSION_TTL_HOURS: integer(1, 24 * 365).default(24 * 30),
   PASSWORD_PEPPER: optionalString,
   ADMIN_EMAILS: commaList,
   CATALOG_FILE: z.string().trim().min(1).default('config/catalog.json'),

@@ -10,6 +10,8 @@ export class ConfigError extends Error {
 }
 
 const MIN_SECRET_LENGTH = 32;
+/** The session cookie's name (the OpenAPI cookie scheme names it too). */
+export const SESSION_COOKIE_NAME = 'sid';
 
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
   const parsed = envSchema.safeParse(source);
@@ -73,6 +75,7 @@ function toAppConfig(env: Env): AppConfig {
       session: env.SESSION_SECRET ?? DEV_DEFAULTS.SESSION_SECRET,
       passwordPepper: env.PASSWORD_PEPPER ?? DEV_DEFAULTS.PASSWORD_PEPPER,
     },
+    session: { ttlHours: env.SESSION_TTL_HOURS, cookieName: SESSION_COOKIE_NAME, secureCookie: appUrl.startsWith('https:') },
     adminEmails: env.ADMIN_EMAILS.map((email) => email.toLowerCase()),
     catalogFile: env.CATALOG_FILE,
     providers: {

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Module, Post } from '@nestjs/common';
 import { Type } from 'class-transformer';
+import { Public } from '../../src/common/decorators/public.decorator';
 import { IsEmail, IsInt, IsString, Max, Min, MinLength, ValidateNested } from 'class-validator';
 
 class ProbeAddressDto {
@@ -29,6 +30,7 @@ class ProbeBodyDto {
  * Routes mounted only by the tests that prove the global plumbing (validation pipe, error filter,
  * logging) on a route with a body and on an unexpected failure; the feature routes use the same plumbing.
  */
+@Public()
 @Controller('test-probe')
 class ProbeController {
   @Post()

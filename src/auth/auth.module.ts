@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { UsersRepository } from '../users/users.repository';
+import { AuthController } from './auth.controller';
+import { AuthService } from './auth.service';
+import { PasswordHasher } from './password-hasher';
+import { SessionGuard } from './session.guard';
+import { SessionsRepository } from './sessions.repository';
+import { SessionsService } from './sessions.service';
+
+@Module({
+  controllers: [AuthController],
+  providers: [AuthService, PasswordHasher, SessionsRepository, SessionsService, UsersRepository, { provide: APP_GUARD, useClass: SessionGuard }],
+  exports: [SessionsService],
+})
+export class AuthModule {}

@@ -1,0 +1,55 @@
+import { Injectable } from '@nestjs/common';
+import { AppError } from '../common/errors/app-error';
+import { toUserDto, UserDto } from '../users/dto/user.response';
+import { UsersRepository } from '../users/users.repository';
+import { LoginDto, RegisterDto } from './dto/credentials.dto';
+import { PasswordHasher } from './password-hasher';
+import { SessionUser } from './session-user';
+import { SessionsService } from './sessions.service';
+
+export interface ClientInfo {
+  userAgent?: string;
+  ip?: string;
+}
+
+export interface SignedIn {
+  user: UserDto;
+  session: { token: string; expiresAt: Date };
+}
+
+/** One answer for an unknown email, a wrong password and a disabled account: no account enumeration. */
+const INVALID_CREDENTIALS = 'The email or password is not correct.';
+
+@Injectable()
+export class AuthService {
+  constructor(
+    private readonly users: UsersRepository,
+    private readonly passwords: PasswordHasher,
+    private readonly sessions: SessionsService,
+  ) {}
+
+  async register(input: RegisterDto, client: ClientInfo): Promise<SignedIn> {
+    const created = await this.users.createUserUnlessEmailTaken(input.email, await this.passwords.hash(input.password));
+    if (!created) throw new AppError('email_taken', 'An account with this email already exists.');
+    return { user: toUserDto(created), session: await this.sessions.start(created.id, client) };
+  }
+
+  async login(input: LoginDto, client: ClientInfo): Promise<SignedIn> {
+    const candidate = await this.users.findLoginCandidate(input.email);
+    const passwordMatches = await this.passwords.verify(input.password, candidate?.passwordHash ?? null);
+    if (!candidate || !passwordMatches || candidate.disabledAt) throw new AppError('invalid_credentials', INVALID_CREDENTIALS);
+    const user = await this.users.findPublicUser(candidate.id);
+    if (!user) throw new AppError('invalid_credentials', INVALID_CREDENTIALS);
+    return { user: toUserDto(user), session: await this.sessions.start(user.id, client) };
+  }
+
+  logout(user: SessionUser): Promise<void> {
+    return this.sessions.end(user);
+  }
+
+  async me(user: SessionUser): Promise<UserDto> {
+    const row = await this.users.findPublicUser(user.id);
+    if (!row) throw new AppError('unauthenticated', 'This session has no account anymore.');
+    return toUserDto(row);
+  }
+}

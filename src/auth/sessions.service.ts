@@ -1,0 +1,44 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { SessionUser } from './session-user';
+import { SessionsRepository } from './sessions.repository';
+
+/** last-seen is written at most this often per session, not on every request. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export function hashSessionToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** Opaque 256-bit tokens in the cookie; only their SHA-256 is stored. */
+@Injectable()
+export class SessionsService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly sessions: SessionsRepository,
+  ) {}
+
+  async start(userId: string, client: { userAgent?: string; ip?: string }): Promise<{ token: string; expiresAt: Date }> {
+    const token = randomBytes(32).toString('base64url');
+    const expiresAt = new Date(Date.now() + this.config.session.ttlHours * 3_600_000);
+    await this.sessions.createSession({ userId, tokenHash: hashSessionToken(token), expiresAt, userAgent: client.userAgent?.slice(0, 512), ip: client.ip });
+    return { token, expiresAt };
+  }
+
+  /** The caller of a token, or null when the session is unknown, expired, or its user disabled. */
+  async authenticate(token: string): Promise<SessionUser | null> {
+    const now = new Date();
+    const tokenHash = hashSessionToken(token);
+    const session = await this.sessions.findLiveSession(tokenHash, now);
+    if (!session || session.user.disabledAt) return null;
+    if (now.getTime() - session.lastSeenAt.getTime() > TOUCH_INTERVAL_MS) await this.sessions.touchSession(session.id, now);
+    const { id, email, role, planCode } = session.user;
+    return { id, email, role, planCode, sessionTokenHash: tokenHash };
+  }
+
+  end(user: SessionUser): Promise<void> {
+    return this.sessions.deleteSessionByTokenHash(user.sessionTokenHash);
+  }
+}

@@ -1,0 +1,31 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { PublicUserRow } from '../users.repository';
+
+export class UserPlanDto {
+  @ApiProperty({ example: 'free' })
+  code!: string;
+
+  @ApiProperty({ example: 'Free' })
+  name!: string;
+}
+
+/** The account as its owner sees it: never a password hash. */
+export class UserDto {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ example: 'ada@example.com' })
+  email!: string;
+
+  @ApiProperty({ enum: ['user', 'admin'] })
+  role!: 'user' | 'admin';
+
+  plan!: UserPlanDto;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt!: string;
+}
+
+export function toUserDto(row: PublicUserRow): UserDto {
+  return { id: row.id, email: row.email, role: row.role, plan: { code: row.plan.code, name: row.plan.name }, createdAt: row.createdAt.toISOString() };
+}

@@ -1,0 +1,36 @@
+import { Injectable } from '@nestjs/common';
+import { Prisma } from '../infra/prisma/generated/client';
+import { PrismaService } from '../infra/prisma/prisma.service';
+
+const publicUser = {
+  id: true,
+  email: true,
+  role: true,
+  createdAt: true,
+  plan: { select: { code: true, name: true } },
+} as const;
+
+export type PublicUserRow = Prisma.UserGetPayload<{ select: typeof publicUser }>;
+
+@Injectable()
+export class UsersRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** Creates the account, or answers null when the email is already registered (unique constraint). */
+  async createUserUnlessEmailTaken(email: string, passwordHash: string): Promise<PublicUserRow | null> {
+    try {
+      return await this.prisma.user.create({ data: { email, passwordHash }, select: publicUser });
+    } catch (error) {
+      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') return null;
+      throw error;
+    }
+  }
+
+  findLoginCandidate(email: string) {
+    return this.prisma.user.findUnique({ where: { email }, select: { id: true, passwordHash: true, disabledAt: true } });
+  }
+
+  findPublicUser(id: string): Promise<PublicUserRow | null> {
+    return this.prisma.user.findUnique({ where: { id }, select: publicUser });
+  }
+}
