@@ -6,6 +6,7 @@ import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
 import { Logger } from './common/logging/logger';
 import { LifecycleModule } from './common/lifecycle/drain-state';
 import { LoggingModule, ROOT_LOGGER } from './common/logging/logging.module';
+import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 import { createValidationPipe } from './common/validation/validation.pipe';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
@@ -29,6 +30,7 @@ export class AppModule {
         LifecycleModule,
         PrismaModule,
         RedisModule,
+        RateLimitModule,
         CatalogModule,
         HealthModule,
         PlansModule,

@@ -2,6 +2,7 @@ import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { Public } from '../common/decorators/public.decorator';
+import { RateLimit } from '../common/rate-limit/rate-limit.decorator';
 import { ApiProblems } from '../common/openapi/api-problems.decorator';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -23,6 +24,7 @@ export class AuthController {
   ) {}
 
   @Public()
+  @RateLimit({ name: 'register-ip', by: 'ip' })
   @Post('register')
   @ApiOperation({ summary: 'Create an account and sign in' })
   @ApiCreatedResponse({ type: UserDto, headers: SETS_COOKIE })
@@ -32,6 +34,7 @@ export class AuthController {
   }
 
   @Public()
+  @RateLimit({ name: 'login-ip', by: 'ip' }, { name: 'login-email', by: 'email' })
   @Post('login')
   @HttpCode(200)
   @ApiOperation({ summary: 'Sign in with email and password (sets the session cookie)' })

@@ -1,3 +1,5 @@
+import { RateLimitName } from '../common/rate-limit/rate-limit.rules';
+
 /** The one typed configuration object, built from the environment by loadConfig() at boot. */
 export type NodeEnv = 'development' | 'test' | 'production';
 
@@ -28,6 +30,11 @@ export interface S3Config {
   forcePathStyle: boolean;
 }
 
+export interface RateLimitConfig {
+  max: number;
+  windowSeconds: number;
+}
+
 export interface AppConfig {
   env: NodeEnv;
   http: {
@@ -51,6 +58,7 @@ export interface AppConfig {
   secrets: { session: string; passwordPepper: string };
   session: { ttlHours: number; cookieName: string; secureCookie: boolean };
   adminEmails: string[];
+  rateLimits: Record<RateLimitName, RateLimitConfig>;
   catalogFile: string;
   providers: {
     openai: { apiKey?: string; baseUrl: string };

@@ -42,6 +42,17 @@ const commaList = z
       .filter((item) => item.length > 0),
   );
 
+/** "MAX/SECONDS": at most MAX requests per window of SECONDS. */
+const rateLimit = z
+  .string()
+  .trim()
+  .regex(/^\d{1,6}\/\d{1,6}$/, { message: 'must look like MAX/SECONDS, e.g. 10/900' })
+  .transform((value) => {
+    const [max, windowSeconds] = value.split('/').map(Number);
+    return { max, windowSeconds };
+  })
+  .refine((limit) => limit.max >= 1 && limit.windowSeconds >= 1, { message: 'must have MAX and SECONDS of at least 1' });
+
 const booleanFlag = z
   .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
   .transform((value) => value === 'true' || value === '1');
@@ -81,6 +92,12 @@ export const envSchema = z.object({
   SESSION_TTL_HOURS: integer(1, 24 * 365).default(24 * 30),
   PASSWORD_PEPPER: optionalString,
   ADMIN_EMAILS: commaList,
+  RATE_LIMIT_LOGIN_IP: rateLimit.default({ max: 30, windowSeconds: 900 }),
+  RATE_LIMIT_LOGIN_EMAIL: rateLimit.default({ max: 10, windowSeconds: 900 }),
+  RATE_LIMIT_REGISTER_IP: rateLimit.default({ max: 10, windowSeconds: 3600 }),
+  RATE_LIMIT_FORGOT_IP: rateLimit.default({ max: 10, windowSeconds: 3600 }),
+  RATE_LIMIT_FORGOT_EMAIL: rateLimit.default({ max: 3, windowSeconds: 3600 }),
+  RATE_LIMIT_RESET_IP: rateLimit.default({ max: 20, windowSeconds: 3600 }),
   CATALOG_FILE: z.string().trim().min(1).default('config/catalog.json'),
 
   OPENAI_API_KEY: optionalString,

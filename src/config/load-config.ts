@@ -77,6 +77,14 @@ function toAppConfig(env: Env): AppConfig {
     },
     session: { ttlHours: env.SESSION_TTL_HOURS, cookieName: SESSION_COOKIE_NAME, secureCookie: appUrl.startsWith('https:') },
     adminEmails: env.ADMIN_EMAILS.map((email) => email.toLowerCase()),
+    rateLimits: {
+      'login-ip': env.RATE_LIMIT_LOGIN_IP,
+      'login-email': env.RATE_LIMIT_LOGIN_EMAIL,
+      'register-ip': env.RATE_LIMIT_REGISTER_IP,
+      'forgot-ip': env.RATE_LIMIT_FORGOT_IP,
+      'forgot-email': env.RATE_LIMIT_FORGOT_EMAIL,
+      'reset-ip': env.RATE_LIMIT_RESET_IP,
+    },
     catalogFile: env.CATALOG_FILE,
     providers: {
       openai: { apiKey: env.OPENAI_API_KEY, baseUrl: stripTrailingSlash(env.OPENAI_BASE_URL) },

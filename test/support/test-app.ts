@@ -26,6 +26,13 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Nod
     DATABASE_URL: process.env.TEST_DATABASE_URL,
     REDIS_URL: process.env.TEST_REDIS_URL,
     REDIS_KEY_PREFIX: `test:${randomBytes(6).toString('hex')}:`,
+    // Suites register and sign in many accounts from one address; rate-limit tests set their own limits.
+    RATE_LIMIT_LOGIN_IP: '10000/60',
+    RATE_LIMIT_LOGIN_EMAIL: '10000/60',
+    RATE_LIMIT_REGISTER_IP: '10000/60',
+    RATE_LIMIT_FORGOT_IP: '10000/60',
+    RATE_LIMIT_FORGOT_EMAIL: '10000/60',
+    RATE_LIMIT_RESET_IP: '10000/60',
     ...overrides,
   };
 }

@@ -1,0 +1,91 @@
+import { randomBytes } from 'node:crypto';
+import { PasswordHasher } from '../src/auth/password-hasher';
+import { PASSWORD, registerUser, uniqueEmail } from './support/factories';
+import { bootTestApp, TestApp } from './support/test-app';
+
+const limits = {
+  TRUST_PROXY: 'loopback',
+  RATE_LIMIT_LOGIN_IP: '4/60',
+  RATE_LIMIT_LOGIN_EMAIL: '3/60',
+  RATE_LIMIT_REGISTER_IP: '2/60',
+};
+
+describe('rate limits', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await bootTestApp(limits);
+  });
+  afterAll(() => t.close());
+
+  const ip = () => `10.${randomBytes(1)[0]}.${randomBytes(1)[0]}.${randomBytes(1)[0]}`;
+  const login = (app: TestApp, from: string, email: string, password = 'wrong password 123') =>
+    app.http.post('/v1/auth/login').set('X-Forwarded-For', from).send({ email, password });
+
+  it('blocks one email hammered from many IPs for that email only', async () => {
+    const victim = uniqueEmail('victim');
+    for (let i = 0; i < 3; i++) expect((await login(t, ip(), victim)).status).toBe(401);
+    const blocked = await login(t, ip(), victim);
+    expect(blocked.status).toBe(429);
+    expect(blocked.headers['retry-after']).toMatch(/^\d+$/);
+    expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(blocked.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect(blocked.body.code).toBe('rate_limited');
+    // The same (fresh) IPs can still try other emails.
+    expect((await login(t, ip(), uniqueEmail('other'))).status).toBe(401);
+  });
+
+  it('blocks one IP trying many emails for that IP only', async () => {
+    const attacker = ip();
+    for (let i = 0; i < 4; i++) expect((await login(t, attacker, uniqueEmail())).status).toBe(401);
+    expect((await login(t, attacker, uniqueEmail())).status).toBe(429);
+    expect((await login(t, ip(), uniqueEmail())).status).toBe(401);
+  });
+
+  it('answers a blocked request identically whether the password is right, and never runs bcrypt', async () => {
+    const { email } = await registerUser(t.http);
+    const from = ip();
+    for (let i = 0; i < 3; i++) await login(t, from, email);
+    const verify = jest.spyOn(t.app.get(PasswordHasher), 'verify');
+    const right = await login(t, from, email, PASSWORD);
+    const wrong = await login(t, from, email);
+    expect(verify).not.toHaveBeenCalled();
+    verify.mockRestore();
+    expect([right.status, wrong.status]).toEqual([429, 429]);
+    expect({ ...right.body, requestId: undefined, detail: undefined }).toEqual({ ...wrong.body, requestId: undefined, detail: undefined });
+    expect(right.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('limits registration per IP', async () => {
+    const from = ip();
+    for (let i = 0; i < 2; i++) {
+      await t.http.post('/v1/auth/register').set('X-Forwarded-For', from).send({ email: uniqueEmail(), password: PASSWORD }).expect(201);
+    }
+    const blocked = await t.http.post('/v1/auth/register').set('X-Forwarded-For', from).send({ email: uniqueEmail(), password: PASSWORD });
+    expect(blocked.status).toBe(429);
+  });
+
+  it('ignores X-Forwarded-For unless the proxy is configured (no bypass by a forged header)', async () => {
+    const direct = await bootTestApp({ ...limits, TRUST_PROXY: undefined });
+    try {
+      for (let i = 0; i < 4; i++) expect((await login(direct, ip(), uniqueEmail())).status).toBe(401);
+      // Every request came from 127.0.0.1 whatever the header said: the fifth is over the IP limit.
+      expect((await login(direct, ip(), uniqueEmail())).status).toBe(429);
+    } finally {
+      await direct.close();
+    }
+  });
+
+  (process.env.TEST_REDIS_URL ? it : it.skip)('enforces one limit across instances sharing Redis', async () => {
+    const prefix = `test:shared:${randomBytes(6).toString('hex')}:`;
+    const [a, b] = [await bootTestApp({ ...limits, REDIS_KEY_PREFIX: prefix }), await bootTestApp({ ...limits, REDIS_KEY_PREFIX: prefix })];
+    try {
+      const email = uniqueEmail('shared');
+      expect((await login(a, ip(), email)).status).toBe(401);
+      expect((await login(b, ip(), email)).status).toBe(401);
+      expect((await login(a, ip(), email)).status).toBe(401);
+      expect((await login(b, ip(), email)).status).toBe(429);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
