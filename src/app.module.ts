@@ -11,6 +11,7 @@ import { createValidationPipe } from './common/validation/validation.pipe';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
+import { MailModule } from './infra/mail/mail.module';
 import { PrismaModule } from './infra/prisma/prisma.module';
 import { RedisModule } from './infra/redis/redis.module';
 import { PlansModule } from './plans/plans.module';
@@ -31,6 +32,7 @@ export class AppModule {
         PrismaModule,
         RedisModule,
         RateLimitModule,
+        MailModule,
         CatalogModule,
         HealthModule,
         PlansModule,

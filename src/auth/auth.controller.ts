@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { Public } from '../common/decorators/public.decorator';
 import { RateLimit } from '../common/rate-limit/rate-limit.decorator';
@@ -10,8 +10,12 @@ import { UserDto } from '../users/dto/user.response';
 import { AuthService, ClientInfo, SignedIn } from './auth.service';
 import { sessionCookieOptions } from './cookies';
 import { CurrentUser } from './current-user.decorator';
-import { LoginDto, RegisterDto } from './dto/credentials.dto';
+import { ForgotPasswordDto, LoginDto, RegisterDto, ResetPasswordDto } from './dto/credentials.dto';
+import { MessageDto } from './dto/message.response';
+import { PasswordResetService } from './password-reset.service';
 import { SessionUser } from './session-user';
+
+export const FORGOT_PASSWORD_ANSWER = 'If an account exists for this email, a reset link is on its way.';
 
 const SETS_COOKIE = { 'Set-Cookie': { description: 'The session cookie (httpOnly, SameSite=Lax, Path=/, Secure over https).', schema: { type: 'string' as const } } };
 
@@ -20,6 +24,7 @@ const SETS_COOKIE = { 'Set-Cookie': { description: 'The session cookie (httpOnly
 export class AuthController {
   constructor(
     private readonly auth: AuthService,
+    private readonly resets: PasswordResetService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -42,6 +47,27 @@ export class AuthController {
   @ApiProblems(401)
   async login(@Body() body: LoginDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<UserDto> {
     return this.signIn(res, await this.auth.login(body, clientInfo(req)));
+  }
+
+  @Public()
+  @RateLimit({ name: 'forgot-ip', by: 'ip' }, { name: 'forgot-email', by: 'email' })
+  @Post('forgot-password')
+  @HttpCode(202)
+  @ApiOperation({ summary: 'Mail a password reset link (same answer whether or not the email has an account)' })
+  @ApiAcceptedResponse({ type: MessageDto })
+  forgotPassword(@Body() body: ForgotPasswordDto): MessageDto {
+    this.resets.requestReset(body.email);
+    return { message: FORGOT_PASSWORD_ANSWER };
+  }
+
+  @Public()
+  @RateLimit({ name: 'reset-ip', by: 'ip' })
+  @Post('reset-password')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Set a new password with the token of a reset link; signs out every session' })
+  @ApiNoContentResponse({ description: 'Password changed; every session of the account has ended.' })
+  async resetPassword(@Body() body: ResetPasswordDto): Promise<void> {
+    await this.resets.resetPassword(body.token, body.password);
   }
 
   @Post('logout')

@@ -4,13 +4,24 @@ import { UsersRepository } from '../users/users.repository';
 import { AuthController } from './auth.controller';
 import { AuthService } from './auth.service';
 import { PasswordHasher } from './password-hasher';
+import { PasswordResetService } from './password-reset.service';
+import { PasswordResetsRepository } from './password-resets.repository';
 import { SessionGuard } from './session.guard';
 import { SessionsRepository } from './sessions.repository';
 import { SessionsService } from './sessions.service';
 
 @Module({
   controllers: [AuthController],
-  providers: [AuthService, PasswordHasher, SessionsRepository, SessionsService, UsersRepository, { provide: APP_GUARD, useClass: SessionGuard }],
+  providers: [
+    AuthService,
+    PasswordResetService,
+    PasswordResetsRepository,
+    PasswordHasher,
+    SessionsRepository,
+    SessionsService,
+    UsersRepository,
+    { provide: APP_GUARD, useClass: SessionGuard },
+  ],
   exports: [SessionsService],
 })
 export class AuthModule {}

@@ -48,3 +48,23 @@ export class LoginDto {
   @MaxLength(1024)
   password!: string;
 }
+
+export class ForgotPasswordDto {
+  /** Trimmed and lower-cased before use. */
+  @Transform(normalizeEmail)
+  @IsString()
+  @MaxLength(254)
+  email!: string;
+}
+
+export class ResetPasswordDto {
+  /** The token from the reset link. */
+  @IsString()
+  @MaxLength(256)
+  token!: string;
+
+  /** The new password, 12 to 128 characters. */
+  @IsString()
+  @IsPasswordLength()
+  password!: string;
+}

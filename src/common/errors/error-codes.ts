@@ -6,6 +6,7 @@ export const ERROR_CODES = {
   validation_failed: { status: 400, title: 'The request is not valid' },
   malformed_json: { status: 400, title: 'The request body is not valid JSON' },
   bad_request: { status: 400, title: 'Bad request' },
+  invalid_reset_token: { status: 400, title: 'Invalid or expired reset link' },
   unauthenticated: { status: 401, title: 'Authentication required' },
   invalid_credentials: { status: 401, title: 'Invalid email or password' },
   forbidden: { status: 403, title: 'Forbidden' },

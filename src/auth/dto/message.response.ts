@@ -1,0 +1,4 @@
+export class MessageDto {
+  /** A human-readable confirmation. */
+  message!: string;
+}
