@@ -44,6 +44,19 @@ describe('API docs', () => {
     expect(JSON.stringify(notReady.schema.allOf)).toContain('ReadinessChecksDto');
   });
 
+  it('documents every auth endpoint with its cookie, 401/409/429 answers and Retry-After', () => {
+    const op = (path: string, method = 'post') => doc.paths[path]?.[method] as OpenApiOperation & { responses: Record<string, { headers?: Record<string, unknown> }> };
+    for (const path of ['/v1/auth/register', '/v1/auth/login', '/v1/auth/logout', '/v1/auth/forgot-password', '/v1/auth/reset-password']) expect(op(path)).toBeDefined();
+    for (const path of ['/v1/auth/me', '/v1/auth/google', '/v1/auth/google/callback', '/v1/auth/github', '/v1/auth/github/callback']) expect(op(path, 'get')).toBeDefined();
+    expect(Object.keys(op('/v1/auth/login').responses)).toEqual(expect.arrayContaining(['200', '401', '429']));
+    expect(Object.keys(op('/v1/auth/register').responses)).toEqual(expect.arrayContaining(['201', '409', '429']));
+    expect(op('/v1/auth/login').responses['429'].headers?.['Retry-After']).toBeDefined();
+    expect(op('/v1/auth/login').responses['200'].headers?.['Set-Cookie']).toBeDefined();
+    expect(Object.keys(op('/v1/auth/me', 'get').responses)).toEqual(expect.arrayContaining(['200', '401']));
+    expect(op('/v1/auth/me', 'get').security).toBeUndefined(); // the global cookie requirement applies
+    expect(op('/v1/auth/login').security).toEqual([{}]); // public
+  });
+
   it('documents every error status it declares as problem+json', () => {
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(operations)) {

@@ -54,6 +54,8 @@ export interface AppConfig {
   };
   redis: { url?: string; keyPrefix: string };
   appUrl: string;
+  /** Public URL of this API (OAuth callbacks are built from it); defaults to APP_URL. */
+  apiUrl: string;
   corsOrigins: string[];
   secrets: { session: string; passwordPepper: string };
   session: { ttlHours: number; cookieName: string; secureCookie: boolean };

@@ -87,6 +87,7 @@ export const envSchema = z.object({
   REDIS_KEY_PREFIX: z.string().trim().default('chat:'),
 
   APP_URL: httpUrl.default('http://localhost:3000'),
+  API_URL: optionalHttpUrl,
   CORS_ORIGINS: commaList,
   SESSION_SECRET: optionalString,
   SESSION_TTL_HOURS: integer(1, 24 * 365).default(24 * 30),

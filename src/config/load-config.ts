@@ -70,6 +70,7 @@ function toAppConfig(env: Env): AppConfig {
     database: { url: env.DATABASE_URL, embeddedDir: env.EMBEDDED_POSTGRES_DIR, embeddedPort: env.EMBEDDED_POSTGRES_PORT },
     redis: { url: env.REDIS_URL, keyPrefix: env.REDIS_KEY_PREFIX },
     appUrl,
+    apiUrl: env.API_URL ? stripTrailingSlash(env.API_URL) : appUrl,
     corsOrigins: env.CORS_ORIGINS.length > 0 ? env.CORS_ORIGINS.map(stripTrailingSlash) : [new URL(appUrl).origin],
     secrets: {
       session: env.SESSION_SECRET ?? DEV_DEFAULTS.SESSION_SECRET,

@@ -24,6 +24,7 @@ export const ERROR_CODES = {
   internal_error: { status: 500, title: 'Internal server error' },
   not_ready: { status: 503, title: 'Service not ready' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
+  provider_not_configured: { status: 503, title: 'Provider not configured' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,0 +1,151 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { FakeOAuthProvider } from './support/fake-oauth';
+import { PASSWORD, registerUser, sessionCookie, uniqueEmail } from './support/factories';
+import { bootTestApp, TestApp } from './support/test-app';
+
+const APP_URL = 'https://app.example.com';
+const API_URL = 'https://api.example.com';
+
+async function sql(query: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
+  const client = new Client({ connectionString: process.env.TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    return (await client.query(query, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+function cookiesOf(res: { headers: Record<string, unknown> }): string[] {
+  return (res.headers['set-cookie'] as string[] | undefined) ?? [];
+}
+
+describe('OAuth sign-in', () => {
+  let t: TestApp;
+  let google: FakeOAuthProvider;
+  let github: FakeOAuthProvider;
+  beforeAll(async () => {
+    google = await new FakeOAuthProvider('google').start();
+    github = await new FakeOAuthProvider('github').start();
+    t = await bootTestApp({ APP_URL, API_URL, ...google.env('GOOGLE'), ...github.env('GITHUB') });
+  });
+  afterAll(async () => {
+    await t.close();
+    await Promise.all([google.close(), github.close()]);
+  });
+
+  const newId = () => String(randomBytes(4).readUInt32BE());
+
+  /** Our redirect to the provider: its Location and the state cookie the browser keeps. */
+  async function begin(provider: 'google' | 'github') {
+    const res = await t.http.get(`/v1/auth/${provider}`).expect(302);
+    const stateCookie = cookiesOf(res).find((cookie) => cookie.startsWith(`oauth_${provider}=`))!;
+    return { location: res.headers.location as string, stateCookie, cookie: stateCookie.split(';')[0] };
+  }
+
+  async function signIn(provider: 'google' | 'github', fake: FakeOAuthProvider, account: { id: string; email: string | null; verified: boolean }) {
+    const { location, cookie } = await begin(provider);
+    const code = fake.approve(location, account);
+    const state = new URL(location).searchParams.get('state')!;
+    return t.http.get(`/v1/auth/${provider}/callback`).query({ code, state }).set('Cookie', cookie);
+  }
+
+  it('redirects to Google with state, PKCE S256 and the callback built from API_URL, binding the state to the browser', async () => {
+    const { location, stateCookie } = await begin('google');
+    const url = new URL(location);
+    expect(`${url.origin}${url.pathname}`).toBe(`${google.baseUrl}/authorize`);
+    expect(url.searchParams.get('redirect_uri')).toBe(`${API_URL}/v1/auth/google/callback`);
+    expect(url.searchParams.get('state')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(url.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(url.searchParams.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(stateCookie).toMatch(/HttpOnly/);
+    expect(stateCookie).toMatch(/Path=\/v1\/auth\/google/);
+    expect(stateCookie).toMatch(/SameSite=Lax/);
+  });
+
+  it('signs in with Google: new account, session cookie, redirect into the app; the same identity finds the same account', async () => {
+    const account = { id: newId(), email: uniqueEmail('google'), verified: true };
+    const first = await signIn('google', google, account);
+    expect(first.status).toBe(302);
+    expect(first.headers.location).toBe(`${APP_URL}/`);
+    const me = await t.http.get('/v1/auth/me').set('Cookie', sessionCookie(first)).expect(200);
+    expect(me.body.email).toBe(account.email);
+    expect(google.tokenRequests.at(-1)?.get('code_verifier')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+    const second = await signIn('google', google, { ...account, email: uniqueEmail('renamed') });
+    const again = await t.http.get('/v1/auth/me').set('Cookie', sessionCookie(second)).expect(200);
+    expect(again.body.id).toBe(me.body.id);
+  });
+
+  it('signs in with GitHub using the verified primary address from /user/emails', async () => {
+    const account = { id: newId(), email: uniqueEmail('github'), verified: true };
+    const res = await signIn('github', github, account);
+    expect(res.headers.location).toBe(`${APP_URL}/`);
+    const me = await t.http.get('/v1/auth/me').set('Cookie', sessionCookie(res)).expect(200);
+    expect(me.body.email).toBe(account.email);
+  });
+
+  it('rejects a missing, wrong or foreign state with a redirect carrying an error, and creates no session', async () => {
+    const { location, cookie } = await begin('google');
+    const code = google.approve(location, { id: newId(), email: uniqueEmail(), verified: true });
+    const state = new URL(location).searchParams.get('state')!;
+    const github = await begin('github');
+    const attempts = [
+      t.http.get('/v1/auth/google/callback').query({ code, state: `${state.slice(0, -1)}A` }).set('Cookie', cookie),
+      t.http.get('/v1/auth/google/callback').query({ code, state }),
+      t.http.get('/v1/auth/google/callback').query({ code }).set('Cookie', cookie),
+      t.http.get('/v1/auth/google/callback').query({ code, state: new URL(github.location).searchParams.get('state')! }).set('Cookie', github.cookie.replace('oauth_github', 'oauth_google')),
+      t.http.get('/v1/auth/google/callback').query({ code, state }).set('Cookie', `${cookie.slice(0, -2)}xx`),
+    ];
+    for (const res of await Promise.all(attempts)) {
+      expect(res.status).toBe(302);
+      expect(res.headers.location).toBe(`${APP_URL}/?error=oauth_state_invalid`);
+      expect(cookiesOf(res).some((c) => c.startsWith('sid='))).toBe(false);
+    }
+  });
+
+  it('links to an existing account only when the provider says the email is verified', async () => {
+    const { email, id } = await registerUser(t.http);
+    const unverified = await signIn('github', github, { id: newId(), email, verified: false });
+    expect(unverified.headers.location).toBe(`${APP_URL}/?error=oauth_email_unverified`);
+    expect(cookiesOf(unverified).some((c) => c.startsWith('sid='))).toBe(false);
+    expect(await sql('SELECT 1 FROM "OAuthIdentity" WHERE "userId" = $1', [id])).toHaveLength(0);
+
+    const verified = await signIn('google', google, { id: newId(), email, verified: true });
+    const me = await t.http.get('/v1/auth/me').set('Cookie', sessionCookie(verified)).expect(200);
+    expect(me.body.id).toBe(id);
+    await t.http.post('/v1/auth/login').send({ email, password: PASSWORD }).expect(200);
+  });
+
+  it('redirects with an error when the user denies, the code exchange fails, or the account is disabled', async () => {
+    const { location, cookie } = await begin('google');
+    const state = new URL(location).searchParams.get('state')!;
+    const denied = await t.http.get('/v1/auth/google/callback').query({ error: 'access_denied', state }).set('Cookie', cookie);
+    expect(denied.headers.location).toBe(`${APP_URL}/?error=oauth_denied`);
+    const next = await begin('google');
+    const badCode = await t.http.get('/v1/auth/google/callback').query({ code: 'forged', state: new URL(next.location).searchParams.get('state')! }).set('Cookie', next.cookie);
+    expect(badCode.headers.location).toBe(`${APP_URL}/?error=oauth_exchange_failed`);
+
+    const account = { id: newId(), email: uniqueEmail('disabled'), verified: true };
+    await signIn('google', google, account);
+    await sql(`UPDATE "User" SET "disabledAt" = now() WHERE email = $1`, [account.email]);
+    const disabled = await signIn('google', google, account);
+    expect(disabled.headers.location).toBe(`${APP_URL}/?error=account_disabled`);
+    expect(cookiesOf(disabled).some((c) => c.startsWith('sid='))).toBe(false);
+  });
+
+  it('answers 503 problem+json for a provider without credentials', async () => {
+    const bare = await bootTestApp();
+    try {
+      for (const path of ['/v1/auth/google', '/v1/auth/github', '/v1/auth/github/callback?code=x&state=y']) {
+        const res = await bare.http.get(path);
+        expect(res.status).toBe(503);
+        expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(res.body.code).toBe('provider_not_configured');
+      }
+    } finally {
+      await bare.close();
+    }
+  });
+});
