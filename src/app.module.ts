@@ -2,6 +2,7 @@ import { DynamicModule, Module, Type } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE, HttpAdapterHost } from '@nestjs/core';
 import { AuthModule } from './auth/auth.module';
 import { CatalogModule } from './catalog/catalog.module';
+import { ClockModule } from './common/clock';
 import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
 import { Logger } from './common/logging/logger';
 import { LifecycleModule } from './common/lifecycle/drain-state';
@@ -29,6 +30,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(logger),
         LifecycleModule,
+        ClockModule,
         PrismaModule,
         RedisModule,
         RateLimitModule,

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { Clock } from '../common/clock';
 import { AppError } from '../common/errors/app-error';
 import { AppLogger } from '../common/logging/app-logger';
 import { AppConfig } from '../config/app-config';
@@ -22,6 +23,7 @@ export class PasswordResetService {
     private readonly passwords: PasswordHasher,
     private readonly mail: MailService,
     private readonly log: AppLogger,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -34,7 +36,7 @@ export class PasswordResetService {
 
   async resetPassword(token: string, password: string): Promise<void> {
     const passwordHash = await this.passwords.hash(password);
-    const done = await this.resets.resetPasswordWithToken(hashResetToken(token), passwordHash, new Date());
+    const done = await this.resets.resetPasswordWithToken(hashResetToken(token), passwordHash, this.clock.now());
     if (!done) throw new AppError('invalid_reset_token', 'This reset link is not valid: it may have expired or been used already.');
   }
 
@@ -42,7 +44,7 @@ export class PasswordResetService {
     const user = await this.resets.findUserIdByEmail(email);
     if (!user || user.disabledAt) return;
     const token = randomBytes(32).toString('base64url');
-    await this.resets.createResetToken(user.id, hashResetToken(token), new Date(Date.now() + RESET_TOKEN_TTL_MS));
+    await this.resets.createResetToken(user.id, hashResetToken(token), new Date(this.clock.now().getTime() + RESET_TOKEN_TTL_MS));
     // Built from APP_URL only: a forged Host header cannot send users to another site with their token.
     const link = `${this.config.appUrl}/reset-password?token=${encodeURIComponent(token)}`;
     await this.mail.send({

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { SessionUser } from './session-user';
@@ -18,18 +19,19 @@ export class SessionsService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly sessions: SessionsRepository,
+    private readonly clock: Clock,
   ) {}
 
   async start(userId: string, client: { userAgent?: string; ip?: string }): Promise<{ token: string; expiresAt: Date }> {
     const token = randomBytes(32).toString('base64url');
-    const expiresAt = new Date(Date.now() + this.config.session.ttlHours * 3_600_000);
+    const expiresAt = new Date(this.clock.now().getTime() + this.config.session.ttlHours * 3_600_000);
     await this.sessions.createSession({ userId, tokenHash: hashSessionToken(token), expiresAt, userAgent: client.userAgent?.slice(0, 512), ip: client.ip });
     return { token, expiresAt };
   }
 
   /** The caller of a token, or null when the session is unknown, expired, or its user disabled. */
   async authenticate(token: string): Promise<SessionUser | null> {
-    const now = new Date();
+    const now = this.clock.now();
     const tokenHash = hashSessionToken(token);
     const session = await this.sessions.findLiveSession(tokenHash, now);
     if (!session || session.user.disabledAt) return null;
