@@ -1,17 +1,7 @@
 import { createHash } from 'node:crypto';
-import { Client } from 'pg';
+import { sql } from './support/sql';
 import { bootTestApp, TestApp } from './support/test-app';
 import { PASSWORD, registerUser, sessionCookie, uniqueEmail } from './support/factories';
-
-async function sql(query: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
-  const client = new Client({ connectionString: process.env.TEST_DATABASE_URL });
-  await client.connect();
-  try {
-    return (await client.query(query, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 describe('accounts and sessions', () => {
   let t: TestApp;

@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'pg';
 import { CatalogSyncService } from '../src/catalog/catalog-sync.service';
+import { sql } from './support/sql';
 import { bootTestApp, TestApp } from './support/test-app';
 import { createMigratedDatabase } from './support/test-database';
 
@@ -15,15 +15,7 @@ function writeCatalog(name: string, catalog: unknown): string {
   return file;
 }
 
-async function query<T>(url: string, sql: string): Promise<T[]> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(sql)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
+const query = <T = Record<string, unknown>>(url: string, text: string) => sql<T>(text, [], url);
 
 /** Runs on its own database: these tests change the catalog, which the other suites rely on. */
 describe('catalog sync', () => {

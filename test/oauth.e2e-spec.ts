@@ -1,21 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
 import { FakeOAuthProvider } from './support/fake-oauth';
 import { PASSWORD, registerUser, sessionCookie, uniqueEmail } from './support/factories';
+import { sql } from './support/sql';
 import { bootTestApp, TestApp } from './support/test-app';
 
 const APP_URL = 'https://app.example.com';
 const API_URL = 'https://api.example.com';
-
-async function sql(query: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
-  const client = new Client({ connectionString: process.env.TEST_DATABASE_URL });
-  await client.connect();
-  try {
-    return (await client.query(query, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 function cookiesOf(res: { headers: Record<string, unknown> }): string[] {
   return (res.headers['set-cookie'] as string[] | undefined) ?? [];

@@ -1,20 +1,10 @@
-import { Client } from 'pg';
 import { Clock } from '../src/common/clock';
 import { PASSWORD, registerUser, uniqueEmail } from './support/factories';
 import { resetTokenOf, startFakeSmtp } from './support/fake-smtp';
+import { sql } from './support/sql';
 import { bootTestApp, TestApp } from './support/test-app';
 
 const NEW_PASSWORD = 'a brand new password 42';
-
-async function sql(query: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
-  const client = new Client({ connectionString: process.env.TEST_DATABASE_URL });
-  await client.connect();
-  try {
-    return (await client.query(query, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 describe('password reset', () => {
   let t: TestApp;

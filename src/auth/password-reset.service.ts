@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
+import { sha256Hex } from '../common/hashing';
 import { AppError } from '../common/errors/app-error';
 import { AppLogger } from '../common/logging/app-logger';
 import { AppConfig } from '../config/app-config';
@@ -10,10 +11,6 @@ import { PasswordHasher } from './password-hasher';
 import { PasswordResetsRepository } from './password-resets.repository';
 
 export const RESET_TOKEN_TTL_MS = 30 * 60_000;
-
-function hashResetToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
-}
 
 @Injectable()
 export class PasswordResetService {
@@ -36,7 +33,7 @@ export class PasswordResetService {
 
   async resetPassword(token: string, password: string): Promise<void> {
     const passwordHash = await this.passwords.hash(password);
-    const done = await this.resets.resetPasswordWithToken(hashResetToken(token), passwordHash, this.clock.now());
+    const done = await this.resets.resetPasswordWithToken(sha256Hex(token), passwordHash, this.clock.now());
     if (!done) throw new AppError('invalid_reset_token', 'This reset link is not valid: it may have expired or been used already.');
   }
 
@@ -44,7 +41,7 @@ export class PasswordResetService {
     const user = await this.resets.findUserIdByEmail(email);
     if (!user || user.disabledAt) return;
     const token = randomBytes(32).toString('base64url');
-    await this.resets.createResetToken(user.id, hashResetToken(token), new Date(this.clock.now().getTime() + RESET_TOKEN_TTL_MS));
+    await this.resets.createResetToken(user.id, sha256Hex(token), new Date(this.clock.now().getTime() + RESET_TOKEN_TTL_MS));
     // Built from APP_URL only: a forged Host header cannot send users to another site with their token.
     const link = `${this.config.appUrl}/reset-password?token=${encodeURIComponent(token)}`;
     await this.mail.send({

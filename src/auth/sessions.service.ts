@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
+import { sha256Hex } from '../common/hashing';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { SessionUser } from './session-user';
@@ -8,10 +9,6 @@ import { SessionsRepository } from './sessions.repository';
 
 /** last-seen is written at most this often per session, not on every request. */
 const TOUCH_INTERVAL_MS = 60_000;
-
-export function hashSessionToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
-}
 
 /** Opaque 256-bit tokens in the cookie; only their SHA-256 is stored. */
 @Injectable()
@@ -25,14 +22,14 @@ export class SessionsService {
   async start(userId: string, client: { userAgent?: string; ip?: string }): Promise<{ token: string; expiresAt: Date }> {
     const token = randomBytes(32).toString('base64url');
     const expiresAt = new Date(this.clock.now().getTime() + this.config.session.ttlHours * 3_600_000);
-    await this.sessions.createSession({ userId, tokenHash: hashSessionToken(token), expiresAt, userAgent: client.userAgent?.slice(0, 512), ip: client.ip });
+    await this.sessions.createSession({ userId, tokenHash: sha256Hex(token), expiresAt, userAgent: client.userAgent?.slice(0, 512), ip: client.ip });
     return { token, expiresAt };
   }
 
   /** The caller of a token, or null when the session is unknown, expired, or its user disabled. */
   async authenticate(token: string): Promise<SessionUser | null> {
     const now = this.clock.now();
-    const tokenHash = hashSessionToken(token);
+    const tokenHash = sha256Hex(token);
     const session = await this.sessions.findLiveSession(tokenHash, now);
     if (!session || session.user.disabledAt) return null;
     if (now.getTime() - session.lastSeenAt.getTime() > TOUCH_INTERVAL_MS) await this.sessions.touchSession(session.id, now);

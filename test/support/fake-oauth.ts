@@ -39,8 +39,11 @@ export class FakeOAuthProvider {
     return this;
   }
 
+  /** Also drops the keep-alive connections the service's fetch keeps open, or close() would wait for them. */
   close(): Promise<void> {
-    return new Promise((done) => this.server.close(() => done()));
+    const closed = new Promise<void>((done) => this.server.close(() => done()));
+    this.server.closeAllConnections();
+    return closed;
   }
 
   env(prefix: 'GOOGLE' | 'GITHUB'): Record<string, string> {
