@@ -1,6 +1,8 @@
 import { Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { CorsOptionsDelegate } from '@nestjs/common/interfaces/external/cors-options.interface';
 import { NestExpressApplication } from '@nestjs/platform-express';
+import { Request } from 'express';
 import helmet from 'helmet';
 import { AppModule } from './app.module';
 import { NestPinoLogger } from './common/logging/app-logger';
@@ -24,6 +26,16 @@ function helmetOptions(config: AppConfig): Parameters<typeof helmet>[0] {
   return { contentSecurityPolicy: { directives: { upgradeInsecureRequests: https ? [] : null } } };
 }
 
+/** CORS headers (credentials included) only for the allowed origins; other origins get none at all. */
+function corsForAllowedOriginsOnly(origins: string[]): CorsOptionsDelegate<Request> {
+  const allowed = new Set(origins);
+  const exposedHeaders = ['x-request-id', 'x-conversation-id', 'Idempotent-Replayed', 'Retry-After'];
+  return (req, callback) => {
+    const origin = req.headers.origin;
+    callback(null, origin !== undefined && allowed.has(origin) ? { origin, credentials: true, exposedHeaders } : { origin: false });
+  };
+}
+
 /**
  * Builds the configured application exactly as production runs it; main.ts and the e2e tests both use
  * this, so the tests exercise the real middleware, filters and pipes. The caller calls init()/listen().
@@ -42,7 +54,7 @@ export async function createApp(config: AppConfig, logger: Logger, extraModules:
   app.use(createHttpLogger(logger));
   app.use(app.get(DrainState).closeConnectionsWhileDraining());
   app.use(helmet(helmetOptions(config)));
-  app.enableCors({ origin: config.corsOrigins, credentials: true, exposedHeaders: ['x-request-id', 'x-conversation-id', 'Idempotent-Replayed', 'Retry-After'] });
+  app.enableCors(corsForAllowedOriginsOnly(config.corsOrigins));
   app.use(refuseCrossSiteWrites(config.corsOrigins, [`/${API_PREFIX}/webhooks/`]));
   app.use(...bodyParsers(config.http.bodyLimitBytes));
   app.setGlobalPrefix(API_PREFIX);

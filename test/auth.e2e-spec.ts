@@ -43,6 +43,16 @@ describe('accounts and sessions', () => {
       }
     });
 
+    it('treats composed and decomposed Unicode spellings of an email as one address', async () => {
+      const local = `jos\u00e9-${Date.now()}`;
+      await t.http.post('/v1/auth/register').send({ email: `${local}@example.com`, password: PASSWORD }).expect(201);
+      const decomposed = `${local.normalize('NFD')}@example.com`;
+      expect(decomposed).not.toBe(`${local}@example.com`);
+      const res = await t.http.post('/v1/auth/register').send({ email: decomposed, password: PASSWORD });
+      expect(res.status).toBe(409);
+      await t.http.post('/v1/auth/login').send({ email: decomposed, password: PASSWORD }).expect(200);
+    });
+
     it('refuses an invalid email and unknown fields', async () => {
       const bad = await t.http.post('/v1/auth/register').send({ email: 'not-an-email', password: PASSWORD });
       expect(bad.status).toBe(400);
@@ -142,6 +152,11 @@ describe('accounts and sessions', () => {
       expect((out.headers['set-cookie'] as unknown as string[])[0]).toMatch(/^sid=;.*Expires=Thu, 01 Jan 1970/);
       await t.http.get('/v1/auth/me').set('Cookie', cookie).expect(401);
       await t.http.post('/v1/auth/logout').set('Cookie', cookie).expect(401);
+    });
+
+    it('finds the real session cookie behind a junk one planted with the same name', async () => {
+      const { cookie } = await registerUser(t.http);
+      await t.http.get('/v1/auth/me').set('Cookie', `sid=garbage; ${cookie}`).expect(200);
     });
 
     it('refuses expired sessions', async () => {

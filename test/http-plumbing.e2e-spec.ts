@@ -100,6 +100,15 @@ describe('HTTP plumbing: errors, request ids, logs, headers', () => {
     expectProblem(await t.http.post('/v1/test-probe').send({ ...validBody, address: { 'ci\u0000ty': 'x' } }), 400, 'bad_request');
   });
 
+  it('refuses lone UTF-16 surrogates, which no validator or database can take', async () => {
+    for (const text of ['\\ud800x@b.co', 'x@\\udfffb.co']) {
+      const res = await t.http.post('/v1/test-probe').set('Content-Type', 'application/json').send(`{"email":"${text}","password":"correct horse battery","count":2,"address":{"city":"x"}}`);
+      expectProblem(res, 400, 'bad_request');
+    }
+    const paired = await t.http.post('/v1/test-probe').send({ ...validBody, address: { city: '😀' } });
+    expect(paired.status).toBe(201);
+  });
+
   it('caps the errors listed for a body with thousands of unknown fields', async () => {
     const extra = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`field${i}`, i]));
     const res = await t.http.post('/v1/test-probe').send({ ...validBody, ...extra });
@@ -183,6 +192,10 @@ describe('HTTP plumbing: errors, request ids, logs, headers', () => {
     expect(allowed.headers['access-control-allow-credentials']).toBe('true');
     const other = await t.http.get('/v1/plans').set('Origin', 'https://evil.example');
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
+    expect(other.headers['access-control-allow-credentials']).toBeUndefined();
+    const preflight = await t.http.options('/v1/auth/login').set('Origin', 'https://evil.example').set('Access-Control-Request-Method', 'POST');
+    expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
+    expect(preflight.headers['access-control-allow-credentials']).toBeUndefined();
   });
 });
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { FakeOAuthProvider } from './support/fake-oauth';
-import { PASSWORD, registerUser, sessionCookie, uniqueEmail } from './support/factories';
+import { registerUser, sessionCookie, uniqueEmail } from './support/factories';
 import { sql } from './support/sql';
 import { bootTestApp, TestApp } from './support/test-app';
 
@@ -105,7 +105,20 @@ describe('OAuth sign-in', () => {
     const verified = await signIn('google', google, { id: newId(), email, verified: true });
     const me = await t.http.get('/v1/auth/me').set('Cookie', sessionCookie(verified)).expect(200);
     expect(me.body.id).toBe(id);
-    await t.http.post('/v1/auth/login').send({ email, password: PASSWORD }).expect(200);
+  });
+
+  it('hands a squatted account to the verified owner: the registrant password and sessions stop working', async () => {
+    // Registration does not prove the email; someone registered the victim's address first.
+    const { email, id, cookie: squatterCookie } = await registerUser(t.http, { password: 'squatter password 1' });
+    const owner = await signIn('google', google, { id: newId(), email, verified: true });
+    await t.http.get('/v1/auth/me').set('Cookie', sessionCookie(owner)).expect(200);
+    await t.http.get('/v1/auth/me').set('Cookie', squatterCookie).expect(401);
+    await t.http.post('/v1/auth/login').send({ email, password: 'squatter password 1' }).expect(401);
+    expect(await sql('SELECT "passwordHash" FROM "User" WHERE id = $1', [id])).toEqual([{ passwordHash: null }]);
+    // A later link of another verified provider to an account without a password voids nothing.
+    const second = await signIn('github', github, { id: newId(), email, verified: true });
+    await t.http.get('/v1/auth/me').set('Cookie', sessionCookie(owner)).expect(200);
+    await t.http.get('/v1/auth/me').set('Cookie', sessionCookie(second)).expect(200);
   });
 
   it('redirects with an error when the user denies, the code exchange fails, or the account is disabled', async () => {

@@ -55,6 +55,32 @@ describe('rate limits', () => {
     expect(right.headers['set-cookie']).toBeUndefined();
   });
 
+  it('counts spellings of one email (case, spaces, Unicode form) against one limit', async () => {
+    const local = `ren\u00e9-${randomBytes(3).toString('hex')}`;
+    const spellings = [`${local}@example.com`, `  ${local.toUpperCase()}@EXAMPLE.com `, `${local.normalize('NFD')}@example.com`];
+    for (const email of spellings) expect((await login(t, ip(), email)).status).toBe(401);
+    expect((await login(t, ip(), spellings[0])).status).toBe(429);
+  });
+
+  it('counts an IPv6 client per /64, so rotating addresses inside it does not escape the limit', async () => {
+    const prefix = `2001:db8:${randomBytes(2).toString('hex')}:${randomBytes(2).toString('hex')}`;
+    for (let i = 1; i <= 4; i++) expect((await login(t, `${prefix}::${i}`, uniqueEmail())).status).toBe(401);
+    expect((await login(t, `${prefix}::99`, uniqueEmail())).status).toBe(429);
+  });
+
+  it('limits forgot-password per IP', async () => {
+    const limited = await bootTestApp({ ...limits, RATE_LIMIT_FORGOT_IP: '2/60' });
+    try {
+      const from = ip();
+      for (let i = 0; i < 2; i++) await limited.http.post('/v1/auth/forgot-password').set('X-Forwarded-For', from).send({ email: uniqueEmail() }).expect(202);
+      const blocked = await limited.http.post('/v1/auth/forgot-password').set('X-Forwarded-For', from).send({ email: uniqueEmail() });
+      expect(blocked.status).toBe(429);
+      await limited.http.post('/v1/auth/forgot-password').set('X-Forwarded-For', ip()).send({ email: uniqueEmail() }).expect(202);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('limits registration per IP', async () => {
     const from = ip();
     for (let i = 0; i < 2; i++) {

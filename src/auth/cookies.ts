@@ -4,18 +4,25 @@ import { AppConfig } from '../config/app-config';
 /** A well-formed session token: 32 random bytes, base64url. Anything else is not looked up. */
 const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 
-/** The session token of the Cookie header, or null when absent or not shaped like a token. */
+/**
+ * The session token of the Cookie header, or null. Every cookie of that name is considered: a junk `sid`
+ * planted by a sibling subdomain in front of the real one must not sign the user out.
+ */
 export function readCookie(header: string | undefined, name: string): string | null {
-  const value = readRawCookie(header, name);
-  return value !== undefined && TOKEN_SHAPE.test(value) ? value : null;
+  return cookieValues(header, name).find((value) => TOKEN_SHAPE.test(value)) ?? null;
 }
 
 export function readRawCookie(header: string | undefined, name: string): string | undefined {
+  return cookieValues(header, name)[0];
+}
+
+function cookieValues(header: string | undefined, name: string): string[] {
+  const values: string[] = [];
   for (const part of (header ?? '').split(';')) {
     const separator = part.indexOf('=');
-    if (separator !== -1 && part.slice(0, separator).trim() === name) return part.slice(separator + 1).trim();
+    if (separator !== -1 && part.slice(0, separator).trim() === name) values.push(part.slice(separator + 1).trim());
   }
-  return undefined;
+  return values;
 }
 
 /** httpOnly, SameSite=Lax, Path=/, Secure when the app is served over https. */

@@ -1,4 +1,5 @@
 import { Transform } from 'class-transformer';
+import { normalizeEmail } from '../../common/email';
 import { IsEmail, IsString, MaxLength, registerDecorator, ValidationOptions } from 'class-validator';
 
 export const PASSWORD_MIN_CHARACTERS = 12;
@@ -22,11 +23,11 @@ function IsPasswordLength(options?: ValidationOptions): PropertyDecorator {
     });
 }
 
-const normalizeEmail = ({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value);
+const normalizedEmail = ({ value }: { value: unknown }) => (typeof value === 'string' ? normalizeEmail(value) : value);
 
 export class RegisterDto {
-  /** Trimmed and lower-cased before use. */
-  @Transform(normalizeEmail)
+  /** Trimmed, NFC-normalized and lower-cased before use. */
+  @Transform(normalizedEmail)
   @IsEmail({}, { message: 'email must be an email address' })
   @MaxLength(254)
   email!: string;
@@ -38,8 +39,8 @@ export class RegisterDto {
 }
 
 export class LoginDto {
-  /** Trimmed and lower-cased before use. */
-  @Transform(normalizeEmail)
+  /** Trimmed, NFC-normalized and lower-cased before use. */
+  @Transform(normalizedEmail)
   @IsString()
   @MaxLength(254)
   email!: string;
@@ -50,8 +51,8 @@ export class LoginDto {
 }
 
 export class ForgotPasswordDto {
-  /** Trimmed and lower-cased before use. */
-  @Transform(normalizeEmail)
+  /** Trimmed, NFC-normalized and lower-cased before use. */
+  @Transform(normalizedEmail)
   @IsString()
   @MaxLength(254)
   email!: string;

@@ -3,7 +3,7 @@ import { Prisma } from '../../infra/prisma/generated/client';
 import { PrismaService } from '../../infra/prisma/prisma.service';
 import { OAuthProviderName } from './oauth-providers';
 
-const account = { id: true, disabledAt: true } as const;
+const account = { id: true, disabledAt: true, passwordHash: true } as const;
 export type OAuthAccount = Prisma.UserGetPayload<{ select: typeof account }>;
 
 @Injectable()
@@ -24,11 +24,22 @@ export class IdentitiesRepository {
 
   /**
    * Links the identity to an existing account. Idempotent under races: when the identity was linked
-   * meanwhile (unique provider + id), the account it points to is answered.
+   * meanwhile (unique provider + id), the account it points to is answered. With `takeOver`, in the same
+   * transaction, the account's password, sessions and reset tokens are voided (see OAuthService).
    */
-  async linkIdentity(userId: string, provider: OAuthProviderName, providerUserId: string, email: string): Promise<OAuthAccount | null> {
-    await this.prisma.oAuthIdentity.createMany({ data: [{ userId, provider, providerUserId, email }], skipDuplicates: true });
-    return this.findUserByIdentity(provider, providerUserId);
+  async linkIdentity(
+    userId: string,
+    identity: { provider: OAuthProviderName; providerUserId: string; email: string },
+    takeOver: boolean,
+  ): Promise<OAuthAccount | null> {
+    await this.prisma.$transaction(async (db) => {
+      const linked = await db.oAuthIdentity.createMany({ data: [{ userId, ...identity }], skipDuplicates: true });
+      if (!takeOver || linked.count === 0) return;
+      await db.user.update({ where: { id: userId }, data: { passwordHash: null }, select: { id: true } });
+      await db.session.deleteMany({ where: { userId } });
+      await db.passwordResetToken.updateMany({ where: { userId, usedAt: null }, data: { usedAt: new Date() } });
+    });
+    return this.findUserByIdentity(identity.provider, identity.providerUserId);
   }
 
   /** A new password-less account with its identity, in one transaction; null if the email was taken meanwhile. */

@@ -106,14 +106,21 @@ export class OAuthService {
   /**
    * The account of this identity; else, for a provider-verified email, the account with that email (linked
    * now) or a new one. An unverified email never links to, nor creates, an account with that address.
+   *
+   * Registration does not prove that the registrant owns the email, so anyone could have registered the
+   * address first. When a provider proves ownership and links to an account that has a password, that
+   * password, every session and every reset link are voided: the verified owner takes the account over,
+   * and a squatter loses it. (The owner can set a password again through forgot-password.)
    */
   private async accountFor(name: OAuthProviderName, profile: ProviderProfile): Promise<OAuthAccount> {
     const known = await this.identities.findUserByIdentity(name, profile.providerUserId);
     if (known) return known;
     if (!profile.email || !profile.emailVerified) throw new OAuthFailure('oauth_email_unverified');
+    const identity = { provider: name, providerUserId: profile.providerUserId, email: profile.email };
     const existing = await this.identities.findUserByEmail(profile.email);
+    if (existing?.disabledAt) throw new OAuthFailure('account_disabled');
     const account = existing
-      ? await this.identities.linkIdentity(existing.id, name, profile.providerUserId, profile.email)
+      ? await this.identities.linkIdentity(existing.id, identity, existing.passwordHash !== null)
       : ((await this.identities.createUserWithIdentity(profile.email, name, profile.providerUserId)) ??
         (await this.identities.findUserByEmail(profile.email)));
     if (!account) throw new OAuthFailure('oauth_exchange_failed');

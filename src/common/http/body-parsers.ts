@@ -21,7 +21,8 @@ const ACCEPTED_BODY_TYPES = ['application/json', 'application/*+json', 'multipar
  * The body pipeline of every route: only JSON (and multipart, parsed by the upload routes) is accepted,
  * because form and text bodies are what a cross-site HTML form can send with the user's cookie. The raw
  * bytes stay on `req.rawBody` (webhook signatures are computed over them), and the parsed value is
- * refused when it nests too deep or holds NUL characters (PostgreSQL text cannot store them).
+ * refused when it nests too deep or holds NUL characters or lone surrogates (PostgreSQL text cannot
+ * store them, and validators throw on them).
  */
 export function bodyParsers(limitBytes: number): RequestHandler[] {
   const verify = (req: IncomingMessage, _res: unknown, buffer: Buffer) => {
@@ -40,19 +41,29 @@ function requireSafeJson(req: Request, _res: Response, next: NextFunction): void
   next(problem ? new BodyReadError(problem, 400) : undefined);
 }
 
-/** Walks the parsed JSON without recursion: 'entity.too.deep', 'entity.nul.character' or null. */
+/** A UTF-16 surrogate without its pair: JSON can carry it (\\ud800), no database or encoder can. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function badTextProblem(text: string): string | null {
+  if (text.includes('\u0000')) return 'entity.nul.character';
+  return LONE_SURROGATE.test(text) ? 'entity.lone.surrogate' : null;
+}
+
+/** Walks the parsed JSON without recursion: 'entity.too.deep', a bad-text problem, or null. */
 export function unsafeJsonProblem(value: unknown): string | null {
   const pending: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
   while (pending.length > 0) {
     const { value: current, depth } = pending.pop()!;
     if (typeof current === 'string') {
-      if (current.includes('\u0000')) return 'entity.nul.character';
+      const problem = badTextProblem(current);
+      if (problem) return problem;
       continue;
     }
     if (current === null || typeof current !== 'object') continue;
     if (depth >= MAX_JSON_DEPTH) return 'entity.too.deep';
     for (const [key, child] of Object.entries(current)) {
-      if (key.includes('\u0000')) return 'entity.nul.character';
+      const problem = badTextProblem(key);
+      if (problem) return problem;
       pending.push({ value: child, depth: depth + 1 });
     }
   }

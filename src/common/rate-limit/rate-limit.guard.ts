@@ -3,7 +3,9 @@ import { Reflector } from '@nestjs/core';
 import { Request } from 'express';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
+import { normalizeEmail } from '../email';
 import { AppError } from '../errors/app-error';
+import { rateLimitAddress } from './client-address';
 import { RATE_LIMIT_RULES, RateLimitRule } from './rate-limit.rules';
 import { RATE_LIMIT_STORE } from './rate-limit.module';
 import { RateLimitStore } from './rate-limit.store';
@@ -35,9 +37,9 @@ export class RateLimitGuard implements CanActivate {
   }
 }
 
-/** The client IP (X-Forwarded-For only through TRUST_PROXY) or the normalized email of the raw body. */
+/** The client address (X-Forwarded-For only through TRUST_PROXY; IPv6 per /64) or the body's normalized email. */
 function subjectOf(req: Request, rule: RateLimitRule): string | null {
-  if (rule.by === 'ip') return req.ip ?? req.socket.remoteAddress ?? 'unknown';
+  if (rule.by === 'ip') return rateLimitAddress(req.ip ?? req.socket.remoteAddress ?? 'unknown');
   const email = (req.body as { email?: unknown } | undefined)?.email;
-  return typeof email === 'string' && email.trim() ? email.trim().toLowerCase().slice(0, 320) : null;
+  return typeof email === 'string' && email.trim() ? normalizeEmail(email).slice(0, 320) : null;
 }
