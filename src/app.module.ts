@@ -13,6 +13,7 @@ import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
 import { MailModule } from './infra/mail/mail.module';
+import { ModelsModule } from './models/models.module';
 import { PrismaModule } from './infra/prisma/prisma.module';
 import { RedisModule } from './infra/redis/redis.module';
 import { PlansModule } from './plans/plans.module';
@@ -39,6 +40,7 @@ export class AppModule {
         HealthModule,
         PlansModule,
         AuthModule,
+        ModelsModule,
         ...extraModules,
       ],
       providers: [

@@ -63,6 +63,8 @@ export interface AppConfig {
   rateLimits: Record<RateLimitName, RateLimitConfig>;
   catalogFile: string;
   providers: {
+    /** Pause between the words of the built-in local/echo model. */
+    echoDelayMs: number;
     openai: { apiKey?: string; baseUrl: string };
     anthropic: { apiKey?: string; baseUrl: string };
   };

@@ -101,6 +101,7 @@ export const envSchema = z.object({
   RATE_LIMIT_RESET_IP: rateLimit.default({ max: 20, windowSeconds: 3600 }),
   CATALOG_FILE: z.string().trim().min(1).default('config/catalog.json'),
 
+  ECHO_DELAY_MS: integer(0, 10_000).default(30),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: httpUrl.default('https://api.openai.com/v1'),
   ANTHROPIC_API_KEY: optionalString,

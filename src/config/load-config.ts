@@ -88,6 +88,7 @@ function toAppConfig(env: Env): AppConfig {
     },
     catalogFile: env.CATALOG_FILE,
     providers: {
+      echoDelayMs: env.ECHO_DELAY_MS,
       openai: { apiKey: env.OPENAI_API_KEY, baseUrl: stripTrailingSlash(env.OPENAI_BASE_URL) },
       anthropic: { apiKey: env.ANTHROPIC_API_KEY, baseUrl: stripTrailingSlash(env.ANTHROPIC_BASE_URL) },
     },

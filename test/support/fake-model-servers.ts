@@ -1,0 +1,73 @@
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
+
+export type FakeMode = { kind: 'ok'; words: string[]; holdLast?: Promise<void> } | { kind: 'fail-before' } | { kind: 'break-after'; words: string[] };
+
+/**
+ * An OpenAI-compatible (`POST /chat/completions`, SSE) and an Anthropic (`POST /messages`, SSE) model on
+ * loopback, streaming as the real APIs do, counting calls and keeping the request bodies.
+ */
+export class FakeModelServer {
+  readonly requests: Record<string, unknown>[] = [];
+  mode: FakeMode = { kind: 'ok', words: ['Hello', ' world'] };
+  private server!: Server;
+  baseUrl = '';
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((done) => this.server.listen(0, '127.0.0.1', done));
+    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  close(): Promise<void> {
+    const closed = new Promise<void>((done) => this.server.close(() => done()));
+    this.server.closeAllConnections();
+    return closed;
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = JSON.parse(await readBody(req)) as Record<string, unknown>;
+    this.requests.push({ path: req.url, authorization: req.headers.authorization, apiKey: req.headers['x-api-key'], ...body });
+    if (this.mode.kind === 'fail-before') {
+      res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { message: 'upstream exploded', type: 'server_error' } }));
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+    const anthropic = req.url?.endsWith('/messages') ?? false;
+    const send = (event: string | null, data: unknown) => res.write(`${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+    const words = this.mode.words;
+    if (anthropic) {
+      send('message_start', { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 7, output_tokens: 1 } } });
+      send('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+    }
+    for (const [index, word] of words.entries()) {
+      if (index === words.length - 1 && this.mode.kind === 'ok' && this.mode.holdLast) await this.mode.holdLast;
+      if (anthropic) send('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: word } });
+      else send(null, { id: 'c1', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta: { role: 'assistant', content: word }, finish_reason: null }] });
+      await new Promise((done) => setTimeout(done, 5));
+    }
+    if (this.mode.kind === 'break-after') {
+      res.destroy();
+      return;
+    }
+    if (anthropic) {
+      send('content_block_stop', { type: 'content_block_stop', index: 0 });
+      send('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: words.length } });
+      send('message_stop', { type: 'message_stop' });
+    } else {
+      send(null, { id: 'c1', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
+      send(null, { id: 'c1', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [], usage: { prompt_tokens: 7, completion_tokens: words.length, total_tokens: 7 + words.length } });
+      send(null, '[DONE]');
+    }
+    res.end();
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((done) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    req.on('end', () => done(body || '{}'));
+  });
+}
