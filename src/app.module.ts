@@ -14,6 +14,7 @@ import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
 import { MailModule } from './infra/mail/mail.module';
 import { ModelsModule } from './models/models.module';
+import { ConversationsModule } from './conversations/conversations.module';
 import { QuotaModule } from './quota/quota.module';
 import { PrismaModule } from './infra/prisma/prisma.module';
 import { RedisModule } from './infra/redis/redis.module';
@@ -43,6 +44,7 @@ export class AppModule {
         AuthModule,
         ModelsModule,
         QuotaModule,
+        ConversationsModule,
         ...extraModules,
       ],
       providers: [

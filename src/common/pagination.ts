@@ -1,0 +1,46 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { AppError } from './errors/app-error';
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+/** `?limit=&cursor=` of the newest-first lists. */
+export class PageQueryDto {
+  /** Items per page, 1 to 100 (default 20). */
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_PAGE_SIZE)
+  limit?: number;
+
+  /** The `nextCursor` of the previous page. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  cursor?: string;
+}
+
+/** Position in a newest-first list: the sort timestamp and id of the last item seen. */
+export interface Cursor {
+  at: Date;
+  id: string;
+}
+
+export function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(`${cursor.at.toISOString()}|${cursor.id}`).toString('base64url');
+}
+
+export function decodeCursor(value: string): Cursor {
+  const [at, id, ...rest] = Buffer.from(value, 'base64url').toString('utf8').split('|');
+  const date = new Date(at ?? '');
+  if (rest.length > 0 || !id || !/^[0-9a-f-]{36}$/.test(id) || Number.isNaN(date.getTime())) {
+    throw new AppError('validation_failed', 'The cursor is not one this API gave out.', {
+      errors: [{ field: 'cursor', code: 'invalid_cursor', message: 'cursor must be the nextCursor of a previous page' }],
+    });
+  }
+  return { at: date, id };
+}

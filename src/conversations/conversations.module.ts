@@ -1,0 +1,7 @@
+import { Module } from '@nestjs/common';
+import { ConversationsController } from './conversations.controller';
+import { ConversationsRepository } from './conversations.repository';
+import { ConversationsService } from './conversations.service';
+
+@Module({ controllers: [ConversationsController], providers: [ConversationsRepository, ConversationsService], exports: [ConversationsRepository] })
+export class ConversationsModule {}

@@ -1,0 +1,42 @@
+import { Injectable } from '@nestjs/common';
+import { SessionUser } from '../auth/session-user';
+import { AppError } from '../common/errors/app-error';
+import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor, PageQueryDto } from '../common/pagination';
+import { ConversationDto, ConversationPageDto, ConversationSummaryDto } from './dto/conversation.response';
+import { ConversationsRepository } from './conversations.repository';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+@Injectable()
+export class ConversationsService {
+  constructor(private readonly conversations: ConversationsRepository) {}
+
+  async list(user: SessionUser, query: PageQueryDto): Promise<ConversationPageDto> {
+    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+    const rows = await this.conversations.findPageOfOwner(user.id, limit, query.cursor ? decodeCursor(query.cursor) : undefined);
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return { data: page.map(toSummary), nextCursor: rows.length > limit && last ? encodeCursor({ at: last.updatedAt, id: last.id }) : null };
+  }
+
+  /** Another user's conversation and an unknown (or malformed) id get the same 404. */
+  async get(user: SessionUser, id: string): Promise<ConversationDto> {
+    const row = UUID.test(id) ? await this.conversations.findOwnedWithMessages(user.id, id) : null;
+    if (!row) throw new AppError('not_found', 'No such conversation.');
+    return {
+      ...toSummary(row),
+      messages: row.messages.map((message) => ({ id: message.id, role: message.role, content: message.content, createdAt: message.createdAt.toISOString() })),
+    };
+  }
+}
+
+function toSummary(row: { id: string; title: string; skillId: string | null; skillVersionId: string | null; createdAt: Date; updatedAt: Date }): ConversationSummaryDto {
+  return {
+    id: row.id,
+    title: row.title,
+    skillId: row.skillId,
+    skillVersionId: row.skillVersionId,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}

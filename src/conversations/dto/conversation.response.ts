@@ -1,0 +1,49 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+export class ConversationSummaryDto {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  /** Taken from the first message. */
+  title!: string;
+
+  /** The Skill this conversation ran, if any. */
+  @ApiProperty({ format: 'uuid', nullable: true, type: String })
+  skillId!: string | null;
+
+  @ApiProperty({ format: 'uuid', nullable: true, type: String })
+  skillVersionId!: string | null;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt!: string;
+
+  /** Time of the latest message. */
+  @ApiProperty({ format: 'date-time' })
+  updatedAt!: string;
+}
+
+export class ConversationPageDto {
+  data!: ConversationSummaryDto[];
+
+  /** Pass as `cursor` to get the next page; null on the last page. */
+  @ApiProperty({ nullable: true, type: String })
+  nextCursor!: string | null;
+}
+
+export class MessageDto {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ enum: ['system', 'user', 'assistant'] })
+  role!: 'system' | 'user' | 'assistant';
+
+  content!: string;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt!: string;
+}
+
+export class ConversationDto extends ConversationSummaryDto {
+  /** In the order they were written. */
+  messages!: MessageDto[];
+}
