@@ -1,5 +1,5 @@
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import { AddressInfo } from 'node:net';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { LoopbackServer, readBody } from './loopback-server';
 
 export type FakeMode = { kind: 'ok'; words: string[]; holdLast?: Promise<void> } | { kind: 'fail-before' } | { kind: 'break-after'; words: string[] };
 
@@ -7,27 +7,14 @@ export type FakeMode = { kind: 'ok'; words: string[]; holdLast?: Promise<void> }
  * An OpenAI-compatible (`POST /chat/completions`, SSE) and an Anthropic (`POST /messages`, SSE) model on
  * loopback, streaming as the real APIs do, counting calls and keeping the request bodies.
  */
-export class FakeModelServer {
+export class FakeModelServer extends LoopbackServer {
   readonly requests: Record<string, unknown>[] = [];
   mode: FakeMode = { kind: 'ok', words: ['Hello', ' world'] };
-  private server!: Server;
-  baseUrl = '';
 
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((done) => this.server.listen(0, '127.0.0.1', done));
-    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
 
-  close(): Promise<void> {
-    const closed = new Promise<void>((done) => this.server.close(() => done()));
-    this.server.closeAllConnections();
-    return closed;
-  }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = JSON.parse(await readBody(req)) as Record<string, unknown>;
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = JSON.parse((await readBody(req)) || '{}') as Record<string, unknown>;
     this.requests.push({ path: req.url, authorization: req.headers.authorization, apiKey: req.headers['x-api-key'], ...body });
     if (this.mode.kind === 'fail-before') {
       res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { message: 'upstream exploded', type: 'server_error' } }));
@@ -64,10 +51,3 @@ export class FakeModelServer {
   }
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((done) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-    req.on('end', () => done(body || '{}'));
-  });
-}

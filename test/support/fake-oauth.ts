@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import { AddressInfo } from 'node:net';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { LoopbackServer, readBody } from './loopback-server';
 
 export interface FakeAccount {
   id: string;
@@ -23,28 +23,16 @@ export const CLIENT_SECRET = 'test-client-secret';
  * client credentials (and PKCE when the authorization carried a challenge), bearer-token profile calls in
  * Google's (OIDC userinfo) or GitHub's (/user + /user/emails) shape. `approve` plays the user consenting.
  */
-export class FakeOAuthProvider {
+export class FakeOAuthProvider extends LoopbackServer {
   private readonly grants = new Map<string, Grant>();
   private readonly tokens = new Map<string, FakeAccount>();
   readonly tokenRequests: URLSearchParams[] = [];
-  private server!: Server;
-  baseUrl = '';
 
-  constructor(private readonly kind: 'google' | 'github') {}
-
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((done) => this.server.listen(0, '127.0.0.1', done));
-    this.baseUrl = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
+  constructor(private readonly kind: 'google' | 'github') {
+    super();
   }
 
-  /** Also drops the keep-alive connections the service's fetch keeps open, or close() would wait for them. */
-  close(): Promise<void> {
-    const closed = new Promise<void>((done) => this.server.close(() => done()));
-    this.server.closeAllConnections();
-    return closed;
-  }
+
 
   env(prefix: 'GOOGLE' | 'GITHUB'): Record<string, string> {
     return {
@@ -70,7 +58,7 @@ export class FakeOAuthProvider {
     return code;
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.baseUrl);
     if (req.method === 'POST' && url.pathname === '/token') return this.token(new URLSearchParams(await readBody(req)), res);
     const account = this.tokens.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
@@ -97,13 +85,6 @@ export class FakeOAuthProvider {
   }
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((done) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-    req.on('end', () => done(body));
-  });
-}
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
