@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto';
 import { cpSync, appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Client } from 'pg';
 import { applyMigrations } from '../src/infra/prisma/migrator';
+import { sql } from './support/sql';
 import { diffMigrationsToSchema } from '../scripts/lib/schema-engine';
 import { createScratchDatabase, withDatabase, type ScratchDatabase } from '../scripts/lib/scratch-database';
 
@@ -192,13 +192,4 @@ function sha256(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-async function query<T = Record<string, unknown>>(url: string, sql: string, values?: unknown[]): Promise<T[]> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    const result = await client.query(sql, values);
-    return result.rows as T[];
-  } finally {
-    await client.end();
-  }
-}
+const query = <T = Record<string, unknown>>(url: string, text: string, values: unknown[] = []) => sql<T>(text, values, url);

@@ -3,8 +3,8 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'pg';
 import { createScratchDatabase } from '../scripts/lib/scratch-database';
+import { sql } from './support/sql';
 import { testServerUrl } from './support/test-database';
 import { freePort, ROOT, ServiceProcess, StartOptions, startService } from './support/service-process';
 
@@ -49,18 +49,18 @@ describe('the service process', () => {
       expect((await fetch(`http://127.0.0.1:${service.port}/docs-json`)).status).toBe(200);
       expect(service.lines().filter((line) => /REDIS_URL is not set/.test(String(line.msg)))).toHaveLength(1);
 
-      await withClient(embeddedUrl(), (client) => client.query(`INSERT INTO "User" (id, email, "updatedAt") VALUES (gen_random_uuid(), 'marker@example.com', now())`));
+      await sql(`INSERT INTO "User" (id, email, "updatedAt") VALUES (gen_random_uuid(), 'marker@example.com', now())`, [], embeddedUrl());
       expect(await service.stop()).toBe(0);
       expect(service.output()).toContain('shutdown complete');
-      await expect(withClient(embeddedUrl(), (client) => client.query('SELECT 1'))).rejects.toThrow(/ECONNREFUSED/);
+      await expect(sql('SELECT 1', [], embeddedUrl())).rejects.toThrow(/ECONNREFUSED/);
     }, 60_000);
 
     it('reuses the same data on the next start', async () => {
       const service = launch(await env());
       await service.waitForLine(/chat api listening/);
       expect(service.lines().find((line) => line.msg === 'database migrations up to date')?.applied).toBe(0);
-      const rows = await withClient(embeddedUrl(), (client) => client.query(`SELECT email FROM "User" WHERE email = 'marker@example.com'`));
-      expect(rows.rowCount).toBe(1);
+      const rows = await sql(`SELECT email FROM "User" WHERE email = 'marker@example.com'`, [], embeddedUrl());
+      expect(rows.length).toBe(1);
       expect(await service.stop()).toBe(0);
     }, 60_000);
 
@@ -92,7 +92,7 @@ describe('the service process', () => {
       process.kill(-service.child.pid!, 'SIGINT');
       expect(await service.exited).toBe(0);
       expect(service.output()).toContain('shutdown complete');
-      await expect(withClient(embeddedUrl(), (client) => client.query('SELECT 1'))).rejects.toThrow(/ECONNREFUSED/);
+      await expect(sql('SELECT 1', [], embeddedUrl())).rejects.toThrow(/ECONNREFUSED/);
     }, 60_000);
 
     it('stops the embedded database when SIGTERM arrives during startup', async () => {
@@ -101,7 +101,7 @@ describe('the service process', () => {
       service.child.kill('SIGTERM');
       expect(await service.exited).toBe(0);
       expect(service.output()).not.toContain('chat api listening');
-      await expect(withClient(embeddedUrl(), (client) => client.query('SELECT 1'))).rejects.toThrow(/ECONNREFUSED/);
+      await expect(sql('SELECT 1', [], embeddedUrl())).rejects.toThrow(/ECONNREFUSED/);
       // And the next start is not blocked by a leftover server.
       const next = launch(await env());
       await next.waitForLine(/chat api listening/);
@@ -158,22 +158,12 @@ describe('the service process', () => {
         const plans = (await (await fetch(`http://127.0.0.1:${twin.port}/v1/plans`)).json()) as { data: unknown[] };
         expect(plans.data).toHaveLength(4);
       }
-      const applied = await withClient(empty.url, (client) => client.query('SELECT migration_name FROM "_prisma_migrations"'));
+      const applied = await sql('SELECT migration_name FROM "_prisma_migrations"', [], empty.url);
       const appliedByTwins = twins.map((twin) => twin.lines().find((line) => line.msg === 'database migrations up to date')?.applied);
-      expect(appliedByTwins.sort()).toEqual([0, applied.rowCount]);
+      expect(appliedByTwins.sort()).toEqual([0, applied.length]);
       await Promise.all(twins.map((twin) => twin.stop()));
     } finally {
       await empty.drop();
     }
   }, 60_000);
 });
-
-async function withClient<T>(url: string, work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}

@@ -38,9 +38,7 @@ export class AuthService {
     const candidate = await this.users.findLoginCandidate(input.email);
     const passwordMatches = await this.passwords.verify(input.password, candidate?.passwordHash ?? null);
     if (!candidate || !passwordMatches || candidate.disabledAt) throw new AppError('invalid_credentials', INVALID_CREDENTIALS);
-    const user = await this.users.findPublicUser(candidate.id);
-    if (!user) throw new AppError('invalid_credentials', INVALID_CREDENTIALS);
-    return { user: toUserDto(user), session: await this.sessions.start(user.id, client) };
+    return { user: toUserDto(candidate), session: await this.sessions.start(candidate.id, client) };
   }
 
   logout(user: SessionUser): Promise<void> {

@@ -26,8 +26,9 @@ export class UsersRepository {
     }
   }
 
+  /** The account as login needs it: its public fields plus what decides whether it may sign in. */
   findLoginCandidate(email: string) {
-    return this.prisma.user.findUnique({ where: { email }, select: { id: true, passwordHash: true, disabledAt: true } });
+    return this.prisma.user.findUnique({ where: { email }, select: { ...publicUser, passwordHash: true, disabledAt: true } });
   }
 
   findPublicUser(id: string): Promise<PublicUserRow | null> {

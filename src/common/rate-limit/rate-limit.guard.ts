@@ -21,14 +21,17 @@ export class RateLimitGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const rules = this.reflector.get<RateLimitRule[]>(RATE_LIMIT_RULES, context.getHandler()) ?? [];
     const req = context.switchToHttp().getRequest<Request>();
-    let retryAfterMs = 0;
-    for (const rule of rules) {
-      const subject = subjectOf(req, rule);
-      if (subject === null) continue;
-      const limit = this.config.rateLimits[rule.name];
-      const { count, resetInMs } = await this.store.hit(`${rule.name}:${subject}`, limit.windowSeconds * 1000);
-      if (count > limit.max) retryAfterMs = Math.max(retryAfterMs, resetInMs);
-    }
+    // Every rule counts the request, independently of the others: one round trip each, all at once.
+    const hits = await Promise.all(
+      rules.map(async (rule) => {
+        const subject = subjectOf(req, rule);
+        if (subject === null) return 0;
+        const limit = this.config.rateLimits[rule.name];
+        const { count, resetInMs } = await this.store.hit(`${rule.name}:${subject}`, limit.windowSeconds * 1000);
+        return count > limit.max ? resetInMs : 0;
+      }),
+    );
+    const retryAfterMs = Math.max(0, ...hits);
     if (retryAfterMs > 0) {
       const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
       throw new AppError('rate_limited', `Too many attempts: try again in ${seconds} seconds.`, { headers: { 'Retry-After': String(seconds) } });
