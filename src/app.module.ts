@@ -1,6 +1,7 @@
 import { DynamicModule, Module, Type } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE, HttpAdapterHost } from '@nestjs/core';
 import { AuthModule } from './auth/auth.module';
+import { ChatModule } from './chat/chat.module';
 import { CatalogModule } from './catalog/catalog.module';
 import { ClockModule } from './common/clock';
 import { ProblemDetailsFilter } from './common/errors/problem-details.filter';
@@ -12,6 +13,7 @@ import { createValidationPipe } from './common/validation/validation.pipe';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { HealthModule } from './health/health.module';
+import { LedgerModule } from './ledger/ledger.module';
 import { MailModule } from './infra/mail/mail.module';
 import { ModelsModule } from './models/models.module';
 import { ConversationsModule } from './conversations/conversations.module';
@@ -45,6 +47,8 @@ export class AppModule {
         ModelsModule,
         QuotaModule,
         ConversationsModule,
+        LedgerModule,
+        ChatModule,
         ...extraModules,
       ],
       providers: [

@@ -44,3 +44,10 @@ export function decodeCursor(value: string): Cursor {
   }
   return { at: date, id };
 }
+
+/** The page of a newest-first list read with `limit` + 1 rows: the first `limit`, and a cursor if more follow. */
+export function toPage<Row, Item>(rows: Row[], limit: number, positionOf: (row: Row) => Cursor, map: (row: Row) => Item): { data: Item[]; nextCursor: string | null } {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { data: page.map(map), nextCursor: rows.length > limit && last ? encodeCursor(positionOf(last)) : null };
+}

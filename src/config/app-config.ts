@@ -68,6 +68,14 @@ export interface AppConfig {
     openai: { apiKey?: string; baseUrl: string };
     anthropic: { apiKey?: string; baseUrl: string };
   };
+  chat: {
+    /** Longest wait for the provider's first event, and between two events, before the run fails. */
+    providerTimeoutMs: number;
+    /** A running request's lease; an instance renews it while generating, the sweeper fails expired ones. */
+    leaseMs: number;
+    /** Characters of message content one request may send (413 beyond); also the history budget. */
+    maxInputChars: number;
+  };
   mail: { smtpUrl?: string; from: string };
   oauth: { google: OAuthProviderConfig; github: GithubOAuthConfig };
   billing: { stripe: PaymentProviderConfig; paddle: PaymentProviderConfig };

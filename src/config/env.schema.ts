@@ -102,6 +102,9 @@ export const envSchema = z.object({
   CATALOG_FILE: z.string().trim().min(1).default('config/catalog.json'),
 
   ECHO_DELAY_MS: integer(0, 10_000).default(30),
+  PROVIDER_TIMEOUT_MS: integer(100, 600_000).default(60_000),
+  CHAT_LEASE_MS: integer(500, 3_600_000).default(60_000),
+  CHAT_MAX_INPUT_CHARS: integer(1_000, 10_000_000).default(100_000),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: httpUrl.default('https://api.openai.com/v1'),
   ANTHROPIC_API_KEY: optionalString,

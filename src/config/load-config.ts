@@ -92,6 +92,7 @@ function toAppConfig(env: Env): AppConfig {
       openai: { apiKey: env.OPENAI_API_KEY, baseUrl: stripTrailingSlash(env.OPENAI_BASE_URL) },
       anthropic: { apiKey: env.ANTHROPIC_API_KEY, baseUrl: stripTrailingSlash(env.ANTHROPIC_BASE_URL) },
     },
+    chat: { providerTimeoutMs: env.PROVIDER_TIMEOUT_MS, leaseMs: env.CHAT_LEASE_MS, maxInputChars: env.CHAT_MAX_INPUT_CHARS },
     mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM },
     oauth: {
       google: {

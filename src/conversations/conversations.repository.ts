@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Cursor } from '../common/pagination';
-import { PrismaService } from '../infra/prisma/prisma.service';
+import { Db, PrismaService } from '../infra/prisma/prisma.service';
+import { ChatMessage } from '../models/providers/model-provider';
 
 @Injectable()
 export class ConversationsRepository {
@@ -33,5 +34,25 @@ export class ConversationsRepository {
         messages: { orderBy: { seq: 'asc' }, select: { id: true, role: true, content: true, createdAt: true } },
       },
     });
+  }
+
+  /** The latest `maxMessages` messages of a conversation `userId` owns, newest first; null if not theirs. */
+  findOwnedRecentMessages(userId: string, id: string, maxMessages: number) {
+    return this.prisma.conversation.findFirst({
+      where: { id, userId },
+      select: { id: true, messages: { orderBy: { seq: 'desc' }, take: maxMessages, select: { role: true, content: true } } },
+    });
+  }
+
+  async createForOwner(db: Db, conversation: { id: string; userId: string; title: string; skillId?: string; skillVersionId?: string }): Promise<void> {
+    await db.conversation.create({ data: conversation, select: { id: true } });
+  }
+
+  /** Appends messages in the given order (seq follows insertion) and marks the conversation active. */
+  async appendMessages(db: Db, conversationId: string, chatRequestId: string, messages: ChatMessage[], at: Date): Promise<void> {
+    for (const message of messages) {
+      await db.message.create({ data: { conversationId, chatRequestId, role: message.role, content: message.content, createdAt: at }, select: { id: true } });
+    }
+    await db.conversation.update({ where: { id: conversationId }, data: { updatedAt: at }, select: { id: true } });
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
 import { AppError } from '../common/errors/app-error';
-import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor, PageQueryDto } from '../common/pagination';
+import { decodeCursor, DEFAULT_PAGE_SIZE, PageQueryDto, toPage } from '../common/pagination';
 import { ConversationDto, ConversationPageDto, ConversationSummaryDto } from './dto/conversation.response';
 import { ConversationsRepository } from './conversations.repository';
 
@@ -14,9 +14,7 @@ export class ConversationsService {
   async list(user: SessionUser, query: PageQueryDto): Promise<ConversationPageDto> {
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     const rows = await this.conversations.findPageOfOwner(user.id, limit, query.cursor ? decodeCursor(query.cursor) : undefined);
-    const page = rows.slice(0, limit);
-    const last = page.at(-1);
-    return { data: page.map(toSummary), nextCursor: rows.length > limit && last ? encodeCursor({ at: last.updatedAt, id: last.id }) : null };
+    return toPage(rows, limit, (row) => ({ at: row.updatedAt, id: row.id }), toSummary);
   }
 
   /** Another user's conversation and an unknown (or malformed) id get the same 404. */

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ModelProviders } from './model-providers';
+import { ModelsRepository } from './models.repository';
 
-/** The model provider adapters; the chat pipeline (issue 4) resolves a catalog model's provider here. */
-@Module({ providers: [ModelProviders], exports: [ModelProviders] })
+/** The catalog's models and the provider adapters that serve them. */
+@Module({ providers: [ModelProviders, ModelsRepository], exports: [ModelProviders, ModelsRepository] })
 export class ModelsModule {}

@@ -3,5 +3,5 @@ import { QuotaController } from './quota.controller';
 import { QuotaRepository } from './quota.repository';
 import { QuotaService } from './quota.service';
 
-@Module({ controllers: [QuotaController], providers: [QuotaRepository, QuotaService], exports: [QuotaService] })
+@Module({ controllers: [QuotaController], providers: [QuotaRepository, QuotaService], exports: [QuotaService, QuotaRepository] })
 export class QuotaModule {}

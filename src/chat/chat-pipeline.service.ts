@@ -1,0 +1,298 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { SessionUser } from '../auth/session-user';
+import { Clock } from '../common/clock';
+import { AppError } from '../common/errors/app-error';
+import { AppLogger } from '../common/logging/app-logger';
+import { nextUtcMidnight, utcDay } from '../common/utc-day';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { ConversationsRepository } from '../conversations/conversations.repository';
+import { LedgerRepository } from '../ledger/ledger.repository';
+import { ModelProviders } from '../models/model-providers';
+import { ModelsRepository } from '../models/models.repository';
+import { ChatMessage, ModelProvider } from '../models/providers/model-provider';
+import { QuotaRepository } from '../quota/quota.repository';
+import { ChatRequestsRepository } from './chat-requests.repository';
+import { ChatStream, toChatStream } from './chat-stream';
+import { titleFrom } from './conversation-title';
+import { generate, Generation } from './generation';
+import { isFailureCode, LiveEvent, RunOutcome } from './live/live-event';
+import { LiveStreams, LiveWriter } from './live/live-streams';
+import { estimateInputTokens, ModelPrice, reservationFor, settledCredits } from './pricing';
+
+/** One chat turn or Skill run, as the pipeline receives it from POST /v1/chat or POST /v1/skills/:id/run. */
+export interface ChatTurn {
+  model: string;
+  idempotencyKey: string;
+  /** What the key stands for: the same key with another fingerprint is refused (422). */
+  fingerprint: string;
+  conversationId?: string;
+  /** The new messages, stored in the conversation and sent after its history. */
+  messages: ChatMessage[];
+  /** Sent first and not stored: a Skill's instruction. */
+  system?: string;
+  skill?: { skillId: string; skillVersionId: string };
+}
+
+/** Everything decided before the claim: which model, what it costs at most, what the model receives. */
+interface RunPlan {
+  runId: string;
+  model: ModelPrice & { id: string; upstreamModel: string };
+  provider: ModelProvider;
+  conversationId: string;
+  newConversation: boolean;
+  prompt: ChatMessage[];
+  estimatedInputTokens: number;
+  reservedCredits: number;
+  usageDay: Date;
+}
+
+/** Stored history older than this many messages is never sent to the model. */
+const MAX_HISTORY_MESSAGES = 200;
+
+/** Thrown inside the claim transaction to roll it back when another request holds the key. */
+class KeyTaken extends Error {}
+
+/**
+ * The one path of every billed model call (chat and Skill runs): validate, claim the idempotency key and
+ * reserve quota in one transaction, generate detached from the client, settle in one transaction.
+ */
+@Injectable()
+export class ChatPipelineService implements OnModuleDestroy {
+  private readonly running = new Set<Promise<void>>();
+
+  constructor(
+    private readonly requests: ChatRequestsRepository,
+    private readonly conversations: ConversationsRepository,
+    private readonly models: ModelsRepository,
+    private readonly providers: ModelProviders,
+    private readonly quota: QuotaRepository,
+    private readonly ledger: LedgerRepository,
+    private readonly live: LiveStreams,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly log: AppLogger,
+  ) {}
+
+  /**
+   * Starts the turn, or replays / joins the request already made with its key. Resolves once the first
+   * byte of the answer is known, so a failure before it is still a problem response.
+   */
+  async start(user: SessionUser, turn: ChatTurn, signal?: AbortSignal): Promise<ChatStream> {
+    this.assertWithinSizeLimit(turn);
+    const existing = await this.requests.findByKey(user.id, turn.idempotencyKey);
+    if (existing) return this.resume(existing, turn.fingerprint, signal);
+
+    const plan = await this.plan(user, turn);
+    const writer = this.live.open(plan.runId);
+    try {
+      await this.claim(user, turn, plan);
+    } catch (error) {
+      writer.discard();
+      if (!(error instanceof KeyTaken)) throw error;
+      const winner = await this.requests.findByKey(user.id, turn.idempotencyKey);
+      if (!winner) throw new AppError('conflict', 'The idempotencyKey is being claimed by another request; retry.');
+      return this.resume(winner, turn.fingerprint, signal);
+    }
+    this.track(this.run(user, turn, plan, writer));
+    return toChatStream(plan.conversationId, false, this.follow(plan.runId, signal));
+  }
+
+  /** Waits (bounded) for detached generations so they settle before the database pool closes. */
+  async onModuleDestroy(): Promise<void> {
+    if (this.running.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise((resolve) => (timer = setTimeout(resolve, this.config.http.shutdownTimeoutMs)));
+    await Promise.race([Promise.allSettled([...this.running]), timeout]);
+    clearTimeout(timer);
+  }
+
+  private assertWithinSizeLimit(turn: ChatTurn): void {
+    const characters = turn.messages.reduce((sum, message) => sum + message.content.length, turn.system?.length ?? 0);
+    if (characters > this.config.chat.maxInputChars) {
+      throw new AppError('messages_too_large', `The messages hold ${characters} characters; one request may send at most ${this.config.chat.maxInputChars}.`);
+    }
+  }
+
+  private resume(request: { id: string; fingerprint: string; status: string; conversationId: string; responseBody: string | null; errorCode: string | null }, fingerprint: string, signal?: AbortSignal): Promise<ChatStream> {
+    if (request.fingerprint !== fingerprint) {
+      throw new AppError('idempotency_key_reused', 'This idempotencyKey was already used for a different request. Use a new key for a new request.');
+    }
+    const events = request.status === 'streaming' ? this.follow(request.id, signal) : storedEvents(request);
+    return toChatStream(request.conversationId, true, events);
+  }
+
+  private async plan(user: SessionUser, turn: ChatTurn): Promise<RunPlan> {
+    const model = await this.models.findActiveWithPlanAccess(turn.model, user.planCode);
+    if (!model) {
+      throw new AppError('unknown_model', `There is no model "${turn.model}"; GET /v1/plans lists the models of each plan.`, {
+        errors: [{ field: 'model', code: 'unknown_model', message: 'model must be the id of a catalog model' }],
+      });
+    }
+    if (model.plans.length === 0) throw new AppError('model_not_allowed', `Your plan (${user.planCode}) does not include ${model.id}.`);
+    const provider = this.providers.configured(model.provider);
+    const history = turn.conversationId ? await this.history(user, turn.conversationId) : [];
+    const prompt = [...(turn.system ? [{ role: 'system' as const, content: turn.system }] : []), ...history, ...turn.messages];
+    const estimatedInputTokens = estimateInputTokens(prompt);
+    return {
+      runId: randomUUID(),
+      model,
+      provider,
+      conversationId: turn.conversationId ?? randomUUID(),
+      newConversation: !turn.conversationId,
+      prompt,
+      estimatedInputTokens,
+      reservedCredits: reservationFor(model, estimatedInputTokens),
+      usageDay: utcDay(this.clock.now()),
+    };
+  }
+
+  /** The conversation's stored messages the model receives: newest first until the character budget is spent. */
+  private async history(user: SessionUser, conversationId: string): Promise<ChatMessage[]> {
+    const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(conversationId);
+    const conversation = isUuid ? await this.conversations.findOwnedRecentMessages(user.id, conversationId, MAX_HISTORY_MESSAGES) : null;
+    if (!conversation) throw new AppError('not_found', 'No such conversation.');
+    let budget = this.config.chat.maxInputChars;
+    const kept: ChatMessage[] = [];
+    for (const message of conversation.messages) {
+      budget -= message.content.length;
+      if (budget < 0) break;
+      kept.push(message);
+    }
+    return kept.reverse();
+  }
+
+  /** Idempotency claim and quota reservation in one transaction: a refused reservation leaves the key unused. */
+  private async claim(user: SessionUser, turn: ChatTurn, plan: RunPlan): Promise<void> {
+    const now = this.clock.now();
+    await this.requests.inTransaction(async (db) => {
+      if (plan.newConversation) {
+        await this.conversations.createForOwner(db, { id: plan.conversationId, userId: user.id, title: titleFrom(turn.messages), ...turn.skill });
+      }
+      const claimed = await this.requests.insertClaim(db, {
+        id: plan.runId,
+        userId: user.id,
+        idempotencyKey: turn.idempotencyKey,
+        fingerprint: turn.fingerprint,
+        conversationId: plan.conversationId,
+        modelId: plan.model.id,
+        ...turn.skill,
+        usageDay: plan.usageDay,
+        reservedCredits: plan.reservedCredits,
+        leaseExpiresAt: new Date(now.getTime() + this.config.chat.leaseMs),
+      });
+      if (!claimed) throw new KeyTaken();
+      if (!(await this.quota.reserve(db, user.id, plan.usageDay, plan.reservedCredits))) throw this.quotaExceeded(plan, now);
+    });
+  }
+
+  private quotaExceeded(plan: RunPlan, now: Date): AppError {
+    const resetsAt = nextUtcMidnight(now);
+    const seconds = Math.max(1, Math.ceil((resetsAt.getTime() - now.getTime()) / 1000));
+    return new AppError(
+      'quota_exceeded',
+      `This request may cost up to ${plan.reservedCredits} credits, more than remain of today's quota (GET /v1/billing/quota). The quota resets at ${resetsAt.toISOString()}.`,
+      { headers: { 'Retry-After': String(seconds) }, extensions: { resetsAt: resetsAt.toISOString() } },
+    );
+  }
+
+  private track(run: Promise<void>): void {
+    this.running.add(run);
+    void run.finally(() => this.running.delete(run));
+  }
+
+  /** Detached from the client: generation goes on after a disconnect, so the answer is stored and billed. */
+  private async run(user: SessionUser, turn: ChatTurn, plan: RunPlan, writer: LiveWriter): Promise<void> {
+    const leaseMs = this.config.chat.leaseMs;
+    const heartbeat = setInterval(() => {
+      this.requests.renewLease(plan.runId, new Date(this.clock.now().getTime() + leaseMs)).catch((error: unknown) => this.log.warn({ err: error, runId: plan.runId }, 'lease renewal failed'));
+    }, Math.max(100, Math.floor(leaseMs / 3)));
+    heartbeat.unref();
+    let outcome: RunOutcome;
+    try {
+      const generation = await generate(plan.provider, { upstreamModel: plan.model.upstreamModel, messages: plan.prompt, maxOutputTokens: plan.model.maxOutputTokens }, {
+        timeoutMs: this.config.chat.providerTimeoutMs,
+        onText: (text) => writer.append(text),
+      });
+      if (generation.failure) this.log.warn({ runId: plan.runId, model: plan.model.id, failure: generation.failure, reason: generation.failureReason }, 'model provider failed');
+      outcome = generation.failure ? { status: 'failed', errorCode: generation.failure } : { status: 'completed' };
+      const settled = await this.settle(user, turn, plan, generation, outcome);
+      if (!settled) outcome = { status: 'failed', errorCode: 'generation_interrupted' };
+    } catch (error) {
+      // Settlement failed (database down): the lease runs out and the sweeper releases the reservation.
+      this.log.error({ err: error, runId: plan.runId }, 'chat settlement failed');
+      outcome = { status: 'failed', errorCode: 'generation_interrupted' };
+    } finally {
+      clearInterval(heartbeat);
+    }
+    await writer.end(outcome);
+  }
+
+  /** Assistant message, ledger entry and quota settlement in one transaction; false if already swept. */
+  private async settle(user: SessionUser, turn: ChatTurn, plan: RunPlan, generation: Generation, outcome: RunOutcome): Promise<boolean> {
+    const finishedAt = this.clock.now();
+    const billed = outcome.status === 'completed' || generation.text.length > 0;
+    const inputTokens = generation.usage?.inputTokens ?? plan.estimatedInputTokens;
+    const outputTokens = generation.usage?.outputTokens ?? generation.chunks;
+    const credits = billed ? settledCredits(plan.model, plan.reservedCredits, inputTokens, outputTokens) : 0;
+    return this.requests.inTransaction(async (db) => {
+      const finished = await this.requests.markFinished(db, plan.runId, {
+        status: outcome.status,
+        responseBody: generation.text,
+        errorCode: outcome.status === 'failed' ? outcome.errorCode : null,
+        finishedAt,
+      });
+      if (!finished) return false;
+      if (billed) {
+        await this.conversations.appendMessages(db, plan.conversationId, plan.runId, [...turn.messages, { role: 'assistant', content: generation.text }], finishedAt);
+        await this.ledger.insertUsageEntry(db, {
+          userId: user.id,
+          status: outcome.status === 'completed' ? 'completed' : 'partial',
+          chatRequestId: plan.runId,
+          modelId: plan.model.id,
+          conversationId: plan.conversationId,
+          ...turn.skill,
+          inputTokens,
+          outputTokens,
+          credits,
+          createdAt: finishedAt,
+        });
+      }
+      await this.quota.settle(db, user.id, plan.usageDay, plan.reservedCredits, credits);
+      return true;
+    });
+  }
+
+  /**
+   * A running answer from its first byte. When the live relay goes quiet the database is asked: the run may
+   * have ended where this process cannot hear it (crashed instance swept, relay unavailable).
+   */
+  private async *follow(runId: string, signal?: AbortSignal): AsyncGenerator<LiveEvent> {
+    let delivered = 0;
+    for await (const event of this.live.follow(runId, signal)) {
+      if (event.type === 'idle') {
+        const stored = await this.requests.findOutcome(runId);
+        if (!stored || stored.status === 'streaming') continue;
+        const rest = (stored.responseBody ?? '').slice(delivered);
+        if (rest) yield { type: 'text', text: rest };
+        yield { type: 'end', outcome: outcomeOf(stored) };
+        return;
+      }
+      if (event.type === 'text') delivered += event.text.length;
+      yield event;
+      if (event.type === 'end') return;
+    }
+  }
+}
+
+/** A finished request replayed: its stored text, then how it ended. */
+async function* storedEvents(request: { status: string; responseBody: string | null; errorCode: string | null }): AsyncGenerator<LiveEvent> {
+  if (request.responseBody) yield { type: 'text', text: request.responseBody };
+  yield { type: 'end', outcome: outcomeOf(request) };
+}
+
+function outcomeOf(request: { status: string; errorCode: string | null }): RunOutcome {
+  if (request.status === 'completed') return { status: 'completed' };
+  return { status: 'failed', errorCode: isFailureCode(request.errorCode) ? request.errorCode : 'generation_interrupted' };
+}

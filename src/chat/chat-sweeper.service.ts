@@ -1,0 +1,49 @@
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Clock } from '../common/clock';
+import { AppLogger } from '../common/logging/app-logger';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { ChatRequestsRepository } from './chat-requests.repository';
+
+/**
+ * Crash safety: a run whose instance died stops renewing its lease. Every instance periodically fails such
+ * runs and releases their reservations (one statement, so a run is swept once). Followers waiting on the
+ * run see the failure through the database.
+ */
+@Injectable()
+export class ChatSweeperService implements OnModuleInit, OnModuleDestroy {
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping = false;
+
+  constructor(
+    private readonly requests: ChatRequestsRepository,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly log: AppLogger,
+  ) {}
+
+  onModuleInit(): void {
+    this.timer = setInterval(() => void this.sweep(), Math.max(250, Math.floor(this.config.chat.leaseMs / 2)));
+    this.timer.unref();
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.timer);
+  }
+
+  /** Fails the expired runs; answers their ids. */
+  async sweep(): Promise<string[]> {
+    if (this.sweeping) return [];
+    this.sweeping = true;
+    try {
+      const swept = await this.requests.failExpiredRuns(this.clock.now());
+      if (swept.length > 0) this.log.warn({ runs: swept }, 'failed chat runs whose lease expired and released their reservations');
+      return swept;
+    } catch (error) {
+      this.log.warn({ err: error }, 'chat sweep failed');
+      return [];
+    } finally {
+      this.sweeping = false;
+    }
+  }
+}

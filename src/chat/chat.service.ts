@@ -1,0 +1,26 @@
+import { Injectable } from '@nestjs/common';
+import { SessionUser } from '../auth/session-user';
+import { ChatPipelineService } from './chat-pipeline.service';
+import { ChatStream } from './chat-stream';
+import { ChatRequestDto } from './dto/chat-request.dto';
+import { fingerprintOf } from './fingerprint';
+
+@Injectable()
+export class ChatService {
+  constructor(private readonly pipeline: ChatPipelineService) {}
+
+  send(user: SessionUser, request: ChatRequestDto, signal?: AbortSignal): Promise<ChatStream> {
+    const messages = request.messages.map(({ role, content }) => ({ role, content }));
+    return this.pipeline.start(
+      user,
+      {
+        model: request.model,
+        idempotencyKey: request.idempotencyKey,
+        fingerprint: fingerprintOf({ kind: 'chat', model: request.model, conversationId: request.conversationId ?? null, messages }),
+        conversationId: request.conversationId,
+        messages,
+      },
+      signal,
+    );
+  }
+}

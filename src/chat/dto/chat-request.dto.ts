@@ -1,0 +1,55 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
+
+export const MAX_MESSAGES_PER_REQUEST = 100;
+/** 1-255 printable ASCII characters, not only spaces: UUIDs, ULIDs and the like. */
+export const IDEMPOTENCY_KEY_PATTERN = /^(?=.*[^ ])[\x20-\x7e]{1,255}$/;
+const IDEMPOTENCY_KEY_MESSAGE = 'idempotencyKey must be 1 to 255 printable ASCII characters';
+
+export class ChatMessageDto {
+  @ApiProperty({ enum: ['system', 'user', 'assistant'] })
+  @IsIn(['system', 'user', 'assistant'], { message: 'role must be system, user or assistant' })
+  role!: 'system' | 'user' | 'assistant';
+
+  /** Not empty. All contents of one request together are limited (413 beyond). */
+  @IsString()
+  @IsNotEmpty()
+  content!: string;
+}
+
+/** Shared by POST /v1/chat and POST /v1/skills/:id/run. */
+export class IdempotentRunDto {
+  /** A catalog model id on the caller's plan, e.g. `local/echo`. */
+  @ApiProperty({ example: 'local/echo' })
+  @IsString()
+  @MaxLength(200)
+  model!: string;
+
+  /** Continue this conversation of the caller; without it a new conversation is created. */
+  @ApiPropertyOptional({ format: 'uuid' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  conversationId?: string;
+
+  /**
+   * Chosen by the client, unique per request it means (1-255 printable ASCII characters). Retrying with the
+   * same key never bills or calls the model twice: it replays, or joins the answer still being written.
+   */
+  @ApiProperty({ minLength: 1, maxLength: 255, example: '4f6c1c8e-1f7a-4a5e-9d55-0e2b8a1f6a10' })
+  @IsString({ message: IDEMPOTENCY_KEY_MESSAGE })
+  @Matches(IDEMPOTENCY_KEY_PATTERN, { message: IDEMPOTENCY_KEY_MESSAGE })
+  idempotencyKey!: string;
+}
+
+export class ChatRequestDto extends IdempotentRunDto {
+  /** The new turn, 1 to 100 messages, appended to the conversation's stored history. */
+  @ApiProperty({ type: [ChatMessageDto], minItems: 1, maxItems: MAX_MESSAGES_PER_REQUEST })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(MAX_MESSAGES_PER_REQUEST)
+  @ValidateNested({ each: true })
+  @Type(() => ChatMessageDto)
+  messages!: ChatMessageDto[];
+}

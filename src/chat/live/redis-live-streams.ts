@@ -1,0 +1,142 @@
+import { RedisClient } from '../../infra/redis/redis.module';
+import { IDLE_AFTER_MS, LiveEvent, RunOutcome } from './live-event';
+
+/** Appends one entry to a run's stream, keeps the stream alive for `ttl` ms and wakes its followers. */
+const APPEND_SCRIPT = `
+local id = redis.call('XADD', KEYS[1], '*', 't', ARGV[2], 'd', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('PUBLISH', ARGV[1], id)
+return id`;
+
+/** How long a finished run's stream stays readable (followers that are late by this much use the database). */
+const RETENTION_AFTER_END_MS = 5 * 60_000;
+
+type Listener = () => void;
+
+/**
+ * Live answers shared between instances: each run is a Redis stream (`live:<id>`) holding every chunk from
+ * the first, plus a pub/sub channel that wakes followers. A follower subscribes first and then reads the
+ * stream from where it is, so it can neither miss nor repeat a chunk, whichever instance it reached.
+ */
+export class RedisLiveStreams {
+  private subscriber: RedisClient | undefined;
+  private readonly listeners = new Map<string, Set<Listener>>();
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly channelPrefix: string,
+    private readonly liveTtlMs: number,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /** Fire and forget, in order: one connection executes commands as sent; a lost chunk is healed by the database. */
+  append(runId: string, text: string): void {
+    this.redis.eval(APPEND_SCRIPT, 1, streamKey(runId), this.channel(runId), 'text', text, String(this.liveTtlMs)).catch(this.onError);
+  }
+
+  async end(runId: string, outcome: RunOutcome): Promise<void> {
+    await this.redis.eval(APPEND_SCRIPT, 1, streamKey(runId), this.channel(runId), 'end', JSON.stringify(outcome), String(RETENTION_AFTER_END_MS)).catch(this.onError);
+  }
+
+  async *follow(runId: string, signal?: AbortSignal): AsyncGenerator<LiveEvent> {
+    const channel = this.channel(runId);
+    let pending = false;
+    let wake: (() => void) | undefined;
+    const listener = () => {
+      pending = true;
+      wake?.();
+    };
+    await this.listen(channel, listener);
+    try {
+      let after = '-';
+      while (!signal?.aborted) {
+        pending = false;
+        const entries = await this.redis.xrange(streamKey(runId), after === '-' ? '-' : `(${after}`, '+');
+        for (const [entryId, fields] of entries) {
+          after = entryId;
+          const event = parseEntry(fields);
+          if (!event) continue;
+          yield event;
+          if (event.type === 'end') return;
+        }
+        if (pending || entries.length > 0) continue;
+        const woken = await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(false), IDLE_AFTER_MS);
+          const aborted = () => resolve(false);
+          signal?.addEventListener('abort', aborted, { once: true });
+          wake = () => {
+            clearTimeout(timer);
+            signal?.removeEventListener('abort', aborted);
+            resolve(true);
+          };
+        });
+        wake = undefined;
+        if (!woken && !signal?.aborted) yield { type: 'idle' };
+      }
+    } finally {
+      await this.unlisten(channel, listener);
+    }
+  }
+
+  async close(): Promise<void> {
+    const subscriber = this.subscriber;
+    this.subscriber = undefined;
+    if (subscriber) await subscriber.quit().catch(() => subscriber.disconnect());
+  }
+
+  private channel(runId: string): string {
+    // ioredis prefixes keys but not pub/sub channels.
+    return `${this.channelPrefix}live:${runId}`;
+  }
+
+  /** Resolves once SUBSCRIBE is acknowledged, so nothing published afterwards can be missed. */
+  private async listen(channel: string, listener: Listener): Promise<void> {
+    const subscriber = this.subscriberConnection();
+    let set = this.listeners.get(channel);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(channel, set);
+    }
+    set.add(listener);
+    await subscriber.subscribe(channel);
+  }
+
+  private async unlisten(channel: string, listener: Listener): Promise<void> {
+    const set = this.listeners.get(channel);
+    set?.delete(listener);
+    if (set && set.size === 0) {
+      this.listeners.delete(channel);
+      await this.subscriber?.unsubscribe(channel).catch(this.onError);
+    }
+  }
+
+  private subscriberConnection(): RedisClient {
+    if (!this.subscriber) {
+      this.subscriber = this.redis.duplicate();
+      this.subscriber.on('error', this.onError);
+      this.subscriber.on('message', (channel: string) => {
+        for (const listener of this.listeners.get(channel) ?? []) listener();
+      });
+    }
+    return this.subscriber;
+  }
+}
+
+function streamKey(runId: string): string {
+  return `live:${runId}`;
+}
+
+function parseEntry(fields: string[]): LiveEvent | undefined {
+  const values = new Map<string, string>();
+  for (let index = 0; index + 1 < fields.length; index += 2) values.set(fields[index], fields[index + 1]);
+  const data = values.get('d') ?? '';
+  if (values.get('t') === 'text') return { type: 'text', text: data };
+  if (values.get('t') === 'end') {
+    try {
+      return { type: 'end', outcome: JSON.parse(data) as RunOutcome };
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,49 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+/** One line of the caller's ledger: a billed chat or Skill run, or credits granted by an admin. */
+export class LedgerEntryDto {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  /** `usage` for a run, `grant` for credits added by an admin. */
+  @ApiProperty({ enum: ['usage', 'grant'] })
+  kind!: 'usage' | 'grant';
+
+  /** `completed`; `partial` when the answer broke off (only what was delivered is billed); `granted`. */
+  @ApiProperty({ enum: ['completed', 'partial', 'failed', 'granted'] })
+  status!: 'completed' | 'partial' | 'failed' | 'granted';
+
+  @ApiProperty({ nullable: true, type: String, example: 'local/echo' })
+  model!: string | null;
+
+  @ApiProperty({ format: 'uuid', nullable: true, type: String })
+  conversationId!: string | null;
+
+  @ApiProperty({ format: 'uuid', nullable: true, type: String })
+  skillId!: string | null;
+
+  @ApiProperty({ format: 'uuid', nullable: true, type: String })
+  skillVersionId!: string | null;
+
+  inputTokens!: number;
+
+  outputTokens!: number;
+
+  /** Credits charged (usage) or added (grant). */
+  credits!: number;
+
+  /** The admin's reason, for grants. */
+  @ApiProperty({ nullable: true, type: String })
+  reason!: string | null;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt!: string;
+}
+
+export class LedgerPageDto {
+  data!: LedgerEntryDto[];
+
+  /** Pass as `cursor` to get the next page; null on the last page. */
+  @ApiProperty({ nullable: true, type: String })
+  nextCursor!: string | null;
+}

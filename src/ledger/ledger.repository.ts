@@ -1,0 +1,50 @@
+import { Injectable } from '@nestjs/common';
+import { Cursor } from '../common/pagination';
+import { Db, PrismaService } from '../infra/prisma/prisma.service';
+
+export interface UsageEntry {
+  userId: string;
+  status: 'completed' | 'partial';
+  chatRequestId: string;
+  modelId: string;
+  conversationId: string;
+  skillId?: string;
+  skillVersionId?: string;
+  inputTokens: number;
+  outputTokens: number;
+  credits: number;
+  createdAt: Date;
+}
+
+@Injectable()
+export class LedgerRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** The unique chatRequestId makes a second entry for the same request impossible. */
+  async insertUsageEntry(db: Db, entry: UsageEntry): Promise<void> {
+    await db.ledgerEntry.create({ data: { ...entry, kind: 'usage' }, select: { id: true } });
+  }
+
+  /** The user's entries newest first, after the cursor; `limit` + 1 rows to know if more follow. */
+  findPageOfUser(userId: string, limit: number, after?: Cursor) {
+    return this.prisma.ledgerEntry.findMany({
+      where: { userId, ...(after ? { OR: [{ createdAt: { lt: after.at } }, { createdAt: after.at, id: { lt: after.id } }] } : {}) },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: limit + 1,
+      select: {
+        id: true,
+        kind: true,
+        status: true,
+        modelId: true,
+        conversationId: true,
+        skillId: true,
+        skillVersionId: true,
+        inputTokens: true,
+        outputTokens: true,
+        credits: true,
+        reason: true,
+        createdAt: true,
+      },
+    });
+  }
+}
