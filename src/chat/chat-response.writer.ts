@@ -24,13 +24,21 @@ export async function writeChatStream(res: Response, stream: ChatStream): Promis
   if (stream.replayed) res.setHeader('Idempotent-Replayed', 'true');
   res.socket?.setNoDelay(true);
   res.flushHeaders();
+  let written: Promise<void> = Promise.resolve();
   try {
     for await (const chunk of stream.chunks) {
       if (res.destroyed) return;
-      res.write(chunk);
+      written = new Promise((resolve) => res.write(chunk, () => resolve()));
     }
     res.end();
   } catch {
+    // Destroying drops what is still buffered: let the delivered part reach the socket first.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([written, new Promise((resolve) => (timer = setTimeout(resolve, FLUSH_BEFORE_ABORT_MS)))]);
+    clearTimeout(timer);
     res.destroy();
   }
 }
+
+/** A client that stopped reading does not hold the connection open longer than this. */
+const FLUSH_BEFORE_ABORT_MS = 5_000;

@@ -62,7 +62,10 @@ export class RedisLiveStreams {
         if (pending || entries.length > 0) continue;
         const woken = await new Promise<boolean>((resolve) => {
           const timer = setTimeout(() => resolve(false), IDLE_AFTER_MS);
-          const aborted = () => resolve(false);
+          const aborted = () => {
+            clearTimeout(timer);
+            resolve(false);
+          };
           signal?.addEventListener('abort', aborted, { once: true });
           wake = () => {
             clearTimeout(timer);
