@@ -101,7 +101,8 @@ export class RedisLiveStreams {
       this.listeners.set(channel, set);
     }
     set.add(listener);
-    await subscriber.subscribe(channel);
+    // Without the subscription the follower still works: it reads the stream after every quiet second.
+    await subscriber.subscribe(channel).catch(this.onError);
   }
 
   private async unlisten(channel: string, listener: Listener): Promise<void> {
@@ -115,7 +116,8 @@ export class RedisLiveStreams {
 
   private subscriberConnection(): RedisClient {
     if (!this.subscriber) {
-      this.subscriber = this.redis.duplicate();
+      // No ready check: its INFO would be refused once the first SUBSCRIBE (queued while connecting) is in.
+      this.subscriber = this.redis.duplicate({ enableReadyCheck: false });
       this.subscriber.on('error', this.onError);
       this.subscriber.on('message', (channel: string) => {
         for (const listener of this.listeners.get(channel) ?? []) listener();
