@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -7,6 +8,10 @@ import { createScratchDatabase } from '../scripts/lib/scratch-database';
 import { sql } from './support/sql';
 import { testServerUrl } from './support/test-database';
 import { freePort, ROOT, ServiceProcess, StartOptions, startService } from './support/service-process';
+import { chat, listen } from './support/chat-client';
+import { FakeModelServer } from './support/fake-model-servers';
+import { registerUser } from './support/factories';
+import { bootTestApp } from './support/test-app';
 
 /**
  * The compiled service as operators run it (`npm run build`, then `npm run start:prod`): embedded
@@ -164,6 +169,38 @@ describe('the service process', () => {
       await Promise.all(twins.map((twin) => twin.stop()));
     } finally {
       await empty.drop();
+    }
+  }, 60_000);
+
+  it('a run left streaming by a killed instance is failed by another instance’s sweeper, its reservation released', async () => {
+    const fake = await new FakeModelServer().start();
+    // The provider never finishes: the instance is killed mid-answer.
+    fake.mode = { kind: 'ok', words: ['before', ' crash'], holdLast: new Promise<void>(() => undefined) };
+    const survivor = await bootTestApp({ CHAT_LEASE_MS: '500', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl });
+    try {
+      const doomed = launch({ DATABASE_URL: process.env.TEST_DATABASE_URL, PORT: String(await freePort()), CHAT_LEASE_MS: '1000', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl });
+      await doomed.waitForLine(/chat api listening/);
+      const doomedUrl = `http://127.0.0.1:${doomed.port}`;
+      const user = await registerUser(survivor.http);
+      const body = { model: 'openai/gpt-4o-mini', idempotencyKey: randomUUID(), messages: [{ role: 'user', content: 'are you there?' }] };
+      const call = chat(doomedUrl, user.cookie, body);
+      expect(await call.firstChunk).toBe('before');
+      await doomed.stop('SIGKILL');
+      await call.response.catch(() => undefined);
+      const [held] = await sql<{ reserved: number }>(`SELECT reserved FROM "DailyUsage" WHERE "userId" = $1`, [user.id]);
+      expect(held.reserved).toBeGreaterThan(0);
+
+      // The retry reaches the surviving instance, waits on the orphaned run and gets its failure once swept.
+      const retry = await chat(await listen(survivor), user.cookie, body).response;
+      expect(retry.status).toBe(502);
+      expect(JSON.parse(retry.body).code).toBe('generation_interrupted');
+      const [usage] = await sql<{ used: number; reserved: number }>(`SELECT used, reserved FROM "DailyUsage" WHERE "userId" = $1`, [user.id]);
+      expect(usage).toEqual({ used: 0, reserved: 0 });
+      expect(await sql(`SELECT 1 FROM "LedgerEntry" WHERE "userId" = $1`, [user.id])).toHaveLength(0);
+      expect(fake.requests).toHaveLength(1);
+    } finally {
+      await survivor.close();
+      await fake.close();
     }
   }, 60_000);
 });
