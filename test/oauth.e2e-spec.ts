@@ -82,7 +82,7 @@ describe('OAuth sign-in', () => {
     const state = new URL(location).searchParams.get('state')!;
     const github = await begin('github');
     const attempts = [
-      t.http.get('/v1/auth/google/callback').query({ code, state: `${state.slice(0, -1)}A` }).set('Cookie', cookie),
+      t.http.get('/v1/auth/google/callback').query({ code, state: `${state.slice(0, -1)}${state.endsWith('A') ? 'E' : 'A'}` }).set('Cookie', cookie),
       t.http.get('/v1/auth/google/callback').query({ code, state }),
       t.http.get('/v1/auth/google/callback').query({ code }).set('Cookie', cookie),
       t.http.get('/v1/auth/google/callback').query({ code, state: new URL(github.location).searchParams.get('state')! }).set('Cookie', github.cookie.replace('oauth_github', 'oauth_google')),
