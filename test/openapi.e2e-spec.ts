@@ -57,6 +57,18 @@ describe('API docs', () => {
     expect(op('/v1/auth/login').security).toEqual([{}]); // public
   });
 
+  it('documents the chat stream, its headers and refusals, and the usage list', () => {
+    const chat = doc.paths['/v1/chat'].post as OpenApiOperation & { responses: Record<string, { headers?: Record<string, unknown> }> };
+    expect(chat.responses['200'].content?.['text/plain']).toBeDefined();
+    expect(Object.keys(chat.responses['200'].headers ?? {})).toEqual(expect.arrayContaining(['x-conversation-id', 'Idempotent-Replayed']));
+    expect(Object.keys(chat.responses)).toEqual(expect.arrayContaining(['401', '403', '404', '413', '422', '429', '502', '503']));
+    expect(chat.responses['429'].headers?.['Retry-After']).toBeDefined();
+    const body = doc.components.schemas.ChatRequestDto as { required: string[]; properties: Record<string, unknown> };
+    expect(body.required.sort()).toEqual(['idempotencyKey', 'messages', 'model']);
+    expect(Object.keys(doc.paths['/v1/billing/usage'].get.responses)).toEqual(expect.arrayContaining(['200', '401']));
+    expect(doc.paths['/v1/conversations/{id}'].get.responses['404']).toBeDefined();
+  });
+
   it('documents every error status it declares as problem+json', () => {
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(operations)) {
