@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import Redis from 'ioredis';
 import { fingerprintOf } from '../src/chat/fingerprint';
 import { chat, listen } from './support/chat-client';
 import { FakeModelServer } from './support/fake-model-servers';
@@ -143,8 +144,15 @@ describe('chat across instances, timeouts and crashes', () => {
       expect(waiting.status).toBe(502);
       expect(waiting.headers['x-conversation-id']).toBeUndefined();
       expect(JSON.parse(waiting.body)).toEqual(expect.objectContaining({ code: 'generation_interrupted' }));
-      const [request] = await sql<{ status: string; errorCode: string }>(`SELECT status, "errorCode" FROM "ChatRequest" WHERE "userId" = $1`, [user.id]);
-      expect(request).toEqual({ status: 'failed', errorCode: 'generation_interrupted' });
+      const [request] = await sql<{ id: string; status: string; errorCode: string }>(`SELECT id, status, "errorCode" FROM "ChatRequest" WHERE "userId" = $1`, [user.id]);
+      expect(request).toEqual({ id: expect.any(String), status: 'failed', errorCode: 'generation_interrupted' });
+      if (process.env.TEST_REDIS_URL) {
+        // The waiting retry followed the run through Redis; answering its 502 released the subscription.
+        const redis = new Redis(process.env.TEST_REDIS_URL);
+        const channel = `${t.config.redis.keyPrefix}live:${request.id}`;
+        expect(await redis.pubsub('NUMSUB', channel)).toEqual([channel, 0]);
+        await redis.quit();
+      }
       const quota = await t.http.get('/v1/billing/quota').set('Cookie', user.cookie).expect(200);
       expect(quota.body).toEqual(expect.objectContaining({ used: 0, reserved: 0 }));
       const later = await t.http.post('/v1/chat').set('Cookie', user.cookie).send(body);

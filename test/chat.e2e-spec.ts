@@ -100,6 +100,22 @@ describe('POST /v1/chat', () => {
     expect(list.body.data.map((c: { id: string }) => c.id)).toEqual([conversationId]);
   });
 
+  it('two turns settling at once in one conversation are stored one after the other, never interleaved', async () => {
+    const user = await registerUser(t.http);
+    const start = await chat(base, user.cookie, echo('start')).response;
+    const conversationId = start.headers['x-conversation-id'] as string;
+    const turn = (label: string) => ({
+      ...echo('unused', randomUUID(), { conversationId }),
+      messages: Array.from({ length: 20 }, (_, index) => ({ role: 'user', content: `${label}${index}` })),
+    });
+    const [a, b] = await Promise.all([chat(base, user.cookie, turn('A')).response, chat(base, user.cookie, turn('B')).response]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    const conversation = await t.http.get(`/v1/conversations/${conversationId}`).set('Cookie', user.cookie).expect(200);
+    const labels = conversation.body.messages.slice(2).map((m: { role: string; content: string }) => (m.role === 'assistant' ? m.content.replace('Echo: ', '').slice(0, 1) : m.content.slice(0, 1)));
+    const blocks = labels.join('').replace(/(.)\1*/g, '$1');
+    expect(['AB', 'BA']).toContain(blocks);
+  });
+
   it('answers 404 for another user’s or an unknown conversation, billing nothing and keeping the key', async () => {
     const owner = await registerUser(t.http);
     const intruder = await registerUser(t.http);
@@ -139,6 +155,7 @@ describe('POST /v1/chat', () => {
       [{ ...echo('hi', key), messages: ['hi'] }, 400, 'validation_failed', 'messages.0'],
       [{ ...echo('hi', key), temperature: 2 }, 400, 'validation_failed', 'temperature'],
       [{ ...echo('hi', key), conversationId: 42 }, 400, 'validation_failed', 'conversationId'],
+      [{ ...echo('hi', key), conversationId: '' }, 400, 'validation_failed', 'conversationId'],
       [{ ...echo('hi', key), model: 'nobody/nothing' }, 400, 'unknown_model', 'model'],
       [{ ...echo('hi', key), model: 'anthropic/claude-haiku-4-5' }, 403, 'model_not_allowed'],
       [{ ...echo('hi', key), messages: [{ role: 'user', content: 'x'.repeat(60_000) }, { role: 'user', content: 'y'.repeat(60_000) }] }, 413, 'messages_too_large'],

@@ -48,6 +48,9 @@ interface RunPlan {
   usageDay: Date;
 }
 
+/** A follower of a quiet remote run asks the database after 1, 2, 4, 8, then every 8 seconds. */
+const MAX_SECONDS_BETWEEN_CHECKS = 8;
+
 /** Stored history older than this many messages is never sent to the model. */
 const MAX_HISTORY_MESSAGES = 200;
 
@@ -99,11 +102,14 @@ export class ChatPipelineService implements OnModuleDestroy {
     return toChatStream(plan.conversationId, false, this.follow(plan.runId, signal));
   }
 
-  /** Waits (bounded) for detached generations so they settle before the database pool closes. */
+  /**
+   * Waits for detached generations so they settle before the database pool closes: at most half the
+   * shutdown budget (the HTTP drain used some already); runs still going after that are left to the sweeper.
+   */
   async onModuleDestroy(): Promise<void> {
     if (this.running.size === 0) return;
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise((resolve) => (timer = setTimeout(resolve, this.config.http.shutdownTimeoutMs)));
+    const timeout = new Promise((resolve) => (timer = setTimeout(resolve, this.config.http.shutdownTimeoutMs / 2)));
     await Promise.race([Promise.allSettled([...this.running]), timeout]);
     clearTimeout(timer);
   }
@@ -265,20 +271,33 @@ export class ChatPipelineService implements OnModuleDestroy {
   }
 
   /**
-   * A running answer from its first byte. When the live relay goes quiet the database is asked: the run may
-   * have ended where this process cannot hear it (crashed instance swept, relay unavailable).
+   * A running answer from its first byte. A run of this process always ends its buffer. A run followed
+   * through the relay may end where this process cannot hear it (its instance crashed and was swept, the
+   * relay lost a chunk): while the relay is quiet the database is asked, less and less often, and a
+   * finished run is completed from the stored body.
    */
   private async *follow(runId: string, signal?: AbortSignal): AsyncGenerator<LiveEvent> {
+    const { local, events } = this.live.follow(runId, signal);
     let delivered = 0;
-    for await (const event of this.live.follow(runId, signal)) {
+    let quietSeconds = 0;
+    let nextCheck = 1;
+    for await (const event of events) {
       if (event.type === 'idle') {
-        const stored = await this.requests.findOutcome(runId);
-        if (!stored || stored.status === 'streaming') continue;
-        const rest = (stored.responseBody ?? '').slice(delivered);
+        quietSeconds += 1;
+        if (local || quietSeconds < nextCheck) continue;
+        nextCheck = quietSeconds + Math.min(quietSeconds, MAX_SECONDS_BETWEEN_CHECKS);
+        const stored = await this.requests.findOutcome(runId).catch((error: unknown) => {
+          this.log.warn({ err: error, runId }, 'could not read a followed run');
+          return 'unknown' as const;
+        });
+        if (stored === 'unknown' || stored?.status === 'streaming') continue;
+        const rest = (stored?.responseBody ?? '').slice(delivered);
         if (rest) yield { type: 'text', text: rest };
-        yield { type: 'end', outcome: outcomeOf(stored) };
+        yield { type: 'end', outcome: stored ? outcomeOf(stored) : { status: 'failed', errorCode: 'generation_interrupted' } };
         return;
       }
+      quietSeconds = 0;
+      nextCheck = 1;
       if (event.type === 'text') delivered += event.text.length;
       yield event;
       if (event.type === 'end') return;

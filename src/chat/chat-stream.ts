@@ -38,7 +38,11 @@ export function failureProblem(code: FailureCode, replayed: boolean): AppError {
 export async function toChatStream(conversationId: string, replayed: boolean, events: AsyncIterable<LiveEvent>): Promise<ChatStream> {
   const iterator = events[Symbol.asyncIterator]();
   const first = await nextEvent(iterator);
-  if (first?.type === 'end' && first.outcome.status === 'failed') throw failureProblem(first.outcome.errorCode, replayed);
+  if (first?.type === 'end' && first.outcome.status === 'failed') {
+    // Lets the follower release what it holds (a Redis subscription) before the problem is answered.
+    await iterator.return?.();
+    throw failureProblem(first.outcome.errorCode, replayed);
+  }
   return { conversationId, replayed, chunks: chunksFrom(first, iterator) };
 }
 

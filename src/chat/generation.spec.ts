@@ -51,4 +51,18 @@ describe('generate', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(aborted).toBe(true);
   });
+
+  it('drops NUL characters, which the database could not store', async () => {
+    const seen: string[] = [];
+    const result = await generate(
+      provider(async function* () {
+        yield { type: 'text', text: 'a\u0000b' };
+        yield { type: 'text', text: '\u0000' };
+      }),
+      request,
+      { timeoutMs: 1000, onText: (text) => seen.push(text) },
+    );
+    expect(seen).toEqual(['ab']);
+    expect(result).toMatchObject({ text: 'ab', chunks: 1 });
+  });
 });

@@ -29,10 +29,13 @@ export async function generate(provider: ModelProvider, request: Omit<Generation
       if (next.done) return result;
       const event = next.value;
       if (event.type === 'usage') result.usage = { inputTokens: event.inputTokens, outputTokens: event.outputTokens };
-      else if (event.text) {
-        result.text += event.text;
+      else {
+        // PostgreSQL text cannot hold NUL: an answer containing one could be delivered but never stored.
+        const text = event.text.replaceAll('\u0000', '');
+        if (!text) continue;
+        result.text += text;
         result.chunks += 1;
-        options.onText(event.text);
+        options.onText(text);
       }
     }
   } catch (error) {

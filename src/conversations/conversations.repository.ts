@@ -48,11 +48,14 @@ export class ConversationsRepository {
     await db.conversation.create({ data: conversation, select: { id: true } });
   }
 
-  /** Appends messages in the given order (seq follows insertion) and marks the conversation active. */
+  /**
+   * Appends messages in the given order and marks the conversation active. The conversation row is updated
+   * first: its lock makes two turns settling at once append one after the other, never interleaved.
+   */
   async appendMessages(db: Db, conversationId: string, chatRequestId: string, messages: ChatMessage[], at: Date): Promise<void> {
+    await db.conversation.update({ where: { id: conversationId }, data: { updatedAt: at }, select: { id: true } });
     for (const message of messages) {
       await db.message.create({ data: { conversationId, chatRequestId, role: message.role, content: message.content, createdAt: at }, select: { id: true } });
     }
-    await db.conversation.update({ where: { id: conversationId }, data: { updatedAt: at }, select: { id: true } });
   }
 }

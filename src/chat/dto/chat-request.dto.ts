@@ -30,6 +30,7 @@ export class IdempotentRunDto {
   @ApiPropertyOptional({ format: 'uuid' })
   @IsOptional()
   @IsString()
+  @IsNotEmpty()
   @MaxLength(100)
   conversationId?: string;
 

@@ -32,6 +32,6 @@ describe('LiveBuffer', () => {
     const controller = new AbortController();
     const following = collect(buffer.follow(controller.signal));
     controller.abort();
-    expect(await following).toEqual([{ type: 'idle' }]);
+    expect(await following).toEqual([]);
   });
 });

@@ -1,13 +1,15 @@
-import { IDLE_AFTER_MS, LiveEvent, RunOutcome } from './live-event';
+import { LiveEvent, RunOutcome } from './live-event';
+import { waitForWakeUp } from './wake-up';
 
 /**
  * The answer of one run in this process, kept whole while it is produced: any number of followers read it
- * from the first chunk and wait for more. The run appends; followers never block the run.
+ * from the first chunk and wait for more. The run appends; followers never block the run. The run always
+ * ends its buffer (its provider call and settlement are both bounded), so followers need no other source.
  */
 export class LiveBuffer {
   private readonly chunks: string[] = [];
   private outcome: RunOutcome | undefined;
-  private wakeUps = new Set<() => void>();
+  private readonly wakeUps = new Set<() => void>();
 
   append(text: string): void {
     this.chunks.push(text);
@@ -19,10 +21,6 @@ export class LiveBuffer {
     this.wakeAll();
   }
 
-  get ended(): boolean {
-    return this.outcome !== undefined;
-  }
-
   async *follow(signal?: AbortSignal): AsyncGenerator<LiveEvent> {
     let next = 0;
     while (!signal?.aborted) {
@@ -31,31 +29,11 @@ export class LiveBuffer {
         yield { type: 'end', outcome: this.outcome };
         return;
       }
-      const woken = await this.waitForChange(signal);
-      if (!woken) yield { type: 'idle' };
+      await waitForWakeUp(this.wakeUps, undefined, signal);
     }
   }
 
-  /** True when something was appended or the run ended; false after a quiet IDLE_AFTER_MS or an abort. */
-  private waitForChange(signal?: AbortSignal): Promise<boolean> {
-    return new Promise((resolve) => {
-      const finish = (woken: boolean) => {
-        clearTimeout(timer);
-        this.wakeUps.delete(wake);
-        signal?.removeEventListener('abort', aborted);
-        resolve(woken);
-      };
-      const wake = () => finish(true);
-      const aborted = () => finish(false);
-      const timer = setTimeout(() => finish(false), IDLE_AFTER_MS);
-      this.wakeUps.add(wake);
-      signal?.addEventListener('abort', aborted, { once: true });
-    });
-  }
-
   private wakeAll(): void {
-    const wakeUps = [...this.wakeUps];
-    this.wakeUps = new Set();
-    for (const wake of wakeUps) wake();
+    for (const wake of [...this.wakeUps]) wake();
   }
 }

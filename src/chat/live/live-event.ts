@@ -6,8 +6,9 @@ export type RunOutcome = { status: 'completed' } | { status: 'failed'; errorCode
 export type FailureCode = Extract<ErrorCode, 'provider_error' | 'provider_timeout' | 'generation_interrupted'>;
 
 /**
- * What a follower of a running answer sees: text in order from the first byte, then one end. `idle` is
- * emitted after a quiet second so the follower can check the database (the run may have ended elsewhere).
+ * What a follower of a running answer sees: text in order from the first byte, then one end. Followers of a
+ * run in another instance also get `idle` after each quiet second, to check the database (the run may have
+ * ended where they cannot hear it).
  */
 export type LiveEvent = { type: 'text'; text: string } | { type: 'end'; outcome: RunOutcome } | { type: 'idle' };
 

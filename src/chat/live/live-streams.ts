@@ -6,6 +6,7 @@ import { REDIS, RedisClient } from '../../infra/redis/redis.module';
 import { LiveBuffer } from './live-buffer';
 import { IDLE_AFTER_MS, LiveEvent, RunOutcome } from './live-event';
 import { RedisLiveStreams } from './redis-live-streams';
+import { waitForWakeUp } from './wake-up';
 
 /** A finished run's buffer stays a little for followers that found it running; later ones read the database. */
 const LOCAL_RETENTION_MS = 30_000;
@@ -29,16 +30,20 @@ export class LiveStreams implements OnModuleDestroy {
 
   constructor(@Inject(REDIS) redis: RedisClient | null, @Inject(APP_CONFIG) config: AppConfig, private readonly log: AppLogger) {
     const onError = (error: unknown) => this.log.warn({ err: error }, 'live stream relay through redis failed');
-    this.remote = redis ? new RedisLiveStreams(redis, config.redis.keyPrefix, config.chat.leaseMs * 2, onError) : null;
+    // Alive while the run can still append: a gap between chunks may last the provider timeout.
+    const liveTtlMs = 2 * Math.max(config.chat.leaseMs, config.chat.providerTimeoutMs);
+    this.remote = redis ? new RedisLiveStreams(redis, config.redis.keyPrefix, liveTtlMs, onError) : null;
   }
 
   open(runId: string): LiveWriter {
     const buffer = new LiveBuffer();
     this.local.set(runId, buffer);
+    let offset = 0;
     return {
       append: (text) => {
         buffer.append(text);
-        this.remote?.append(runId, text);
+        this.remote?.append(runId, offset, text);
+        offset += text.length;
       },
       end: async (outcome) => {
         buffer.end(outcome);
@@ -51,12 +56,14 @@ export class LiveStreams implements OnModuleDestroy {
     };
   }
 
-  /** Every event of a run from its first chunk; `idle` ticks while nothing is heard (the caller checks the database). */
-  follow(runId: string, signal?: AbortSignal): AsyncIterable<LiveEvent> {
+  /**
+   * Every event of a run from its first chunk. `local` runs always end their buffer; otherwise `idle` ticks
+   * come while nothing is heard, and the caller asks the database whether the run ended elsewhere.
+   */
+  follow(runId: string, signal?: AbortSignal): { local: boolean; events: AsyncIterable<LiveEvent> } {
     const buffer = this.local.get(runId);
-    if (buffer) return buffer.follow(signal);
-    if (this.remote) return this.remote.follow(runId, signal);
-    return idleTicks(signal);
+    if (buffer) return { local: true, events: buffer.follow(signal) };
+    return { local: false, events: this.remote ? this.remote.follow(runId, signal) : idleTicks(signal) };
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -66,8 +73,5 @@ export class LiveStreams implements OnModuleDestroy {
 
 /** A run this process does not have and no relay can bring: only the database will tell how it ended. */
 async function* idleTicks(signal?: AbortSignal): AsyncGenerator<LiveEvent> {
-  while (!signal?.aborted) {
-    await new Promise((resolve) => setTimeout(resolve, IDLE_AFTER_MS));
-    yield { type: 'idle' };
-  }
+  while (!(await waitForWakeUp(new Set(), IDLE_AFTER_MS, signal)) && !signal?.aborted) yield { type: 'idle' };
 }

@@ -1,10 +1,11 @@
 import { RedisClient } from '../../infra/redis/redis.module';
 import { IDLE_AFTER_MS, LiveEvent, RunOutcome } from './live-event';
+import { waitForWakeUp } from './wake-up';
 
 /** Appends one entry to a run's stream, keeps the stream alive for `ttl` ms and wakes its followers. */
 const APPEND_SCRIPT = `
-local id = redis.call('XADD', KEYS[1], '*', 't', ARGV[2], 'd', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
+local id = redis.call('XADD', KEYS[1], '*', 't', ARGV[2], 'o', ARGV[3], 'd', ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
 redis.call('PUBLISH', ARGV[1], id)
 return id`;
 
@@ -17,9 +18,14 @@ type Listener = () => void;
  * Live answers shared between instances: each run is a Redis stream (`live:<id>`) holding every chunk from
  * the first, plus a pub/sub channel that wakes followers. A follower subscribes first and then reads the
  * stream from where it is, so it can neither miss nor repeat a chunk, whichever instance it reached.
+ *
+ * Every text entry carries its character offset in the answer. A follower that finds a gap (an append
+ * lost while Redis was unreachable, or a stream expired) or cannot read the stream stops trusting the
+ * relay and only ticks `idle`: its caller then completes the answer from the database once the run ends.
  */
 export class RedisLiveStreams {
   private subscriber: RedisClient | undefined;
+  private closed = false;
   private readonly listeners = new Map<string, Set<Listener>>();
 
   constructor(
@@ -29,51 +35,50 @@ export class RedisLiveStreams {
     private readonly onError: (error: unknown) => void,
   ) {}
 
-  /** Fire and forget, in order: one connection executes commands as sent; a lost chunk is healed by the database. */
-  append(runId: string, text: string): void {
-    this.redis.eval(APPEND_SCRIPT, 1, streamKey(runId), this.channel(runId), 'text', text, String(this.liveTtlMs)).catch(this.onError);
+  /** Fire and forget, in order (one connection executes commands as sent); a lost one shows as a gap. */
+  append(runId: string, offset: number, text: string): void {
+    this.redis.eval(APPEND_SCRIPT, 1, streamKey(runId), this.channel(runId), 'text', String(offset), text, String(this.liveTtlMs)).catch(this.onError);
   }
 
   async end(runId: string, outcome: RunOutcome): Promise<void> {
-    await this.redis.eval(APPEND_SCRIPT, 1, streamKey(runId), this.channel(runId), 'end', JSON.stringify(outcome), String(RETENTION_AFTER_END_MS)).catch(this.onError);
+    await this.redis.eval(APPEND_SCRIPT, 1, streamKey(runId), this.channel(runId), 'end', '0', JSON.stringify(outcome), String(RETENTION_AFTER_END_MS)).catch(this.onError);
   }
 
   async *follow(runId: string, signal?: AbortSignal): AsyncGenerator<LiveEvent> {
     const channel = this.channel(runId);
+    const wakeUps = new Set<() => void>();
     let pending = false;
-    let wake: (() => void) | undefined;
     const listener = () => {
       pending = true;
-      wake?.();
+      for (const wake of wakeUps) wake();
     };
     await this.listen(channel, listener);
     try {
       let after = '-';
+      let delivered = 0;
+      let trusted = true;
       while (!signal?.aborted) {
         pending = false;
-        const entries = await this.redis.xrange(streamKey(runId), after === '-' ? '-' : `(${after}`, '+');
-        for (const [entryId, fields] of entries) {
+        const entries = trusted ? await this.read(runId, after) : [];
+        if (entries === undefined) trusted = false;
+        for (const [entryId, fields] of entries ?? []) {
           after = entryId;
           const event = parseEntry(fields);
           if (!event) continue;
-          yield event;
-          if (event.type === 'end') return;
+          if (event.type === 'text') {
+            if (event.offset !== delivered) {
+              trusted = false;
+              break;
+            }
+            delivered += event.text.length;
+            yield { type: 'text', text: event.text };
+          } else {
+            yield event;
+            return;
+          }
         }
-        if (pending || entries.length > 0) continue;
-        const woken = await new Promise<boolean>((resolve) => {
-          const timer = setTimeout(() => resolve(false), IDLE_AFTER_MS);
-          const aborted = () => {
-            clearTimeout(timer);
-            resolve(false);
-          };
-          signal?.addEventListener('abort', aborted, { once: true });
-          wake = () => {
-            clearTimeout(timer);
-            signal?.removeEventListener('abort', aborted);
-            resolve(true);
-          };
-        });
-        wake = undefined;
+        if (trusted && (pending || (entries?.length ?? 0) > 0)) continue;
+        const woken = await waitForWakeUp(wakeUps, IDLE_AFTER_MS, signal);
         if (!woken && !signal?.aborted) yield { type: 'idle' };
       }
     } finally {
@@ -82,9 +87,20 @@ export class RedisLiveStreams {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     const subscriber = this.subscriber;
     this.subscriber = undefined;
     if (subscriber) await subscriber.quit().catch(() => subscriber.disconnect());
+  }
+
+  /** The entries after `after`, or undefined when Redis cannot be read. */
+  private async read(runId: string, after: string): Promise<[string, string[]][] | undefined> {
+    try {
+      return await this.redis.xrange(streamKey(runId), after === '-' ? '-' : `(${after}`, '+');
+    } catch (error) {
+      this.onError(error);
+      return undefined;
+    }
   }
 
   private channel(runId: string): string {
@@ -102,7 +118,7 @@ export class RedisLiveStreams {
     }
     set.add(listener);
     // Without the subscription the follower still works: it reads the stream after every quiet second.
-    await subscriber.subscribe(channel).catch(this.onError);
+    await subscriber?.subscribe(channel).catch(this.onError);
   }
 
   private async unlisten(channel: string, listener: Listener): Promise<void> {
@@ -114,8 +130,9 @@ export class RedisLiveStreams {
     }
   }
 
-  private subscriberConnection(): RedisClient {
-    if (!this.subscriber) {
+  /** One subscriber connection per instance; none once closed (shutdown), when followers poll. */
+  private subscriberConnection(): RedisClient | undefined {
+    if (!this.subscriber && !this.closed) {
       // No ready check: its INFO would be refused once the first SUBSCRIBE (queued while connecting) is in.
       this.subscriber = this.redis.duplicate({ enableReadyCheck: false });
       this.subscriber.on('error', this.onError);
@@ -131,11 +148,13 @@ function streamKey(runId: string): string {
   return `live:${runId}`;
 }
 
-function parseEntry(fields: string[]): LiveEvent | undefined {
+type StreamEntry = { type: 'text'; offset: number; text: string } | { type: 'end'; outcome: RunOutcome };
+
+function parseEntry(fields: string[]): StreamEntry | undefined {
   const values = new Map<string, string>();
   for (let index = 0; index + 1 < fields.length; index += 2) values.set(fields[index], fields[index + 1]);
   const data = values.get('d') ?? '';
-  if (values.get('t') === 'text') return { type: 'text', text: data };
+  if (values.get('t') === 'text') return { type: 'text', offset: Number(values.get('o')), text: data };
   if (values.get('t') === 'end') {
     try {
       return { type: 'end', outcome: JSON.parse(data) as RunOutcome };
