@@ -21,6 +21,7 @@ import { QuotaModule } from './quota/quota.module';
 import { PrismaModule } from './infra/prisma/prisma.module';
 import { RedisModule } from './infra/redis/redis.module';
 import { PlansModule } from './plans/plans.module';
+import { SkillsModule } from './skills/skills.module';
 
 @Module({})
 export class AppModule {
@@ -49,6 +50,7 @@ export class AppModule {
         ConversationsModule,
         LedgerModule,
         ChatModule,
+        SkillsModule,
         ...extraModules,
       ],
       providers: [

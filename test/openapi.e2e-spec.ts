@@ -69,6 +69,18 @@ describe('API docs', () => {
     expect(doc.paths['/v1/conversations/{id}'].get.responses['404']).toBeDefined();
   });
 
+  it('documents the skills group, its streamed run and the portable import shape', () => {
+    const paths = ['/v1/skills', '/v1/skills/templates', '/v1/skills/templates/{id}/duplicate', '/v1/skills/import', '/v1/skills/{id}', '/v1/skills/{id}/export', '/v1/skills/{id}/versions', '/v1/skills/{id}/run'];
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(paths));
+    const run = doc.paths['/v1/skills/{id}/run'].post;
+    expect(run.responses['200'].content?.['text/plain']).toBeDefined();
+    expect(Object.keys(run.responses)).toEqual(expect.arrayContaining(['404', '422', '429', '502']));
+    const importShape = doc.components.schemas.ImportSkillDto as { properties: Record<string, unknown> };
+    expect(Object.keys(importShape.properties).sort()).toEqual(['input_schema', 'instruction', 'name', 'output_schema', 'version']);
+    const exportShape = doc.components.schemas.SkillExportDto as { properties: Record<string, unknown> };
+    expect(Object.keys(exportShape.properties).sort()).toEqual(['input_schema', 'instruction', 'name', 'output_schema', 'version']);
+  });
+
   it('documents every error status it declares as problem+json', () => {
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(operations)) {

@@ -3,6 +3,7 @@ import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
 import { Clock } from '../common/clock';
 import { AppError } from '../common/errors/app-error';
+import { isUuid } from '../common/ids';
 import { AppLogger } from '../common/logging/app-logger';
 import { nextUtcMidnight, utcDay } from '../common/utc-day';
 import { AppConfig } from '../config/app-config';
@@ -156,8 +157,7 @@ export class ChatPipelineService implements OnModuleDestroy {
 
   /** The conversation's stored messages the model receives: newest first until the character budget is spent. */
   private async history(user: SessionUser, conversationId: string): Promise<ChatMessage[]> {
-    const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(conversationId);
-    const conversation = isUuid ? await this.conversations.findOwnedRecentMessages(user.id, conversationId, MAX_HISTORY_MESSAGES) : null;
+    const conversation = isUuid(conversationId) ? await this.conversations.findOwnedRecentMessages(user.id, conversationId, MAX_HISTORY_MESSAGES) : null;
     if (!conversation) throw new AppError('not_found', 'No such conversation.');
     let budget = this.config.chat.maxInputChars;
     const kept: ChatMessage[] = [];

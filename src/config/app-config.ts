@@ -62,6 +62,8 @@ export interface AppConfig {
   adminEmails: string[];
   rateLimits: Record<RateLimitName, RateLimitConfig>;
   catalogFile: string;
+  /** Starter Skill templates, added at start when missing (admins edit and retire them afterwards). */
+  skillTemplatesFile: string;
   providers: {
     /** Pause between the words of the built-in local/echo model. */
     echoDelayMs: number;

@@ -100,6 +100,7 @@ export const envSchema = z.object({
   RATE_LIMIT_FORGOT_EMAIL: rateLimit.default({ max: 3, windowSeconds: 3600 }),
   RATE_LIMIT_RESET_IP: rateLimit.default({ max: 20, windowSeconds: 3600 }),
   CATALOG_FILE: z.string().trim().min(1).default('config/catalog.json'),
+  SKILL_TEMPLATES_FILE: z.string().trim().min(1).default('config/skill-templates.json'),
 
   ECHO_DELAY_MS: integer(0, 10_000).default(30),
   PROVIDER_TIMEOUT_MS: integer(100, 600_000).default(60_000),

@@ -87,6 +87,7 @@ function toAppConfig(env: Env): AppConfig {
       'reset-ip': env.RATE_LIMIT_RESET_IP,
     },
     catalogFile: env.CATALOG_FILE,
+    skillTemplatesFile: env.SKILL_TEMPLATES_FILE,
     providers: {
       echoDelayMs: env.ECHO_DELAY_MS,
       openai: { apiKey: env.OPENAI_API_KEY, baseUrl: stripTrailingSlash(env.OPENAI_BASE_URL) },

@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
 import { AppError } from '../common/errors/app-error';
+import { isUuid } from '../common/ids';
 import { decodeCursor, DEFAULT_PAGE_SIZE, PageQueryDto, toPage } from '../common/pagination';
 import { ConversationDto, ConversationPageDto, ConversationSummaryDto } from './dto/conversation.response';
 import { ConversationsRepository } from './conversations.repository';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 @Injectable()
 export class ConversationsService {
@@ -19,7 +18,7 @@ export class ConversationsService {
 
   /** Another user's conversation and an unknown (or malformed) id get the same 404. */
   async get(user: SessionUser, id: string): Promise<ConversationDto> {
-    const row = UUID.test(id) ? await this.conversations.findOwnedWithMessages(user.id, id) : null;
+    const row = isUuid(id) ? await this.conversations.findOwnedWithMessages(user.id, id) : null;
     if (!row) throw new AppError('not_found', 'No such conversation.');
     return {
       ...toSummary(row),

@@ -1,0 +1,97 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { Response } from 'express';
+import { CurrentUser } from '../auth/current-user.decorator';
+import { SessionUser } from '../auth/session-user';
+import { STREAMED_ANSWER_RESPONSE } from '../chat/chat.controller';
+import { abortWhenClientLeaves, writeChatStream } from '../chat/chat-response.writer';
+import { ApiProblems } from '../common/openapi/api-problems.decorator';
+import { PageQueryDto } from '../common/pagination';
+import { CreateSkillDto, ImportSkillDto, PublishVersionDto } from './dto/skill-input.dto';
+import { SkillDto, SkillExportDto, SkillPageDto, SkillTemplateListDto, SkillVersionDto } from './dto/skill.response';
+import { SkillRunDto } from './dto/skill-run.dto';
+import { SkillsService } from './skills.service';
+
+@ApiTags('skills')
+@Controller('skills')
+export class SkillsController {
+  constructor(private readonly skills: SkillsService) {}
+
+  @Post()
+  @ApiOperation({ summary: 'Create a private Skill with its version 1' })
+  @ApiCreatedResponse({ type: SkillDto })
+  @ApiProblems(401)
+  create(@CurrentUser() user: SessionUser, @Body() body: CreateSkillDto): Promise<SkillDto> {
+    return this.skills.create(user, body);
+  }
+
+  @Get()
+  @ApiOperation({ summary: "The caller's Skills, newest first (cursor pagination)" })
+  @ApiOkResponse({ type: SkillPageDto })
+  @ApiProblems(401)
+  list(@CurrentUser() user: SessionUser, @Query() query: PageQueryDto): Promise<SkillPageDto> {
+    return this.skills.list(user, query);
+  }
+
+  // Declared before `:id` so that `templates` is not taken for an id.
+  @Get('templates')
+  @ApiOperation({ summary: 'The starter templates that can be duplicated into a Skill' })
+  @ApiOkResponse({ type: SkillTemplateListDto })
+  @ApiProblems(401)
+  templates(): Promise<SkillTemplateListDto> {
+    return this.skills.listTemplates();
+  }
+
+  @Post('templates/:id/duplicate')
+  @ApiOperation({ summary: 'Copy a template into a new Skill of the caller (version 1)' })
+  @ApiCreatedResponse({ type: SkillDto })
+  @ApiProblems(401, 404)
+  duplicate(@CurrentUser() user: SessionUser, @Param('id') id: string): Promise<SkillDto> {
+    return this.skills.duplicateTemplate(user, id);
+  }
+
+  /** The body is checked by the service: a forbidden field must be answered as such, not as an unknown one. */
+  @Post('import')
+  @ApiOperation({ summary: 'Create a Skill from the portable export shape, keeping its version number' })
+  @ApiBody({ type: ImportSkillDto })
+  @ApiCreatedResponse({ type: SkillDto })
+  @ApiProblems(401)
+  import(@CurrentUser() user: SessionUser, @Body() body: unknown): Promise<SkillDto> {
+    return this.skills.import(user, body);
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'One of the caller’s Skills with all its versions' })
+  @ApiOkResponse({ type: SkillDto })
+  @ApiProblems(401, 404)
+  get(@CurrentUser() user: SessionUser, @Param('id') id: string): Promise<SkillDto> {
+    return this.skills.get(user, id);
+  }
+
+  @Get(':id/export')
+  @ApiOperation({ summary: 'The latest version in the portable shape { name, instruction, input_schema, output_schema, version }' })
+  @ApiOkResponse({ type: SkillExportDto })
+  @ApiProblems(401, 404)
+  export(@CurrentUser() user: SessionUser, @Param('id') id: string): Promise<SkillExportDto> {
+    return this.skills.export(user, id);
+  }
+
+  @Post(':id/versions')
+  @ApiOperation({ summary: 'Publish a new immutable version (n + 1)' })
+  @ApiCreatedResponse({ type: SkillVersionDto })
+  @ApiProblems(401, 404)
+  publish(@CurrentUser() user: SessionUser, @Param('id') id: string, @Body() body: PublishVersionDto): Promise<SkillVersionDto> {
+    return this.skills.publish(user, id, body);
+  }
+
+  @Post(':id/run')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Run the latest version through the chat pipeline and stream the answer (idempotent, quota-limited, billed once)' })
+  @ApiProduces('text/plain')
+  @ApiOkResponse(STREAMED_ANSWER_RESPONSE)
+  @ApiProblems(401, 403, 404, 422, 429, 502, 503)
+  async run(@CurrentUser() user: SessionUser, @Param('id') id: string, @Body() body: SkillRunDto, @Res() res: Response): Promise<void> {
+    const stream = await this.skills.run(user, id, body, abortWhenClientLeaves(res));
+    await writeChatStream(res, stream);
+  }
+}

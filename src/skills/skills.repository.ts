@@ -1,0 +1,81 @@
+import { Injectable } from '@nestjs/common';
+import { Cursor } from '../common/pagination';
+import { Prisma } from '../infra/prisma/generated/client';
+import { PrismaService } from '../infra/prisma/prisma.service';
+
+/** A JSON Schema as stored: absent schemas are SQL NULL. */
+export type StoredSchema = Prisma.InputJsonValue | null;
+
+export interface VersionContent {
+  instruction: string;
+  inputSchema: StoredSchema;
+  outputSchema: StoredSchema;
+}
+
+const VERSION = { id: true, number: true, instruction: true, inputSchema: true, outputSchema: true, createdAt: true } as const;
+const SKILL = { id: true, ownerId: true, organizationId: true, allowedTools: true, name: true, latestVersion: true, createdAt: true, updatedAt: true } as const;
+
+/** A schema from a parsed JSON body or file (so JSON by construction); absent and null are both "none". */
+export function asStoredSchema(value: unknown): StoredSchema {
+  return value === undefined || value === null ? null : (value as Prisma.InputJsonValue);
+}
+
+export function jsonColumn(value: StoredSchema): Prisma.InputJsonValue | typeof Prisma.DbNull {
+  return value === null ? Prisma.DbNull : value;
+}
+
+@Injectable()
+export class SkillsRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** A new Skill with its first version numbered `number` (1, or the imported number). Never any tools. */
+  async createWithFirstVersion(ownerId: string, name: string, number: number, content: VersionContent): Promise<string> {
+    const skill = await this.prisma.skill.create({
+      data: {
+        ownerId,
+        name,
+        latestVersion: number,
+        versions: { create: { number, instruction: content.instruction, inputSchema: jsonColumn(content.inputSchema), outputSchema: jsonColumn(content.outputSchema) } },
+      },
+      select: { id: true },
+    });
+    return skill.id;
+  }
+
+  /**
+   * Publishes version n+1 of an owned Skill: the increment of `latestVersion` locks the Skill row, so
+   * concurrent publishes take distinct consecutive numbers. Null when the Skill is not the owner's.
+   */
+  async publishVersion(ownerId: string, skillId: string, content: VersionContent): Promise<number | null> {
+    return this.prisma.$transaction(async (db) => {
+      const [bumped] = await db.$queryRaw<{ latestVersion: number }[]>`
+        UPDATE "Skill" SET "latestVersion" = "latestVersion" + 1, "updatedAt" = now()
+        WHERE id = ${skillId}::uuid AND "ownerId" = ${ownerId}::uuid
+        RETURNING "latestVersion"`;
+      if (!bumped) return null;
+      await db.skillVersion.create({
+        data: { skillId, number: bumped.latestVersion, instruction: content.instruction, inputSchema: jsonColumn(content.inputSchema), outputSchema: jsonColumn(content.outputSchema) },
+        select: { id: true },
+      });
+      return bumped.latestVersion;
+    });
+  }
+
+  findPageOfOwner(ownerId: string, limit: number, after?: Cursor) {
+    return this.prisma.skill.findMany({
+      where: { ownerId, ...(after ? { OR: [{ createdAt: { lt: after.at } }, { createdAt: after.at, id: { lt: after.id } }] } : {}) },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: limit + 1,
+      select: SKILL,
+    });
+  }
+
+  findOwnedWithVersions(ownerId: string, id: string) {
+    return this.prisma.skill.findFirst({ where: { id, ownerId }, select: { ...SKILL, versions: { orderBy: { number: 'asc' }, select: VERSION } } });
+  }
+
+  /** An owned Skill with only its latest version. */
+  findOwnedWithLatestVersion(ownerId: string, id: string) {
+    return this.prisma.skill.findFirst({ where: { id, ownerId }, select: { ...SKILL, versions: { orderBy: { number: 'desc' }, take: 1, select: VERSION } } });
+  }
+}

@@ -1,0 +1,157 @@
+import { Injectable } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { SessionUser } from '../auth/session-user';
+import { ChatPipelineService } from '../chat/chat-pipeline.service';
+import { ChatStream } from '../chat/chat-stream';
+import { fingerprintOf } from '../chat/fingerprint';
+import { AppError, FieldError } from '../common/errors/app-error';
+import { isUuid } from '../common/ids';
+import { decodeCursor, DEFAULT_PAGE_SIZE, PageQueryDto, toPage } from '../common/pagination';
+import { toValidationProblem } from '../common/validation/validation.pipe';
+import { CreateSkillDto, ImportSkillDto, PORTABLE_FIELDS, PublishVersionDto, SkillVersionInputDto } from './dto/skill-input.dto';
+import { SkillDto, SkillExportDto, SkillPageDto, SkillSummaryDto, SkillTemplateDto, SkillTemplateListDto, SkillVersionDto } from './dto/skill.response';
+import { SkillRunDto } from './dto/skill-run.dto';
+import { schemaProblems, valueProblems } from './json-schema';
+import { asStoredSchema, SkillsRepository, VersionContent } from './skills.repository';
+import { SkillTemplatesRepository } from './templates/skill-templates.repository';
+
+type SkillRow = { id: string; ownerId: string; organizationId: string | null; allowedTools: string[]; name: string; latestVersion: number; createdAt: Date; updatedAt: Date };
+type VersionRow = { id: string; number: number; instruction: string; inputSchema: unknown; outputSchema: unknown; createdAt: Date };
+
+@Injectable()
+export class SkillsService {
+  constructor(
+    private readonly skills: SkillsRepository,
+    private readonly templates: SkillTemplatesRepository,
+    private readonly pipeline: ChatPipelineService,
+  ) {}
+
+  async create(user: SessionUser, input: CreateSkillDto): Promise<SkillDto> {
+    const id = await this.skills.createWithFirstVersion(user.id, input.name, 1, checkedContent(input));
+    return this.get(user, id);
+  }
+
+  async list(user: SessionUser, query: PageQueryDto): Promise<SkillPageDto> {
+    const limit = query.limit ?? DEFAULT_PAGE_SIZE;
+    const rows = await this.skills.findPageOfOwner(user.id, limit, query.cursor ? decodeCursor(query.cursor) : undefined);
+    return toPage(rows, limit, (row) => ({ at: row.createdAt, id: row.id }), toSummary);
+  }
+
+  async get(user: SessionUser, id: string): Promise<SkillDto> {
+    const skill = isUuid(id) ? await this.skills.findOwnedWithVersions(user.id, id) : null;
+    if (!skill) throw notFound();
+    return { ...toSummary(skill), owner_id: skill.ownerId, organization_id: skill.organizationId, allowed_tools: skill.allowedTools, versions: skill.versions.map(toVersion) };
+  }
+
+  async publish(user: SessionUser, id: string, input: PublishVersionDto): Promise<SkillVersionDto> {
+    const content = checkedContent(input);
+    const number = isUuid(id) ? await this.skills.publishVersion(user.id, id, content) : null;
+    if (number === null) throw notFound();
+    const skill = await this.get(user, id);
+    return skill.versions.find((version) => version.version === number) as SkillVersionDto;
+  }
+
+  async export(user: SessionUser, id: string): Promise<SkillExportDto> {
+    const { skill, latest } = await this.latestOf(user, id);
+    return { name: skill.name, instruction: latest.instruction, input_schema: latest.inputSchema, output_schema: latest.outputSchema, version: latest.number };
+  }
+
+  /** Accepts exactly the export shape: any other field is refused, named, before anything else is checked. */
+  async import(user: SessionUser, body: unknown): Promise<SkillDto> {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new AppError('validation_failed', 'The body must be a JSON object.', { errors: [{ field: 'body', code: 'invalid_body', message: 'the body must be a JSON object' }] });
+    }
+    const forbidden = Object.keys(body).filter((field) => !(PORTABLE_FIELDS as readonly string[]).includes(field));
+    if (forbidden.length > 0) {
+      throw new AppError('forbidden_field', `Not accepted on import: ${forbidden.join(', ')}. An import carries exactly ${PORTABLE_FIELDS.join(', ')}.`, {
+        errors: forbidden.map((field) => ({ field, code: 'forbidden_field', message: `${field} is not accepted on import` })),
+      });
+    }
+    const input = plainToInstance(ImportSkillDto, body);
+    const errors = validateSync(input, { forbidUnknownValues: true, validationError: { target: false, value: false } });
+    if (errors.length > 0) throw toValidationProblem(errors);
+    const id = await this.skills.createWithFirstVersion(user.id, input.name, input.version ?? 1, checkedContent(input));
+    return this.get(user, id);
+  }
+
+  async listTemplates(): Promise<SkillTemplateListDto> {
+    const rows = await this.templates.findActive();
+    return { data: rows.map(toTemplate) };
+  }
+
+  async duplicateTemplate(user: SessionUser, templateId: string): Promise<SkillDto> {
+    const template = await this.templates.findActiveById(templateId);
+    if (!template) throw new AppError('not_found', 'No such Skill template.');
+    const id = await this.skills.createWithFirstVersion(user.id, template.name, 1, {
+      instruction: template.instruction,
+      inputSchema: asStoredSchema(template.inputSchema),
+      outputSchema: asStoredSchema(template.outputSchema),
+    });
+    return this.get(user, id);
+  }
+
+  /**
+   * Runs the latest version through the chat pipeline: its instruction is the system message and `input`
+   * the single user message. An input refused by the version's input_schema is a 422 before anything is
+   * claimed or billed.
+   */
+  async run(user: SessionUser, id: string, request: SkillRunDto, signal?: AbortSignal): Promise<ChatStream> {
+    const { skill, latest } = await this.latestOf(user, id);
+    if (latest.inputSchema !== null) {
+      const problems = valueProblems('input', latest.inputSchema, request.input, latest.id);
+      if (problems.length > 0) {
+        throw new AppError('input_invalid', `input does not match the input_schema of version ${latest.number}: ${problems.map((problem) => problem.message).join('; ')}.`, { errors: problems });
+      }
+    }
+    const content = typeof request.input === 'string' ? request.input : JSON.stringify(request.input);
+    return this.pipeline.start(
+      user,
+      {
+        model: request.model,
+        idempotencyKey: request.idempotencyKey,
+        fingerprint: fingerprintOf({ kind: 'skill', skillId: skill.id, model: request.model, conversationId: request.conversationId ?? null, input: request.input }),
+        conversationId: request.conversationId,
+        messages: [{ role: 'user', content }],
+        system: latest.instruction,
+        skill: { skillId: skill.id, skillVersionId: latest.id },
+      },
+      signal,
+    );
+  }
+
+  private async latestOf(user: SessionUser, id: string): Promise<{ skill: SkillRow; latest: VersionRow }> {
+    const skill = isUuid(id) ? await this.skills.findOwnedWithLatestVersion(user.id, id) : null;
+    const latest = skill?.versions[0];
+    if (!skill || !latest) throw notFound();
+    return { skill, latest };
+  }
+}
+
+/** The version content with its schemas checked as draft 2020-12 JSON Schemas (400 naming each problem). */
+function checkedContent(input: SkillVersionInputDto): VersionContent {
+  const problems: FieldError[] = [];
+  for (const field of ['input_schema', 'output_schema'] as const) {
+    if (input[field] !== undefined && input[field] !== null) problems.push(...schemaProblems(field, input[field]));
+  }
+  if (problems.length > 0) {
+    throw new AppError('validation_failed', `Invalid JSON Schema: ${[...new Set(problems.map((problem) => problem.message))].slice(0, 5).join('; ')}.`, { errors: problems });
+  }
+  return { instruction: input.instruction, inputSchema: asStoredSchema(input.input_schema), outputSchema: asStoredSchema(input.output_schema) };
+}
+
+function notFound(): AppError {
+  return new AppError('not_found', 'No such Skill.');
+}
+
+function toSummary(row: SkillRow): SkillSummaryDto {
+  return { id: row.id, name: row.name, version: row.latestVersion, created_at: row.createdAt.toISOString(), updated_at: row.updatedAt.toISOString() };
+}
+
+function toVersion(row: VersionRow): SkillVersionDto {
+  return { version: row.number, instruction: row.instruction, input_schema: row.inputSchema, output_schema: row.outputSchema, created_at: row.createdAt.toISOString() };
+}
+
+function toTemplate(row: { id: string; name: string; description: string; instruction: string; inputSchema: unknown; outputSchema: unknown }): SkillTemplateDto {
+  return { id: row.id, name: row.name, description: row.description, instruction: row.instruction, input_schema: row.inputSchema, output_schema: row.outputSchema };
+}
