@@ -10,6 +10,7 @@ import { Logger } from './common/logging/logger';
 import { bodyParsers } from './common/http/body-parsers';
 import { answerClientErrorsWithProblems } from './common/http/client-error';
 import { refuseCrossSiteWrites } from './common/http/cross-site';
+import { refuseNulInUrl } from './common/http/url-guard';
 import { DrainState } from './common/lifecycle/drain-state';
 import { createHttpLogger } from './common/http/http-logger';
 import { buildOpenApiDocument, setupOpenApi } from './common/openapi/setup-openapi';
@@ -55,6 +56,7 @@ export async function createApp(config: AppConfig, logger: Logger, extraModules:
   app.use(app.get(DrainState).closeConnectionsWhileDraining());
   app.use(helmet(helmetOptions(config)));
   app.enableCors(corsForAllowedOriginsOnly(config.corsOrigins));
+  app.use(refuseNulInUrl);
   app.use(refuseCrossSiteWrites(config.corsOrigins, [`/${API_PREFIX}/webhooks/`]));
   app.use(...bodyParsers(config.http.bodyLimitBytes));
   app.setGlobalPrefix(API_PREFIX);

@@ -278,7 +278,7 @@ describe('skills', () => {
       const user = await registerUser(t.http);
       const skill = await createSkill(user.cookie, { input_schema: inputSchema });
       const key = randomUUID();
-      for (const input of [{ text: '' }, { other: 1 }, 'just a string', 42]) {
+      for (const input of [{ text: '' }, { other: 1 }, 'just a string', ['a']]) {
         const res = await t.http.post(`/v1/skills/${skill.id}/run`).set('Cookie', user.cookie).send({ model: 'openai/gpt-4o-mini', input, idempotencyKey: key });
         expect(res.status).toBe(422);
         expect(res.body.code).toBe('input_invalid');
@@ -331,4 +331,104 @@ describe('skills', () => {
       }
     });
   });
+
+  describe('hostile input', () => {
+    it('refuses $async schemas and numbers JSON cannot hold, storing nothing', async () => {
+      const user = await registerUser(t.http);
+      const async = await t.http.post('/v1/skills').set('Cookie', user.cookie).send({ name: 'S', instruction: 'I', input_schema: { $async: true, type: 'string' } });
+      expect(async.status).toBe(400);
+      expect(async.body.errors[0].field).toBe('input_schema.$async');
+      const huge = await t.http
+        .post('/v1/skills')
+        .set('Cookie', user.cookie)
+        .set('Content-Type', 'application/json')
+        .send('{"name":"S","instruction":"I","input_schema":{"type":"number","maximum":1e400}}');
+      expect(huge.status).toBe(400);
+      expect(huge.body.detail).toContain('1e400');
+      expect(await countSkills(user.id)).toBe(0);
+    });
+
+    it('a schema claiming the meta-schema $id breaks nobody else’s schemas', async () => {
+      const user = await registerUser(t.http);
+      await t.http.post('/v1/skills').set('Cookie', user.cookie).send({ name: 'S', instruction: 'I', input_schema: { $id: 'https://json-schema.org/draft/2020-12/schema', type: 'string' } });
+      const other = await registerUser(t.http);
+      await createSkill(other.cookie, { input_schema: inputSchema });
+      const invalid = await t.http.post('/v1/skills').set('Cookie', other.cookie).send({ name: 'S', instruction: 'I', input_schema: { type: 'strnig' } });
+      expect(invalid.status).toBe(400);
+    });
+
+    it('keeps keys such as constructor and toString in schemas and inputs', async () => {
+      const user = await registerUser(t.http);
+      const schema = { type: 'object', properties: { constructor: { type: 'string' }, toString: { type: 'string' } }, required: ['constructor'] };
+      const skill = await createSkill(user.cookie, { input_schema: schema });
+      expect(skill.versions[0].input_schema).toEqual(schema);
+      const missing = await t.http.post(`/v1/skills/${skill.id}/run`).set('Cookie', user.cookie).send({ model: 'local/echo', input: { toString: 'x' }, idempotencyKey: randomUUID() });
+      expect(missing.status).toBe(422);
+      const res = await post(base, `/v1/skills/${skill.id}/run`, user.cookie, { model: 'openai/gpt-4o-mini', input: { constructor: 'c', toString: 't' }, idempotencyKey: randomUUID() }).response;
+      expect(res.status).toBe(200);
+      expect(fake.requests[0].messages).toEqual([expect.objectContaining({ role: 'system' }), { role: 'user', content: '{"constructor":"c","toString":"t"}' }]);
+    });
+
+    it('a catastrophic pattern is stopped by the time budget (422) while the service keeps answering', async () => {
+      const user = await registerUser(t.http);
+      const skill = await createSkill(user.cookie, { input_schema: { type: 'string', pattern: '^(a+)+$' } });
+      const evil = `${'a'.repeat(40)}!`;
+      const started = Date.now();
+      const run = t.http.post(`/v1/skills/${skill.id}/run`).set('Cookie', user.cookie).send({ model: 'local/echo', input: evil, idempotencyKey: randomUUID() });
+      await new Promise((done) => setTimeout(done, 100));
+      const live = await t.http.get('/v1/health/live');
+      expect(live.status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(1_000);
+      const res = await run;
+      expect(res.status).toBe(422);
+      expect(res.body.errors[0].code).toBe('input_too_complex');
+      // The next check gets a fresh worker and works normally.
+      const ok = await post(base, `/v1/skills/${skill.id}/run`, user.cookie, { model: 'local/echo', input: 'aaa', idempotencyKey: randomUUID() }).response;
+      expect(ok.status).toBe(200);
+    });
+
+    it('answers 400 for a NUL in the URL, a null version and inputs that are neither text nor JSON objects', async () => {
+      const user = await registerUser(t.http);
+      expect((await t.http.post('/v1/skills/templates/%00/duplicate').set('Cookie', user.cookie)).status).toBe(400);
+      expect((await t.http.get('/v1/skills/%00').set('Cookie', user.cookie)).status).toBe(400);
+      const nullVersion = await t.http.post('/v1/skills/import').set('Cookie', user.cookie).send({ name: 'S', instruction: 'I', version: null });
+      expect(nullVersion.status).toBe(400);
+      expect(nullVersion.body.errors[0].field).toBe('version');
+      const skill = await createSkill(user.cookie);
+      for (const input of ['', '   ', 12, true, null]) {
+        const res = await t.http.post(`/v1/skills/${skill.id}/run`).set('Cookie', user.cookie).send({ model: 'local/echo', input, idempotencyKey: randomUUID() });
+        expect({ input, status: res.status }).toEqual({ input, status: 400 });
+      }
+      expect(await sql(`SELECT 1 FROM "ChatRequest" WHERE "userId" = $1`, [user.id])).toHaveLength(0);
+    });
+  });
+
+  describe('runs over time', () => {
+    it('a retry is replayed even after a stricter version is published', async () => {
+      const user = await registerUser(t.http);
+      const skill = await createSkill(user.cookie);
+      const body = { model: 'local/echo', input: 'loose input', idempotencyKey: randomUUID() };
+      const first = await post(base, `/v1/skills/${skill.id}/run`, user.cookie, body).response;
+      await t.http.post(`/v1/skills/${skill.id}/versions`).set('Cookie', user.cookie).send({ instruction: 'Strict.', input_schema: inputSchema }).expect(201);
+      const retry = await post(base, `/v1/skills/${skill.id}/run`, user.cookie, body).response;
+      expect(retry.status).toBe(200);
+      expect(retry.body).toBe(first.body);
+      expect(retry.headers['idempotent-replayed']).toBe('true');
+    });
+
+    it('a run continuing a conversation records the Skill version that ran last', async () => {
+      const user = await registerUser(t.http);
+      const skill = await createSkill(user.cookie);
+      const first = await post(base, `/v1/skills/${skill.id}/run`, user.cookie, { model: 'local/echo', input: 'one', idempotencyKey: randomUUID() }).response;
+      const conversationId = first.headers['x-conversation-id'] as string;
+      await t.http.post(`/v1/skills/${skill.id}/versions`).set('Cookie', user.cookie).send({ instruction: 'Two.' }).expect(201);
+      const second = await post(base, `/v1/skills/${skill.id}/run`, user.cookie, { model: 'local/echo', input: 'two', conversationId, idempotencyKey: randomUUID() }).response;
+      expect(second.headers['x-conversation-id']).toBe(conversationId);
+      const [v2] = await sql<{ id: string }>(`SELECT id FROM "SkillVersion" WHERE "skillId" = $1 AND number = 2`, [skill.id]);
+      const conversation = await t.http.get(`/v1/conversations/${conversationId}`).set('Cookie', user.cookie).expect(200);
+      expect(conversation.body.skillVersionId).toBe(v2.id);
+      expect(conversation.body.messages.map((m: { content: string }) => m.content)).toEqual(['one', 'Echo: one', 'two', 'Echo: two']);
+    });
+  });
 });
+

@@ -34,6 +34,12 @@ export interface ChatTurn {
   /** Sent first and not stored: a Skill's instruction. */
   system?: string;
   skill?: { skillId: string; skillVersionId: string };
+  /**
+   * Checks that apply only to a request not made before (a Skill's input against its input_schema): run
+   * after the key lookup, so a retry is replayed even if the check would now fail, and before anything
+   * is claimed or billed.
+   */
+  checkNewRequest?: () => Promise<void>;
 }
 
 /** Everything decided before the claim: which model, what it costs at most, what the model receives. */
@@ -88,6 +94,7 @@ export class ChatPipelineService implements OnModuleDestroy {
     const existing = await this.requests.findByKey(user.id, turn.idempotencyKey);
     if (existing) return this.resume(existing, turn.fingerprint, signal);
 
+    await turn.checkNewRequest?.();
     const plan = await this.plan(user, turn);
     const writer = this.live.open(plan.runId);
     try {
@@ -251,7 +258,7 @@ export class ChatPipelineService implements OnModuleDestroy {
       });
       if (!finished) return false;
       if (billed) {
-        await this.conversations.appendMessages(db, plan.conversationId, plan.runId, [...turn.messages, { role: 'assistant', content: generation.text }], finishedAt);
+        await this.conversations.appendMessages(db, plan.conversationId, plan.runId, [...turn.messages, { role: 'assistant', content: generation.text }], finishedAt, turn.skill);
         await this.ledger.insertUsageEntry(db, {
           userId: user.id,
           status: outcome.status === 'completed' ? 'completed' : 'partial',

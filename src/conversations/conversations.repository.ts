@@ -49,11 +49,12 @@ export class ConversationsRepository {
   }
 
   /**
-   * Appends messages in the given order and marks the conversation active. The conversation row is updated
-   * first: its lock makes two turns settling at once append one after the other, never interleaved.
+   * Appends messages in the given order and marks the conversation active (and, for a Skill run, records
+   * the Skill and version that ran last). The conversation row is updated first: its lock makes two turns
+   * settling at once append one after the other, never interleaved.
    */
-  async appendMessages(db: Db, conversationId: string, chatRequestId: string, messages: ChatMessage[], at: Date): Promise<void> {
-    await db.conversation.update({ where: { id: conversationId }, data: { updatedAt: at }, select: { id: true } });
+  async appendMessages(db: Db, conversationId: string, chatRequestId: string, messages: ChatMessage[], at: Date, skill?: { skillId: string; skillVersionId: string }): Promise<void> {
+    await db.conversation.update({ where: { id: conversationId }, data: { updatedAt: at, ...skill }, select: { id: true } });
     for (const message of messages) {
       await db.message.create({ data: { conversationId, chatRequestId, role: message.role, content: message.content, createdAt: at }, select: { id: true } });
     }

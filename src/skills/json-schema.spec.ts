@@ -34,4 +34,23 @@ describe('JSON Schema (draft 2020-12)', () => {
     ]);
     expect(valueProblems('input', schema, { text: 'ok' }, 'v1')).toEqual([]);
   });
+
+  it('refuses $async, numbers JSON cannot carry and oversized structures', () => {
+    expect(schemaProblems('input_schema', { $async: true, type: 'string' })[0]).toEqual(expect.objectContaining({ field: 'input_schema.$async', code: 'invalid_json_schema' }));
+    expect(schemaProblems('input_schema', { properties: { a: { $async: true } } })[0].field).toBe('input_schema.properties.a.$async');
+    expect(schemaProblems('input_schema', { type: 'number', maximum: Infinity })[0]).toEqual(expect.objectContaining({ field: 'input_schema.maximum' }));
+    const wide = { anyOf: Array.from({ length: 2_100 }, () => ({})) };
+    expect(schemaProblems('input_schema', wide)[0].code).toBe('schema_too_complex');
+  });
+
+  it('cannot be broken for everyone by a schema claiming the meta-schema $id', () => {
+    const hostile = { $id: 'https://json-schema.org/draft/2020-12/schema', type: 'string' };
+    schemaProblems('input_schema', hostile);
+    expect(schemaProblems('input_schema', { type: 'string' })).toEqual([]);
+    expect(schemaProblems('input_schema', { type: 'strnig' })[0].field).toBe('input_schema.type');
+  });
+
+  it('does not let Object.prototype satisfy required', () => {
+    expect(valueProblems('input', { type: 'object', required: ['constructor'] }, {}, 'proto')[0].code).toBe('required');
+  });
 });

@@ -1,17 +1,36 @@
 import Ajv2020, { ErrorObject, ValidateFunction } from 'ajv/dist/2020';
-import { FieldError } from '../common/errors/app-error';
+import type { FieldError } from '../common/errors/app-error';
+
+/**
+ * JSON Schema draft 2020-12 with Ajv, as pure functions. User schemas are untrusted: the service runs
+ * these in a worker thread with a time and memory budget (json-schema.worker.ts); the checks here keep
+ * the common abuses out before Ajv generates any code.
+ */
 
 /** A stored schema (a JSON object or boolean) at most this large once serialized. */
 export const MAX_SCHEMA_BYTES = 32 * 1024;
+/** Objects and arrays in one schema; with `$ref`s this bounds the code Ajv generates. */
+export const MAX_SCHEMA_NODES = 2_000;
 const MAX_REPORTED_ERRORS = 20;
 const DRAFT_2020_12 = 'https://json-schema.org/draft/2020-12/schema';
+/** `$async` makes Ajv return a promise instead of a verdict: never wanted here. */
+const REFUSED_KEYWORDS = new Set(['$async']);
 
-/**
- * JSON Schema draft 2020-12 with Ajv. One Ajv instance; user schemas are never registered in it (no
- * `$id` collisions between users, no growth), and nothing is ever fetched: a `$ref` must resolve inside
- * the schema itself.
- */
-const ajv = new Ajv2020({ allErrors: true, strict: false, addUsedSchema: false, validateFormats: false, logger: false });
+const OPTIONS = {
+  allErrors: true,
+  strict: false,
+  // User schemas are never registered anywhere (no `$id` collisions between users).
+  addUsedSchema: false,
+  validateFormats: false,
+  logger: false as const,
+  // Referenced subschemas become functions instead of being copied into every place that refers to them.
+  inlineRefs: false,
+  // `required: ["constructor"]` must not be satisfied by Object.prototype.
+  ownProperties: true,
+};
+
+/** Only checks schemas against the meta-schema; compiling happens on a fresh instance each time. */
+const metaValidator = new Ajv2020(OPTIONS);
 
 /** Problems that make `schema` unusable as a draft 2020-12 JSON Schema, reported under `field`. */
 export function schemaProblems(field: string, schema: unknown): FieldError[] {
@@ -21,12 +40,14 @@ export function schemaProblems(field: string, schema: unknown): FieldError[] {
   if (Buffer.byteLength(JSON.stringify(schema), 'utf8') > MAX_SCHEMA_BYTES) {
     return [{ field, code: 'schema_too_large', message: `${field} must be at most ${MAX_SCHEMA_BYTES} bytes of JSON` }];
   }
+  const shapeProblem = structureProblem(field, schema);
+  if (shapeProblem) return [shapeProblem];
   const declared = typeof schema === 'object' ? (schema as Record<string, unknown>).$schema : undefined;
   if (declared !== undefined && declared !== DRAFT_2020_12 && declared !== `${DRAFT_2020_12}#`) {
     return [{ field, code: 'invalid_json_schema', message: `${field}.$schema must be ${DRAFT_2020_12} (draft 2020-12) or absent` }];
   }
-  if (!ajv.validateSchema(schema as object)) return toFieldErrors(field, ajv.errors ?? []);
   try {
+    if (!metaValidator.validateSchema(schema as object)) return toFieldErrors(field, metaValidator.errors ?? []);
     compile(schema);
     return [];
   } catch (error) {
@@ -34,15 +55,36 @@ export function schemaProblems(field: string, schema: unknown): FieldError[] {
   }
 }
 
-/** Validation errors of `value` against a schema already accepted by schemaProblems(). */
+/** Validation errors of `value` against a schema accepted by schemaProblems(). */
 export function valueProblems(field: string, schema: unknown, value: unknown, cacheKey: string): FieldError[] {
   const validate = cachedValidator(cacheKey, schema);
-  return validate(value) ? [] : toFieldErrors(field, validate.errors ?? []);
+  const valid = validate(value);
+  if (valid === true) return [];
+  if (valid !== false) return [{ field, code: 'invalid_json_schema', message: `${field} cannot be checked: the input_schema is asynchronous` }];
+  return toFieldErrors(field, validate.errors ?? []);
+}
+
+/** Walks the schema once: too many nodes, a refused keyword or a number JSON cannot carry. */
+function structureProblem(field: string, schema: unknown): FieldError | null {
+  const pending: { value: unknown; path: string }[] = [{ value: schema, path: field }];
+  let nodes = 0;
+  while (pending.length > 0) {
+    const { value, path } = pending.pop() as { value: unknown; path: string };
+    if (typeof value === 'number' && !Number.isFinite(value)) return { field: path, code: 'invalid_json_schema', message: `${path} must be a finite number` };
+    if (value === null || typeof value !== 'object') continue;
+    nodes += 1;
+    if (nodes > MAX_SCHEMA_NODES) return { field, code: 'schema_too_complex', message: `${field} may hold at most ${MAX_SCHEMA_NODES} objects and arrays` };
+    for (const [key, child] of Object.entries(value)) {
+      if (!Array.isArray(value) && REFUSED_KEYWORDS.has(key)) return { field: `${path}.${key}`, code: 'invalid_json_schema', message: `${path}.${key} is not supported` };
+      pending.push({ value: child, path: `${path}.${key}` });
+    }
+  }
+  return null;
 }
 
 /** Versions never change, so a compiled validator can be kept by version id; bounded, oldest dropped. */
 const validators = new Map<string, ValidateFunction>();
-const MAX_CACHED_VALIDATORS = 500;
+const MAX_CACHED_VALIDATORS = 200;
 
 function cachedValidator(key: string, schema: unknown): ValidateFunction {
   const cached = validators.get(key);
@@ -53,11 +95,9 @@ function cachedValidator(key: string, schema: unknown): ValidateFunction {
   return validate;
 }
 
+/** A fresh Ajv per schema: nothing a user schema declares ($id, $anchor) can reach another schema. */
 function compile(schema: unknown): ValidateFunction {
-  const validate = ajv.compile(schema as object);
-  // Ajv also caches object schemas; the validator above is all we keep.
-  if (typeof schema === 'object') ajv.removeSchema(schema as object);
-  return validate;
+  return new Ajv2020(OPTIONS).compile(schema as object);
 }
 
 function toFieldErrors(field: string, errors: ErrorObject[]): FieldError[] {
@@ -66,6 +106,7 @@ function toFieldErrors(field: string, errors: ErrorObject[]): FieldError[] {
       .split('/')
       .slice(1)
       .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
-    return { field: [field, ...path].join('.'), code: error.keyword, message: `${[field, ...path].join('.')} ${error.message ?? 'is invalid'}` };
+    const where = [field, ...path].join('.');
+    return { field: where, code: error.keyword, message: `${where} ${error.message ?? 'is invalid'}` };
   });
 }

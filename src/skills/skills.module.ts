@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ChatModule } from '../chat/chat.module';
+import { JsonSchemaService } from './json-schema.service';
 import { SkillsController } from './skills.controller';
 import { SkillsRepository } from './skills.repository';
 import { SkillsService } from './skills.service';
@@ -9,7 +10,7 @@ import { SkillTemplatesSeederService } from './templates/skill-templates-seeder.
 @Module({
   imports: [ChatModule],
   controllers: [SkillsController],
-  providers: [SkillsRepository, SkillsService, SkillTemplatesRepository, SkillTemplatesSeederService],
+  providers: [JsonSchemaService, SkillsRepository, SkillsService, SkillTemplatesRepository, SkillTemplatesSeederService],
   exports: [SkillTemplatesRepository],
 })
 export class SkillsModule {}

@@ -1,6 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { plainToInstance } from 'class-transformer';
-import { validateSync } from 'class-validator';
 import { SessionUser } from '../auth/session-user';
 import { ChatPipelineService } from '../chat/chat-pipeline.service';
 import { ChatStream } from '../chat/chat-stream';
@@ -8,13 +6,16 @@ import { fingerprintOf } from '../chat/fingerprint';
 import { AppError, FieldError } from '../common/errors/app-error';
 import { isUuid } from '../common/ids';
 import { decodeCursor, DEFAULT_PAGE_SIZE, PageQueryDto, toPage } from '../common/pagination';
-import { toValidationProblem } from '../common/validation/validation.pipe';
+import { AppValidationPipe } from '../common/validation/validation.pipe';
 import { CreateSkillDto, ImportSkillDto, PORTABLE_FIELDS, PublishVersionDto, SkillVersionInputDto } from './dto/skill-input.dto';
 import { SkillDto, SkillExportDto, SkillPageDto, SkillSummaryDto, SkillTemplateDto, SkillTemplateListDto, SkillVersionDto } from './dto/skill.response';
 import { SkillRunDto } from './dto/skill-run.dto';
-import { schemaProblems, valueProblems } from './json-schema';
+import { JsonSchemaService } from './json-schema.service';
 import { asStoredSchema, SkillsRepository, VersionContent } from './skills.repository';
 import { SkillTemplatesRepository } from './templates/skill-templates.repository';
+
+/** Template ids are slugs; anything else is answered like an unknown template. */
+const TEMPLATE_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 type SkillRow = { id: string; ownerId: string; organizationId: string | null; allowedTools: string[]; name: string; latestVersion: number; createdAt: Date; updatedAt: Date };
 type VersionRow = { id: string; number: number; instruction: string; inputSchema: unknown; outputSchema: unknown; createdAt: Date };
@@ -25,10 +26,11 @@ export class SkillsService {
     private readonly skills: SkillsRepository,
     private readonly templates: SkillTemplatesRepository,
     private readonly pipeline: ChatPipelineService,
+    private readonly jsonSchema: JsonSchemaService,
   ) {}
 
   async create(user: SessionUser, input: CreateSkillDto): Promise<SkillDto> {
-    const id = await this.skills.createWithFirstVersion(user.id, input.name, 1, checkedContent(input));
+    const id = await this.skills.createWithFirstVersion(user.id, input.name, 1, await this.checkedContent(input));
     return this.get(user, id);
   }
 
@@ -45,7 +47,7 @@ export class SkillsService {
   }
 
   async publish(user: SessionUser, id: string, input: PublishVersionDto): Promise<SkillVersionDto> {
-    const content = checkedContent(input);
+    const content = await this.checkedContent(input);
     const number = isUuid(id) ? await this.skills.publishVersion(user.id, id, content) : null;
     if (number === null) throw notFound();
     const skill = await this.get(user, id);
@@ -68,10 +70,8 @@ export class SkillsService {
         errors: forbidden.map((field) => ({ field, code: 'forbidden_field', message: `${field} is not accepted on import` })),
       });
     }
-    const input = plainToInstance(ImportSkillDto, body);
-    const errors = validateSync(input, { forbidUnknownValues: true, validationError: { target: false, value: false } });
-    if (errors.length > 0) throw toValidationProblem(errors);
-    const id = await this.skills.createWithFirstVersion(user.id, input.name, input.version ?? 1, checkedContent(input));
+    const input = (await new AppValidationPipe().transform(body, { type: 'body', metatype: ImportSkillDto })) as ImportSkillDto;
+    const id = await this.skills.createWithFirstVersion(user.id, input.name, input.version ?? 1, await this.checkedContent(input));
     return this.get(user, id);
   }
 
@@ -81,7 +81,7 @@ export class SkillsService {
   }
 
   async duplicateTemplate(user: SessionUser, templateId: string): Promise<SkillDto> {
-    const template = await this.templates.findActiveById(templateId);
+    const template = TEMPLATE_ID.test(templateId) ? await this.templates.findActiveById(templateId) : null;
     if (!template) throw new AppError('not_found', 'No such Skill template.');
     const id = await this.skills.createWithFirstVersion(user.id, template.name, 1, {
       instruction: template.instruction,
@@ -98,12 +98,6 @@ export class SkillsService {
    */
   async run(user: SessionUser, id: string, request: SkillRunDto, signal?: AbortSignal): Promise<ChatStream> {
     const { skill, latest } = await this.latestOf(user, id);
-    if (latest.inputSchema !== null) {
-      const problems = valueProblems('input', latest.inputSchema, request.input, latest.id);
-      if (problems.length > 0) {
-        throw new AppError('input_invalid', `input does not match the input_schema of version ${latest.number}: ${problems.map((problem) => problem.message).join('; ')}.`, { errors: problems });
-      }
-    }
     const content = typeof request.input === 'string' ? request.input : JSON.stringify(request.input);
     return this.pipeline.start(
       user,
@@ -115,9 +109,31 @@ export class SkillsService {
         messages: [{ role: 'user', content }],
         system: latest.instruction,
         skill: { skillId: skill.id, skillVersionId: latest.id },
+        checkNewRequest: () => this.checkInput(latest, request.input),
       },
       signal,
     );
+  }
+
+  /** 422 when the input does not match the version's input_schema (checked with a time budget). */
+  private async checkInput(version: VersionRow, input: unknown): Promise<void> {
+    if (version.inputSchema === null) return;
+    const problems = await this.jsonSchema.valueProblems('input', version.inputSchema, input, version.id);
+    if (problems.length > 0) {
+      throw new AppError('input_invalid', `input does not match the input_schema of version ${version.number}: ${problems.map((problem) => problem.message).join('; ')}.`, { errors: problems });
+    }
+  }
+
+  /** The version content with its schemas checked as draft 2020-12 JSON Schemas (400 naming each problem). */
+  private async checkedContent(input: SkillVersionInputDto): Promise<VersionContent> {
+    const problems: FieldError[] = [];
+    for (const field of ['input_schema', 'output_schema'] as const) {
+      if (input[field] !== undefined && input[field] !== null) problems.push(...(await this.jsonSchema.schemaProblems(field, input[field])));
+    }
+    if (problems.length > 0) {
+      throw new AppError('validation_failed', `Invalid JSON Schema: ${[...new Set(problems.map((problem) => problem.message))].slice(0, 5).join('; ')}.`, { errors: problems });
+    }
+    return { instruction: input.instruction, inputSchema: asStoredSchema(input.input_schema), outputSchema: asStoredSchema(input.output_schema) };
   }
 
   private async latestOf(user: SessionUser, id: string): Promise<{ skill: SkillRow; latest: VersionRow }> {
@@ -126,18 +142,6 @@ export class SkillsService {
     if (!skill || !latest) throw notFound();
     return { skill, latest };
   }
-}
-
-/** The version content with its schemas checked as draft 2020-12 JSON Schemas (400 naming each problem). */
-function checkedContent(input: SkillVersionInputDto): VersionContent {
-  const problems: FieldError[] = [];
-  for (const field of ['input_schema', 'output_schema'] as const) {
-    if (input[field] !== undefined && input[field] !== null) problems.push(...schemaProblems(field, input[field]));
-  }
-  if (problems.length > 0) {
-    throw new AppError('validation_failed', `Invalid JSON Schema: ${[...new Set(problems.map((problem) => problem.message))].slice(0, 5).join('; ')}.`, { errors: problems });
-  }
-  return { instruction: input.instruction, inputSchema: asStoredSchema(input.input_schema), outputSchema: asStoredSchema(input.output_schema) };
 }
 
 function notFound(): AppError {

@@ -88,6 +88,7 @@ function renderBodyReadError(error: BodyReadError): Rendered {
     'entity.too.large': { code: 'payload_too_large', status: 413, detail: 'The request body is larger than the limit for this endpoint.' },
     'entity.too.deep': { code: 'bad_request', status: 400, detail: `The JSON body nests deeper than ${MAX_JSON_DEPTH} levels.` },
     'entity.nul.character': { code: 'bad_request', status: 400, detail: 'The JSON body contains a NUL (\\u0000) character.' },
+    'entity.number.out.of.range': { code: 'bad_request', status: 400, detail: 'The JSON body holds a number too large to represent (such as 1e400).' },
     'entity.lone.surrogate': { code: 'bad_request', status: 400, detail: 'The JSON body contains text that is not valid Unicode (a lone surrogate).' },
     'entity.unsupported.type': { code: 'unsupported_media_type', status: 415, detail: 'Request bodies must be application/json.' },
     'encoding.unsupported': { code: 'unsupported_media_type', status: 415, detail: 'The request body encoding is not supported.' },

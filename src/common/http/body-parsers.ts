@@ -59,6 +59,7 @@ export function unsafeJsonProblem(value: unknown): string | null {
       if (problem) return problem;
       continue;
     }
+    if (typeof current === 'number' && !Number.isFinite(current)) return 'entity.number.out.of.range';
     if (current === null || typeof current !== 'object') continue;
     if (depth >= MAX_JSON_DEPTH) return 'entity.too.deep';
     for (const [key, child] of Object.entries(current)) {

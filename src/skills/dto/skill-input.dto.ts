@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions } from '@nestjs/swagger';
-import { Allow, IsInt, IsNotEmpty, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsNotEmpty, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { RawJson } from '../../common/validation/raw-json';
 
 export const MAX_NAME_CHARACTERS = 200;
 export const MAX_INSTRUCTION_CHARACTERS = 20_000;
@@ -23,12 +24,12 @@ export class SkillVersionInputDto {
 
   /** When set, a run's `input` must validate against it (422 otherwise). */
   @ApiPropertyOptional(JSON_SCHEMA_PROPERTY)
-  @Allow()
+  @RawJson()
   input_schema?: unknown;
 
   /** Describes the expected answer; stored and exported, not enforced. */
   @ApiPropertyOptional(JSON_SCHEMA_PROPERTY)
-  @Allow()
+  @RawJson()
   output_schema?: unknown;
 }
 
@@ -47,7 +48,8 @@ export class PublishVersionDto extends SkillVersionInputDto {}
 export class ImportSkillDto extends CreateSkillDto {
   /** Kept as the Skill's version number (default 1), so export → import → export is identical. */
   @ApiPropertyOptional({ minimum: 1, maximum: MAX_VERSION_NUMBER })
-  @IsOptional()
+  // Absent means 1; null is not a version number.
+  @ValidateIf((body: ImportSkillDto) => body.version !== undefined)
   @IsInt()
   @Min(1)
   @Max(MAX_VERSION_NUMBER)
