@@ -203,4 +203,28 @@ describe('the service process', () => {
       await fake.close();
     }
   }, 60_000);
+
+  it('checks Skill JSON Schemas in its compiled worker thread', async () => {
+    const service = launch({ DATABASE_URL: process.env.TEST_DATABASE_URL, PORT: String(await freePort()) });
+    await service.waitForLine(/chat api listening/);
+    const url = `http://127.0.0.1:${service.port}`;
+    const register = await fetch(`${url}/v1/auth/register`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email: `worker-${randomUUID()}@example.com`, password: 'correct horse battery staple' }),
+    });
+    const cookie = (register.headers.get('set-cookie') ?? '').split(';')[0];
+    const send = (path: string, body: unknown) => fetch(`${url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Cookie: cookie }, body: JSON.stringify(body) });
+    expect((await send('/v1/skills', { name: 'S', instruction: 'I', input_schema: { type: 'strnig' } })).status).toBe(400);
+    const created = await send('/v1/skills', { name: 'S', instruction: 'I', input_schema: { type: 'object', required: ['text'] } });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    const refused = await send(`/v1/skills/${id}/run`, { model: 'local/echo', input: { other: 1 }, idempotencyKey: randomUUID() });
+    expect(refused.status).toBe(422);
+    const ran = await send(`/v1/skills/${id}/run`, { model: 'local/echo', input: { text: 'hi' }, idempotencyKey: randomUUID() });
+    expect(ran.status).toBe(200);
+    expect(await ran.text()).toBe('Echo: {"text":"hi"}');
+    expect(await service.stop()).toBe(0);
+  }, 60_000);
 });
+
