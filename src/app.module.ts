@@ -12,6 +12,7 @@ import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 import { createValidationPipe } from './common/validation/validation.pipe';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
+import { FilesModule } from './files/files.module';
 import { HealthModule } from './health/health.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { MailModule } from './infra/mail/mail.module';
@@ -20,6 +21,7 @@ import { ConversationsModule } from './conversations/conversations.module';
 import { QuotaModule } from './quota/quota.module';
 import { PrismaModule } from './infra/prisma/prisma.module';
 import { RedisModule } from './infra/redis/redis.module';
+import { StorageModule } from './infra/storage/storage.module';
 import { PlansModule } from './plans/plans.module';
 import { SkillsModule } from './skills/skills.module';
 
@@ -39,6 +41,7 @@ export class AppModule {
         ClockModule,
         PrismaModule,
         RedisModule,
+        StorageModule,
         RateLimitModule,
         MailModule,
         CatalogModule,
@@ -51,6 +54,7 @@ export class AppModule {
         LedgerModule,
         ChatModule,
         SkillsModule,
+        FilesModule,
         ...extraModules,
       ],
       providers: [

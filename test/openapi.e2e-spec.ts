@@ -81,6 +81,14 @@ describe('API docs', () => {
     expect(Object.keys(exportShape.properties).sort()).toEqual(['input_schema', 'instruction', 'name', 'output_schema', 'version']);
   });
 
+  it('documents the files group: multipart upload, list and delete', () => {
+    const upload = doc.paths['/v1/files'].post as OpenApiOperation & { requestBody: { content: Record<string, unknown> } };
+    expect(upload.requestBody.content['multipart/form-data']).toBeDefined();
+    expect(Object.keys(upload.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '413', '415', '503']));
+    expect(doc.paths['/v1/files'].get.responses['200']).toBeDefined();
+    expect(Object.keys(doc.paths['/v1/files/{id}'].delete.responses)).toEqual(expect.arrayContaining(['204', '404', '503']));
+  });
+
   it('documents every error status it declares as problem+json', () => {
     for (const [path, operations] of Object.entries(doc.paths)) {
       for (const [method, operation] of Object.entries(operations)) {

@@ -51,3 +51,11 @@ export function toPage<Row, Item>(rows: Row[], limit: number, positionOf: (row: 
   const last = page.at(-1);
   return { data: page.map(map), nextCursor: rows.length > limit && last ? encodeCursor(positionOf(last)) : null };
 }
+
+/** The `where` part of a newest-first page after `after`: older by `field`, or as old with a smaller id. */
+export function olderThan<Field extends 'createdAt' | 'updatedAt'>(field: Field, after?: Cursor) {
+  if (!after) return {};
+  const older = { [field]: { lt: after.at } } as Record<Field, { lt: Date }>;
+  const tied = { [field]: after.at, id: { lt: after.id } } as Record<Field, Date> & { id: { lt: string } };
+  return { OR: [older, tied] };
+}

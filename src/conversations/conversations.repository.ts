@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Cursor } from '../common/pagination';
+import { Cursor, olderThan } from '../common/pagination';
 import { Db, PrismaService } from '../infra/prisma/prisma.service';
 import { ChatMessage } from '../models/providers/model-provider';
 
@@ -12,7 +12,7 @@ export class ConversationsRepository {
     return this.prisma.conversation.findMany({
       where: {
         userId,
-        ...(after ? { OR: [{ updatedAt: { lt: after.at } }, { updatedAt: after.at, id: { lt: after.id } }] } : {}),
+        ...olderThan('updatedAt', after),
       },
       orderBy: [{ updatedAt: 'desc' }, { id: 'desc' }],
       take: limit + 1,

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Cursor } from '../common/pagination';
+import { Cursor, olderThan } from '../common/pagination';
 import { Db, PrismaService } from '../infra/prisma/prisma.service';
 
 export interface UsageEntry {
@@ -28,7 +28,7 @@ export class LedgerRepository {
   /** The user's entries newest first, after the cursor; `limit` + 1 rows to know if more follow. */
   findPageOfUser(userId: string, limit: number, after?: Cursor) {
     return this.prisma.ledgerEntry.findMany({
-      where: { userId, ...(after ? { OR: [{ createdAt: { lt: after.at } }, { createdAt: after.at, id: { lt: after.id } }] } : {}) },
+      where: { userId, ...olderThan('createdAt', after) },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take: limit + 1,
       select: {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Cursor } from '../common/pagination';
+import { Cursor, olderThan } from '../common/pagination';
 import { Prisma } from '../infra/prisma/generated/client';
 import { PrismaService } from '../infra/prisma/prisma.service';
 
@@ -63,7 +63,7 @@ export class SkillsRepository {
 
   findPageOfOwner(ownerId: string, limit: number, after?: Cursor) {
     return this.prisma.skill.findMany({
-      where: { ownerId, ...(after ? { OR: [{ createdAt: { lt: after.at } }, { createdAt: after.at, id: { lt: after.id } }] } : {}) },
+      where: { ownerId, ...olderThan('createdAt', after) },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take: limit + 1,
       select: SKILL,

@@ -24,6 +24,7 @@ export const ERROR_CODES = {
   request_header_too_large: { status: 431, title: 'Request header fields too large' },
   unknown_model: { status: 400, title: 'Unknown model' },
   model_not_allowed: { status: 403, title: 'Model not included in your plan' },
+  storage_quota_exceeded: { status: 413, title: 'Storage quota exceeded' },
   messages_too_large: { status: 413, title: 'Messages too large' },
   input_invalid: { status: 422, title: 'Input does not match the Skill input schema' },
   idempotency_key_reused: { status: 422, title: 'Idempotency key reused with a different request' },
@@ -34,6 +35,7 @@ export const ERROR_CODES = {
   internal_error: { status: 500, title: 'Internal server error' },
   not_ready: { status: 503, title: 'Service not ready' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
+  storage_unavailable: { status: 503, title: 'Storage unavailable' },
   provider_not_configured: { status: 503, title: 'Provider not configured' },
 } as const satisfies Record<string, { status: number; title: string }>;
 

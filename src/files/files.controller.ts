@@ -1,0 +1,54 @@
+import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Request } from 'express';
+import { join } from 'node:path';
+import { CurrentUser } from '../auth/current-user.decorator';
+import { SessionUser } from '../auth/session-user';
+import { ApiProblems } from '../common/openapi/api-problems.decorator';
+import { PageQueryDto } from '../common/pagination';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { FileDto, FilePageDto } from './dto/file.response';
+import { FilesService, MAX_UPLOAD_BYTES } from './files.service';
+import { receiveSingleFile } from './multipart-upload';
+
+@ApiTags('files')
+@Controller('files')
+export class FilesController {
+  private readonly tempDir: string;
+
+  constructor(
+    private readonly files: FilesService,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.tempDir = join(config.storage.dir, '.uploads');
+  }
+
+  @Post()
+  @ApiOperation({ summary: 'Upload one file (text, Markdown, PDF or DOCX; at most 20 MiB) in the multipart field "file"' })
+  @ApiConsumes('multipart/form-data')
+  @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } })
+  @ApiCreatedResponse({ type: FileDto })
+  @ApiProblems(401, 503)
+  async upload(@CurrentUser() user: SessionUser, @Req() req: Request): Promise<FileDto> {
+    const received = await receiveSingleFile(req, { maxBytes: MAX_UPLOAD_BYTES, tempDir: this.tempDir });
+    return this.files.store(user, received);
+  }
+
+  @Get()
+  @ApiOperation({ summary: "The caller's files, newest first (cursor pagination)" })
+  @ApiOkResponse({ type: FilePageDto })
+  @ApiProblems(401)
+  list(@CurrentUser() user: SessionUser, @Query() query: PageQueryDto): Promise<FilePageDto> {
+    return this.files.list(user, query);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete one of the caller’s files: the stored object and its record' })
+  @ApiNoContentResponse({ description: 'Deleted.' })
+  @ApiProblems(401, 404, 503)
+  delete(@CurrentUser() user: SessionUser, @Param('id') id: string): Promise<void> {
+    return this.files.delete(user, id);
+  }
+}
