@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deflateRawSync } from 'node:zlib';
+import { listen } from './support/chat-client';
 import { registerUser } from './support/factories';
 import { sql } from './support/sql';
 import { bootTestApp, TestApp } from './support/test-app';
@@ -218,4 +220,78 @@ describe('files', () => {
     expect((await t.http.get('/v1/files')).status).toBe(401);
     expect((await t.http.post('/v1/files').attach('file', text(3), 'a.txt')).status).toBe(401);
   });
+
+  describe('over raw sockets', () => {
+    const boundary = 'raw-boundary';
+    const head = (cookie: string, length?: number) =>
+      `POST /v1/files HTTP/1.1\r\nHost: localhost\r\nCookie: ${cookie}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\n` +
+      (length === undefined ? 'Transfer-Encoding: chunked\r\n' : `Content-Length: ${length}\r\n`) +
+      'Connection: close\r\n\r\n';
+    const partHead = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.txt"\r\nContent-Type: text/plain\r\n\r\n`;
+    const tail = `\r\n--${boundary}--\r\n`;
+
+    async function waitForNoTempFiles(): Promise<void> {
+      const deadline = Date.now() + 5_000;
+      while (filesUnder(join(storageDir, '.uploads')).length > 0) {
+        if (Date.now() > deadline) throw new Error(`temporary files left: ${filesUnder(join(storageDir, '.uploads')).join(', ')}`);
+        await new Promise((done) => setTimeout(done, 50));
+      }
+    }
+
+    function rawUpload(port: number, chunks: { data: Buffer | string; delayMs?: number }[]): Promise<string> {
+      return new Promise((resolve) => {
+        const socket = connect(port, '127.0.0.1');
+        let answer = '';
+        socket.on('data', (data) => (answer += data.toString('latin1')));
+        socket.on('error', () => undefined);
+        socket.on('close', () => resolve(answer));
+        void (async () => {
+          for (const chunk of chunks) {
+            if (chunk.delayMs) await new Promise((done) => setTimeout(done, chunk.delayMs));
+            if (socket.destroyed) return;
+            socket.write(chunk.data);
+          }
+        })();
+      });
+    }
+
+    it('answers 413 at once for a body far over the limit, and when the closing boundary comes late', async () => {
+      const user = await registerUser(t.http);
+      const port = Number(new URL(await listen(t)).port);
+      const big = Buffer.alloc(25 * 1024 * 1024, 0x61);
+      const started = Date.now();
+      const far = await rawUpload(port, [{ data: head(user.cookie, partHead.length + big.length + tail.length) + partHead }, { data: big }, { data: tail }]);
+      expect(far).toMatch(/^HTTP\/1\.1 413/);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      const exact = Buffer.alloc(LIMIT + 1, 0x61);
+      const late = await rawUpload(port, [{ data: head(user.cookie, partHead.length + exact.length + tail.length) + partHead }, { data: exact }, { data: tail, delayMs: 1_000 }]);
+      expect(late).toMatch(/^HTTP\/1\.1 413/);
+      await waitForNoTempFiles();
+      expect(await sql(`SELECT 1 FROM "File" WHERE "ownerId" = $1`, [user.id])).toHaveLength(0);
+    }, 30_000);
+
+    it('leaves nothing behind when the client goes away mid-file', async () => {
+      const user = await registerUser(t.http);
+      const port = Number(new URL(await listen(t)).port);
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      await new Promise<void>((done) => socket.once('connect', () => done()));
+      socket.write(head(user.cookie, 10 * 1024 * 1024) + partHead);
+      socket.write(Buffer.alloc(1024 * 1024, 0x61));
+      await new Promise((done) => setTimeout(done, 300));
+      socket.destroy();
+      await waitForNoTempFiles();
+      expect(await sql(`SELECT 1 FROM "File" WHERE "ownerId" = $1`, [user.id])).toHaveLength(0);
+      expect((await t.http.get('/v1/health/live')).status).toBe(200);
+    });
+
+    it('refuses a crafted cursor with 400', async () => {
+      const user = await registerUser(t.http);
+      for (const raw of [`2020-01-01T00:00:00.000Z|${'-'.repeat(36)}`, `2020-01-01T00:00:00.000Z|${'a'.repeat(36)}`, `-200000-01-01T00:00:00.000Z|${randomUUID()}`]) {
+        const res = await t.http.get('/v1/files').query({ cursor: Buffer.from(raw).toString('base64url') }).set('Cookie', user.cookie);
+        expect(res.status).toBe(400);
+      }
+    });
+  });
 });
+

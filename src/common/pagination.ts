@@ -2,6 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { AppError } from './errors/app-error';
+import { isUuid } from './ids';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -37,7 +38,8 @@ export function encodeCursor(cursor: Cursor): string {
 export function decodeCursor(value: string): Cursor {
   const [at, id, ...rest] = Buffer.from(value, 'base64url').toString('utf8').split('|');
   const date = new Date(at ?? '');
-  if (rest.length > 0 || !id || !/^[0-9a-f-]{36}$/.test(id) || Number.isNaN(date.getTime())) {
+  const year = date.getUTCFullYear();
+  if (rest.length > 0 || !id || !isUuid(id) || Number.isNaN(date.getTime()) || year < 1970 || year > 9999) {
     throw new AppError('validation_failed', 'The cursor is not one this API gave out.', {
       errors: [{ field: 'cursor', code: 'invalid_cursor', message: 'cursor must be the nextCursor of a previous page' }],
     });

@@ -89,9 +89,12 @@ export class FilesService {
   }
 
   private async put(storageKey: string, upload: ReceivedFile, mediaType: string): Promise<void> {
+    const body = createReadStream(upload.tempPath);
     try {
-      await this.storage.put(storageKey, createReadStream(upload.tempPath), upload.size, mediaType);
+      await this.storage.put(storageKey, body, upload.size, mediaType);
     } catch (error) {
+      // A put that failed early leaves the stream open on a file about to be removed.
+      body.destroy();
       this.log.error({ err: error, driver: this.storage.driver }, 'could not store an uploaded object');
       await this.removeOrphan(storageKey);
       throw new AppError('storage_unavailable', 'The file could not be stored right now; nothing was kept. Retry the upload.');

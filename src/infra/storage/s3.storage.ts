@@ -18,6 +18,8 @@ export class S3Storage implements ObjectStorage {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       maxAttempts: 2,
+      // Without these the SDK waits forever on an endpoint that accepts and never answers.
+      requestHandler: { connectionTimeout: 5_000, requestTimeout: 30_000 },
       // The SDK would print to the console; failures reach the caller, which logs them with the request id.
       logger: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
     });
@@ -33,9 +35,13 @@ export class S3Storage implements ObjectStorage {
     return result.Body;
   }
 
-  /** S3 answers 204 for a key that does not exist: deleting twice is fine. */
+  /** S3 answers 204 for a key that does not exist; some compatible stores answer NoSuchKey: both mean gone. */
   async delete(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.config.bucket, Key: key }));
+    try {
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.config.bucket, Key: key }));
+    } catch (error) {
+      if ((error as { name?: string }).name !== 'NoSuchKey') throw error;
+    }
   }
 
   close(): void {
