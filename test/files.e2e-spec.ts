@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deflateRawSync } from 'node:zlib';
 import { listen } from './support/chat-client';
+import { FilesService } from '../src/files/files.service';
 import { registerUser } from './support/factories';
 import { sql } from './support/sql';
 import { bootTestApp, TestApp } from './support/test-app';
@@ -214,6 +215,18 @@ describe('files', () => {
     const both = await Promise.all([upload(user.cookie, text(10), 'a.txt'), upload(user.cookie, text(10), 'b.txt')]);
     expect(both.map((res) => res.status).sort()).toEqual([201, 413]);
     expect(filesUnder(join(storageDir, user.id))).toHaveLength(1);
+  });
+
+  it('removes temporary uploads a crashed process left behind, at start', async () => {
+    const tempDir = join(storageDir, '.uploads');
+    mkdirSync(tempDir, { recursive: true });
+    writeFileSync(join(tempDir, 'left-by-crash'), 'x');
+    const old = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    utimesSync(join(tempDir, 'left-by-crash'), old, old);
+    writeFileSync(join(tempDir, 'in-progress'), 'x');
+    await t.app.get(FilesService).onModuleInit();
+    expect(filesUnder(tempDir)).toEqual(['in-progress']);
+    rmSync(join(tempDir, 'in-progress'));
   });
 
   it('requires a session', async () => {

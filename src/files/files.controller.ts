@@ -1,13 +1,10 @@
-import { Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Request } from 'express';
-import { join } from 'node:path';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { SessionUser } from '../auth/session-user';
 import { ApiProblems } from '../common/openapi/api-problems.decorator';
 import { PageQueryDto } from '../common/pagination';
-import { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
 import { FileDto, FilePageDto } from './dto/file.response';
 import { FilesService, MAX_UPLOAD_BYTES } from './files.service';
 import { receiveSingleFile } from './multipart-upload';
@@ -15,14 +12,7 @@ import { receiveSingleFile } from './multipart-upload';
 @ApiTags('files')
 @Controller('files')
 export class FilesController {
-  private readonly tempDir: string;
-
-  constructor(
-    private readonly files: FilesService,
-    @Inject(APP_CONFIG) config: AppConfig,
-  ) {
-    this.tempDir = join(config.storage.dir, '.uploads');
-  }
+  constructor(private readonly files: FilesService) {}
 
   @Post()
   @ApiOperation({ summary: 'Upload one file (text, Markdown, PDF or DOCX; at most 20 MiB) in the multipart field "file"' })
@@ -31,7 +21,7 @@ export class FilesController {
   @ApiCreatedResponse({ type: FileDto })
   @ApiProblems(401, 503)
   async upload(@CurrentUser() user: SessionUser, @Req() req: Request): Promise<FileDto> {
-    const received = await receiveSingleFile(req, { maxBytes: MAX_UPLOAD_BYTES, tempDir: this.tempDir });
+    const received = await receiveSingleFile(req, { maxBytes: MAX_UPLOAD_BYTES, tempDir: this.files.tempDir });
     return this.files.store(user, received);
   }
 

@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { Inject, Injectable } from '@nestjs/common';
+import { readdir, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
 import { AppError } from '../common/errors/app-error';
 import { isUuid } from '../common/ids';
 import { AppLogger } from '../common/logging/app-logger';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
 import { decodeCursor, DEFAULT_PAGE_SIZE, PageQueryDto, toPage } from '../common/pagination';
 import { OBJECT_STORAGE, ObjectStorage } from '../infra/storage/object-storage';
 import { FileDto, FilePageDto } from './dto/file.response';
@@ -19,13 +22,38 @@ export const MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
 
 type FileRow = { id: string; originalName: string; kind: FileKind; mediaType: string; sizeBytes: number; sha256: string; createdAt: Date };
 
+/** Temporary uploads older than this were left by a crashed process (an upload takes seconds). */
+const STALE_UPLOAD_MS = 60 * 60 * 1000;
+
 @Injectable()
-export class FilesService {
+export class FilesService implements OnModuleInit {
+  /** Where uploads are streamed before they are checked and stored. */
+  readonly tempDir: string;
+
   constructor(
     private readonly files: FilesRepository,
     @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
+    @Inject(APP_CONFIG) config: AppConfig,
     private readonly log: AppLogger,
-  ) {}
+  ) {
+    this.tempDir = join(config.storage.dir, '.uploads');
+  }
+
+  /** Removes temporary uploads a crashed process left behind (other instances' recent ones are kept). */
+  async onModuleInit(): Promise<void> {
+    const names = await readdir(this.tempDir).catch(() => [] as string[]);
+    const now = Date.now();
+    let removed = 0;
+    for (const name of names) {
+      const path = join(this.tempDir, name);
+      const info = await stat(path).catch(() => null);
+      if (info && now - info.mtimeMs > STALE_UPLOAD_MS) {
+        await rm(path, { force: true, recursive: true });
+        removed += 1;
+      }
+    }
+    if (removed > 0) this.log.info({ removed }, 'removed stale temporary uploads');
+  }
 
   /**
    * Keeps an uploaded file: kind from its content, object under a generated key, then the record (within
