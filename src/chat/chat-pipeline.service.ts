@@ -278,20 +278,19 @@ export class ChatPipelineService implements OnModuleDestroy {
   }
 
   /**
-   * A running answer from its first byte. A run of this process always ends its buffer. A run followed
-   * through the relay may end where this process cannot hear it (its instance crashed and was swept, the
-   * relay lost a chunk): while the relay is quiet the database is asked, less and less often, and a
-   * finished run is completed from the stored body.
+   * A running answer from its first byte. A run of another instance may end where this process cannot
+   * hear it (its instance crashed and was swept, the relay lost a chunk): while the relay is quiet the
+   * database is asked, less and less often, and a finished run is completed from the stored body. A run
+   * of this process never goes quiet (its buffer does not tick), so it never costs a query.
    */
   private async *follow(runId: string, signal?: AbortSignal): AsyncGenerator<LiveEvent> {
-    const { local, events } = this.live.follow(runId, signal);
     let delivered = 0;
     let quietSeconds = 0;
     let nextCheck = 1;
-    for await (const event of events) {
+    for await (const event of this.live.follow(runId, signal)) {
       if (event.type === 'idle') {
         quietSeconds += 1;
-        if (local || quietSeconds < nextCheck) continue;
+        if (quietSeconds < nextCheck) continue;
         nextCheck = quietSeconds + Math.min(quietSeconds, MAX_SECONDS_BETWEEN_CHECKS);
         const stored = await this.requests.findOutcome(runId).catch((error: unknown) => {
           this.log.warn({ err: error, runId }, 'could not read a followed run');

@@ -29,35 +29,34 @@ export class SkillsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   /** A new Skill with its first version numbered `number` (1, or the imported number). Never any tools. */
-  async createWithFirstVersion(ownerId: string, name: string, number: number, content: VersionContent): Promise<string> {
-    const skill = await this.prisma.skill.create({
+  createWithFirstVersion(ownerId: string, name: string, number: number, content: VersionContent) {
+    return this.prisma.skill.create({
       data: {
         ownerId,
         name,
         latestVersion: number,
         versions: { create: { number, instruction: content.instruction, inputSchema: jsonColumn(content.inputSchema), outputSchema: jsonColumn(content.outputSchema) } },
       },
-      select: { id: true },
+      select: { ...SKILL, versions: { select: VERSION } },
     });
-    return skill.id;
   }
 
   /**
    * Publishes version n+1 of an owned Skill: the increment of `latestVersion` locks the Skill row, so
-   * concurrent publishes take distinct consecutive numbers. Null when the Skill is not the owner's.
+   * concurrent publishes take distinct consecutive numbers. The new version, or null when the Skill is not
+   * the owner's.
    */
-  async publishVersion(ownerId: string, skillId: string, content: VersionContent): Promise<number | null> {
+  publishVersion(ownerId: string, skillId: string, content: VersionContent) {
     return this.prisma.$transaction(async (db) => {
       const [bumped] = await db.$queryRaw<{ latestVersion: number }[]>`
         UPDATE "Skill" SET "latestVersion" = "latestVersion" + 1, "updatedAt" = now()
         WHERE id = ${skillId}::uuid AND "ownerId" = ${ownerId}::uuid
         RETURNING "latestVersion"`;
       if (!bumped) return null;
-      await db.skillVersion.create({
+      return db.skillVersion.create({
         data: { skillId, number: bumped.latestVersion, instruction: content.instruction, inputSchema: jsonColumn(content.inputSchema), outputSchema: jsonColumn(content.outputSchema) },
-        select: { id: true },
+        select: VERSION,
       });
-      return bumped.latestVersion;
     });
   }
 

@@ -30,8 +30,7 @@ export class SkillsService {
   ) {}
 
   async create(user: SessionUser, input: CreateSkillDto): Promise<SkillDto> {
-    const id = await this.skills.createWithFirstVersion(user.id, input.name, 1, await this.checkedContent(input));
-    return this.get(user, id);
+    return toSkill(await this.skills.createWithFirstVersion(user.id, input.name, 1, await this.checkedContent(input)));
   }
 
   async list(user: SessionUser, query: PageQueryDto): Promise<SkillPageDto> {
@@ -43,15 +42,14 @@ export class SkillsService {
   async get(user: SessionUser, id: string): Promise<SkillDto> {
     const skill = isUuid(id) ? await this.skills.findOwnedWithVersions(user.id, id) : null;
     if (!skill) throw notFound();
-    return { ...toSummary(skill), owner_id: skill.ownerId, organization_id: skill.organizationId, allowed_tools: skill.allowedTools, versions: skill.versions.map(toVersion) };
+    return toSkill(skill);
   }
 
   async publish(user: SessionUser, id: string, input: PublishVersionDto): Promise<SkillVersionDto> {
     const content = await this.checkedContent(input);
-    const number = isUuid(id) ? await this.skills.publishVersion(user.id, id, content) : null;
-    if (number === null) throw notFound();
-    const skill = await this.get(user, id);
-    return skill.versions.find((version) => version.version === number) as SkillVersionDto;
+    const version = isUuid(id) ? await this.skills.publishVersion(user.id, id, content) : null;
+    if (!version) throw notFound();
+    return toVersion(version);
   }
 
   async export(user: SessionUser, id: string): Promise<SkillExportDto> {
@@ -71,8 +69,7 @@ export class SkillsService {
       });
     }
     const input = (await new AppValidationPipe().transform(body, { type: 'body', metatype: ImportSkillDto })) as ImportSkillDto;
-    const id = await this.skills.createWithFirstVersion(user.id, input.name, input.version ?? 1, await this.checkedContent(input));
-    return this.get(user, id);
+    return toSkill(await this.skills.createWithFirstVersion(user.id, input.name, input.version ?? 1, await this.checkedContent(input)));
   }
 
   async listTemplates(): Promise<SkillTemplateListDto> {
@@ -83,12 +80,13 @@ export class SkillsService {
   async duplicateTemplate(user: SessionUser, templateId: string): Promise<SkillDto> {
     const template = TEMPLATE_ID.test(templateId) ? await this.templates.findActiveById(templateId) : null;
     if (!template) throw new AppError('not_found', 'No such Skill template.');
-    const id = await this.skills.createWithFirstVersion(user.id, template.name, 1, {
-      instruction: template.instruction,
-      inputSchema: asStoredSchema(template.inputSchema),
-      outputSchema: asStoredSchema(template.outputSchema),
-    });
-    return this.get(user, id);
+    return toSkill(
+      await this.skills.createWithFirstVersion(user.id, template.name, 1, {
+        instruction: template.instruction,
+        inputSchema: asStoredSchema(template.inputSchema),
+        outputSchema: asStoredSchema(template.outputSchema),
+      }),
+    );
   }
 
   /**
@@ -150,6 +148,10 @@ function notFound(): AppError {
 
 function toSummary(row: SkillRow): SkillSummaryDto {
   return { id: row.id, name: row.name, version: row.latestVersion, created_at: row.createdAt.toISOString(), updated_at: row.updatedAt.toISOString() };
+}
+
+function toSkill(row: SkillRow & { versions: VersionRow[] }): SkillDto {
+  return { ...toSummary(row), owner_id: row.ownerId, organization_id: row.organizationId, allowed_tools: row.allowedTools, versions: row.versions.map(toVersion) };
 }
 
 function toVersion(row: VersionRow): SkillVersionDto {

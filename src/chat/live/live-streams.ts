@@ -57,13 +57,14 @@ export class LiveStreams implements OnModuleDestroy {
   }
 
   /**
-   * Every event of a run from its first chunk. `local` runs always end their buffer; otherwise `idle` ticks
-   * come while nothing is heard, and the caller asks the database whether the run ended elsewhere.
+   * Every event of a run from its first chunk. A run of this process always ends its buffer (which never
+   * ticks); otherwise `idle` ticks come while nothing is heard, and the caller asks the database whether
+   * the run ended elsewhere.
    */
-  follow(runId: string, signal?: AbortSignal): { local: boolean; events: AsyncIterable<LiveEvent> } {
+  follow(runId: string, signal?: AbortSignal): AsyncIterable<LiveEvent> {
     const buffer = this.local.get(runId);
-    if (buffer) return { local: true, events: buffer.follow(signal) };
-    return { local: false, events: this.remote ? this.remote.follow(runId, signal) : idleTicks(signal) };
+    if (buffer) return buffer.follow(signal);
+    return this.remote ? this.remote.follow(runId, signal) : idleTicks(signal);
   }
 
   async onModuleDestroy(): Promise<void> {
