@@ -1,6 +1,7 @@
 import { DynamicModule, Module, Type } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE, HttpAdapterHost } from '@nestjs/core';
 import { AuthModule } from './auth/auth.module';
+import { BillingModule } from './billing/billing.module';
 import { ChatModule } from './chat/chat.module';
 import { CatalogModule } from './catalog/catalog.module';
 import { ClockModule } from './common/clock';
@@ -55,6 +56,7 @@ export class AppModule {
         ChatModule,
         SkillsModule,
         FilesModule,
+        BillingModule,
         ...extraModules,
       ],
       providers: [

@@ -80,6 +80,11 @@ export interface AppConfig {
   };
   mail: { smtpUrl?: string; from: string };
   oauth: { google: OAuthProviderConfig; github: GithubOAuthConfig };
-  billing: { stripe: PaymentProviderConfig; paddle: PaymentProviderConfig };
+  billing: {
+    stripe: PaymentProviderConfig;
+    paddle: PaymentProviderConfig;
+    /** How long after its period end a subscription still grants its plan when the renewal is late or failed. */
+    graceMs: number;
+  };
   storage: { dir: string; s3?: S3Config };
 }

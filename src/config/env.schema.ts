@@ -134,6 +134,7 @@ export const envSchema = z.object({
   PADDLE_API_KEY: optionalString,
   PADDLE_WEBHOOK_SECRET: optionalString,
   PADDLE_API_URL: optionalHttpUrl,
+  BILLING_GRACE_DAYS: integer(0, 60).default(3),
 
   STORAGE_DIR: z.string().trim().min(1).default('.data/files'),
   S3_ENDPOINT: optionalHttpUrl,

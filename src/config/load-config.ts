@@ -49,6 +49,9 @@ function crossFieldProblems(env: Env): string[] {
   for (const origin of env.CORS_ORIGINS) {
     if (!isOrigin(origin)) problems.push(`CORS_ORIGINS: "${origin}" is not an origin like https://app.example.com`);
   }
+  // A provider that can take money but whose webhooks cannot be verified would never activate what was paid for.
+  if (env.STRIPE_SECRET_KEY && !env.STRIPE_WEBHOOK_SECRET) problems.push('STRIPE_WEBHOOK_SECRET: is required when STRIPE_SECRET_KEY is set');
+  if (env.PADDLE_API_KEY && !env.PADDLE_WEBHOOK_SECRET) problems.push('PADDLE_WEBHOOK_SECRET: is required when PADDLE_API_KEY is set');
   for (const email of env.ADMIN_EMAILS) {
     if (!email.includes('@')) problems.push(`ADMIN_EMAILS: "${email}" is not an email address`);
   }
@@ -115,6 +118,7 @@ function toAppConfig(env: Env): AppConfig {
     billing: {
       stripe: { apiKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET, apiUrl: env.STRIPE_API_URL },
       paddle: { apiKey: env.PADDLE_API_KEY, webhookSecret: env.PADDLE_WEBHOOK_SECRET, apiUrl: env.PADDLE_API_URL },
+      graceMs: env.BILLING_GRACE_DAYS * 24 * 3600 * 1000,
     },
     storage: {
       dir: env.STORAGE_DIR,

@@ -8,6 +8,9 @@ export const ERROR_CODES = {
   bad_request: { status: 400, title: 'Bad request' },
   forbidden_field: { status: 400, title: 'Field not accepted' },
   invalid_reset_token: { status: 400, title: 'Invalid or expired reset link' },
+  plan_not_checkoutable: { status: 400, title: 'This plan cannot be bought through checkout' },
+  webhook_signature_invalid: { status: 400, title: 'Webhook signature not valid' },
+  webhook_payload_invalid: { status: 400, title: 'Webhook payload not understood' },
   unauthenticated: { status: 401, title: 'Authentication required' },
   invalid_credentials: { status: 401, title: 'Invalid email or password' },
   forbidden: { status: 403, title: 'Forbidden' },
@@ -18,6 +21,7 @@ export const ERROR_CODES = {
   request_timeout: { status: 408, title: 'Request timeout' },
   conflict: { status: 409, title: 'Conflict' },
   email_taken: { status: 409, title: 'Email already registered' },
+  subscription_exists: { status: 409, title: 'A subscription is already active' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   rate_limited: { status: 429, title: 'Too many requests' },
@@ -32,11 +36,13 @@ export const ERROR_CODES = {
   provider_error: { status: 502, title: 'The model provider failed' },
   provider_timeout: { status: 502, title: 'The model provider timed out' },
   generation_interrupted: { status: 502, title: 'The answer was interrupted' },
+  payment_provider_error: { status: 502, title: 'The payment provider failed' },
   internal_error: { status: 500, title: 'Internal server error' },
   not_ready: { status: 503, title: 'Service not ready' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
   storage_unavailable: { status: 503, title: 'Storage unavailable' },
   provider_not_configured: { status: 503, title: 'Provider not configured' },
+  webhook_not_processed: { status: 503, title: 'Webhook not processed; deliver it again' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,0 +1,185 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { z } from 'zod';
+import { AppError } from '../../common/errors/app-error';
+import { AppLogger } from '../../common/logging/app-logger';
+import { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { SubscriptionSnapshot, SubscriptionStatus } from '../subscription-state';
+import { verifyPaddleSignature, PADDLE_SIGNATURE_TOLERANCE_SECONDS } from './paddle-signature';
+import { BillingAction, CheckoutOrder, checkoutIdempotencyKey, PaymentGateway, ProviderCheckout, VerifiedWebhook } from './payment-gateway';
+import { parsePayload, providerId } from './webhook-payload';
+import { SIGNATURE_PROBLEM_DETAIL } from './webhook-signature';
+
+const DEFAULT_API_URL = 'https://api.paddle.com';
+const SIGNATURE_HEADER = 'Paddle-Signature';
+const REQUEST_TIMEOUT_MS = 10_000;
+
+const timestamp = z.iso.datetime({ offset: true }).transform((value) => new Date(value));
+const customData = z.record(z.string(), z.unknown()).nullish();
+
+const eventSchema = z.object({
+  event_id: providerId,
+  event_type: z.string().min(1).max(255),
+  occurred_at: timestamp,
+  data: z.record(z.string(), z.unknown()),
+});
+
+const transactionSchema = z.object({
+  id: providerId,
+  subscription_id: providerId.nullish(),
+  customer_id: providerId.nullish(),
+  custom_data: customData,
+  billing_period: z.object({ ends_at: timestamp }).nullish(),
+});
+
+const subscriptionSchema = z.object({
+  id: providerId,
+  status: z.string(),
+  customer_id: providerId.nullish(),
+  current_billing_period: z.object({ ends_at: timestamp }).nullish(),
+  scheduled_change: z.object({ action: z.string() }).nullish(),
+  canceled_at: timestamp.nullish(),
+  custom_data: customData,
+});
+
+const createdTransactionSchema = z.object({
+  data: z.object({ id: providerId, checkout: z.object({ url: z.string().url().nullish() }).nullish() }),
+});
+
+const STATUS: Record<string, SubscriptionStatus> = { active: 'active', trialing: 'active', past_due: 'past_due', canceled: 'canceled', paused: 'paused' };
+
+/**
+ * Paddle Billing over its REST API: a transaction with a non-catalog price built from the plan (its checkout
+ * URL is what the client opens), Paddle-Signature webhooks and the subscription and transaction events.
+ */
+@Injectable()
+export class PaddleGateway implements PaymentGateway {
+  readonly provider = 'paddle' as const;
+  private readonly apiKey: string | undefined;
+  private readonly apiUrl: string;
+  private readonly webhookSecret: string | undefined;
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly log: AppLogger,
+  ) {
+    this.apiKey = config.billing.paddle.apiKey;
+    this.apiUrl = (config.billing.paddle.apiUrl ?? DEFAULT_API_URL).replace(/\/+$/, '');
+    this.webhookSecret = config.billing.paddle.webhookSecret;
+  }
+
+  canCheckout(): boolean {
+    return this.apiKey !== undefined && this.webhookSecret !== undefined;
+  }
+
+  canVerifyWebhooks(): boolean {
+    return this.webhookSecret !== undefined;
+  }
+
+  /**
+   * Paddle documents no idempotency keys; the header is sent for a proxy or a future API, and what really
+   * keeps one transaction per checkout is the pending-checkout row lock held around this call.
+   */
+  async createCheckout(order: CheckoutOrder): Promise<ProviderCheckout> {
+    const { plan } = order;
+    const body = {
+      items: [
+        {
+          quantity: 1,
+          price: {
+            name: plan.name,
+            description: `${plan.name} plan, billed every ${plan.interval}`,
+            unit_price: { amount: String(plan.amount), currency_code: plan.currency },
+            billing_cycle: { interval: plan.interval, frequency: 1 },
+            product: { name: plan.name, tax_category: 'standard' },
+          },
+        },
+      ],
+      custom_data: { checkoutId: order.checkoutId, userId: order.userId, planCode: plan.code },
+      collection_mode: 'automatic',
+    };
+    let response: Response;
+    let payload: unknown;
+    try {
+      response = await fetch(`${this.apiUrl}/transactions`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${this.apiKey}`, 'Content-Type': 'application/json', 'Idempotency-Key': checkoutIdempotencyKey(order.checkoutId) },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+      payload = await response.json().catch(() => null);
+    } catch (error) {
+      this.log.error({ err: error, checkoutId: order.checkoutId }, 'paddle could not be reached');
+      throw providerFailed();
+    }
+    const created = response.ok ? createdTransactionSchema.safeParse(payload) : null;
+    const url = created?.success ? created.data.data.checkout?.url : null;
+    if (!created?.success || !url) {
+      this.log.error({ status: response.status, error: paddleError(payload), checkoutId: order.checkoutId }, 'paddle transaction could not be created');
+      throw providerFailed();
+    }
+    return { sessionId: created.data.data.id, url };
+  }
+
+  verifyWebhook(rawBody: Buffer, signatureHeader: string | undefined, now: Date): VerifiedWebhook {
+    const secret = this.webhookSecret;
+    if (!secret) throw new AppError('provider_not_configured', 'Paddle webhooks are not configured on this server.');
+    const problem = verifyPaddleSignature(rawBody, signatureHeader, secret, now);
+    if (problem) throw new AppError('webhook_signature_invalid', SIGNATURE_PROBLEM_DETAIL[problem](SIGNATURE_HEADER, PADDLE_SIGNATURE_TOLERANCE_SECONDS));
+    let json: unknown;
+    try {
+      json = JSON.parse(rawBody.toString('utf8'));
+    } catch {
+      throw new AppError('webhook_payload_invalid', 'The webhook body is not JSON.');
+    }
+    const event = parsePayload(eventSchema, json, 'Paddle notification');
+    return { eventId: event.event_id, type: event.event_type, occurredAt: event.occurred_at, payload: event.data };
+  }
+
+  async interpret(webhook: VerifiedWebhook): Promise<BillingAction> {
+    if (webhook.type === 'transaction.completed') return transactionCompleted(webhook.payload);
+    if (!webhook.type.startsWith('subscription.')) return { kind: 'ignored' };
+    return { kind: 'subscription_changed', subscription: subscriptionSnapshot(parsePayload(subscriptionSchema, webhook.payload, 'subscription')) };
+  }
+}
+
+/** The first transaction completes a checkout; every paid transaction of a subscription says its period is paid. */
+function transactionCompleted(payload: Record<string, unknown>): BillingAction {
+  const transaction = parsePayload(transactionSchema, payload, 'transaction');
+  const subscription: SubscriptionSnapshot | null = transaction.subscription_id
+    ? {
+        providerSubscriptionId: transaction.subscription_id,
+        status: 'active',
+        currentPeriodEnd: transaction.billing_period?.ends_at ?? null,
+        providerCustomerId: transaction.customer_id ?? null,
+        checkoutId: stringField(transaction.custom_data, 'checkoutId'),
+      }
+    : null;
+  return { kind: 'checkout_completed', providerSessionId: transaction.id, subscription };
+}
+
+function subscriptionSnapshot(subscription: z.infer<typeof subscriptionSchema>): SubscriptionSnapshot {
+  return {
+    providerSubscriptionId: subscription.id,
+    status: STATUS[subscription.status] ?? 'paused',
+    currentPeriodEnd: subscription.current_billing_period?.ends_at ?? null,
+    cancelAtPeriodEnd: subscription.scheduled_change?.action === 'cancel',
+    canceledAt: subscription.canceled_at ?? null,
+    providerCustomerId: subscription.customer_id ?? null,
+    checkoutId: stringField(subscription.custom_data, 'checkoutId'),
+  };
+}
+
+function stringField(data: Record<string, unknown> | null | undefined, key: string): string | null {
+  const value = data?.[key];
+  return typeof value === 'string' ? value : null;
+}
+
+/** Paddle's error object (type, code, detail), never the request: it is safe to log. */
+function paddleError(payload: unknown): unknown {
+  return payload && typeof payload === 'object' && 'error' in payload ? (payload as { error: unknown }).error : null;
+}
+
+function providerFailed(): AppError {
+  return new AppError('payment_provider_error', 'Paddle could not open a checkout; nothing was charged. Try again in a moment.');
+}

@@ -1,0 +1,56 @@
+import { SubscriptionSnapshot } from '../subscription-state';
+
+export const PAYMENT_PROVIDERS = ['stripe', 'paddle'] as const;
+export type PaymentProviderName = (typeof PAYMENT_PROVIDERS)[number];
+
+/** What a provider is asked to charge: always built from the plan row, never from the request. */
+export interface CheckoutOrder {
+  checkoutId: string;
+  userId: string;
+  email: string;
+  plan: { code: string; name: string; amount: number; currency: string; interval: 'month' | 'year' };
+  successUrl: string;
+  cancelUrl: string;
+}
+
+export interface ProviderCheckout {
+  /** Stripe Checkout Session id (cs_...) or Paddle transaction id (txn_...). */
+  sessionId: string;
+  url: string;
+}
+
+/** A webhook whose signature was verified: the provider's event id, type, time and parsed body. */
+export interface VerifiedWebhook {
+  eventId: string;
+  type: string;
+  occurredAt: Date;
+  payload: Record<string, unknown>;
+}
+
+/** What an event means for us, in provider-neutral terms. */
+export type BillingAction =
+  | { kind: 'checkout_completed'; providerSessionId: string; subscription: SubscriptionSnapshot | null }
+  | { kind: 'checkout_expired'; providerSessionId: string }
+  | { kind: 'subscription_changed'; subscription: SubscriptionSnapshot }
+  | { kind: 'ignored' };
+
+/**
+ * One payment provider: opening a checkout, verifying its webhooks and reading their events. The rest of
+ * billing only sees this interface.
+ */
+export interface PaymentGateway {
+  readonly provider: PaymentProviderName;
+  /** Checkout needs the API key and the webhook secret: a payment nobody can confirm must not be taken. */
+  canCheckout(): boolean;
+  canVerifyWebhooks(): boolean;
+  createCheckout(order: CheckoutOrder): Promise<ProviderCheckout>;
+  /** Throws AppError webhook_signature_invalid (400) or webhook_payload_invalid (400). */
+  verifyWebhook(rawBody: Buffer, signatureHeader: string | undefined, now: Date): VerifiedWebhook;
+  /** May ask the provider for details (503 webhook_not_processed when it cannot be reached). */
+  interpret(webhook: VerifiedWebhook): Promise<BillingAction>;
+}
+
+/** The stable key a provider may use to de-duplicate the creation of one checkout's session. */
+export function checkoutIdempotencyKey(checkoutId: string): string {
+  return `checkout-${checkoutId}`;
+}

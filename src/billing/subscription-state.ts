@@ -1,0 +1,80 @@
+/**
+ * The subscription state machine, as pure functions: how one provider event moves a stored subscription,
+ * and whether a subscription grants its plan at a given time. The webhook service and the sweeper apply
+ * them inside transactions; the unit tests beside this file pin every rule.
+ */
+export const SUBSCRIPTION_STATUSES = ['active', 'past_due', 'canceled', 'incomplete', 'paused'] as const;
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
+
+/** What we store about a subscription (the part events change). */
+export interface SubscriptionState {
+  status: SubscriptionStatus;
+  currentPeriodEnd: Date | null;
+  cancelAtPeriodEnd: boolean;
+  canceledAt: Date | null;
+  providerCustomerId: string | null;
+  /** Provider time of the newest event applied; older events are stale. */
+  lastEventAt: Date;
+}
+
+/**
+ * What one verified provider event says about a subscription. Undefined fields are unknown to that event
+ * (a Paddle transaction knows the paid period, not a scheduled cancellation) and keep their stored value.
+ */
+export interface SubscriptionSnapshot {
+  providerSubscriptionId: string;
+  status: SubscriptionStatus;
+  currentPeriodEnd?: Date | null;
+  cancelAtPeriodEnd?: boolean;
+  canceledAt?: Date | null;
+  providerCustomerId?: string | null;
+  /** Our checkout id, echoed by the provider from the metadata we sent: links a new subscription to its buyer. */
+  checkoutId?: string | null;
+}
+
+/**
+ * Within one provider timestamp (Stripe's are whole seconds, so a checkout's events often share one), the
+ * order of delivery says nothing; a tie is only applied when it moves forward in this order.
+ */
+const TIE_RANK: Record<SubscriptionStatus, number> = { incomplete: 0, active: 1, past_due: 1, paused: 1, canceled: 2 };
+
+/**
+ * The state after applying `snapshot`, stamped `occurredAt` by the provider, or null when the event must
+ * change nothing: the subscription is canceled (terminal at both providers, nothing resurrects it) or the
+ * event is older than the newest one applied (events arrive out of order and are redelivered).
+ */
+export function applySnapshot(current: SubscriptionState | null, snapshot: SubscriptionSnapshot, occurredAt: Date): SubscriptionState | null {
+  if (current) {
+    if (current.status === 'canceled') return null;
+    const age = occurredAt.getTime() - current.lastEventAt.getTime();
+    if (age < 0) return null;
+    if (age === 0 && TIE_RANK[snapshot.status] < TIE_RANK[current.status]) return null;
+  }
+  return {
+    status: snapshot.status,
+    // A period only moves forward: a renewal extends it, a late copy of an earlier period cannot shorten it.
+    currentPeriodEnd: latest(current?.currentPeriodEnd ?? null, snapshot.currentPeriodEnd ?? null),
+    cancelAtPeriodEnd: snapshot.cancelAtPeriodEnd ?? current?.cancelAtPeriodEnd ?? false,
+    canceledAt: snapshot.canceledAt !== undefined ? snapshot.canceledAt : (current?.canceledAt ?? null),
+    providerCustomerId: snapshot.providerCustomerId ?? current?.providerCustomerId ?? null,
+    lastEventAt: current && current.lastEventAt > occurredAt ? current.lastEventAt : occurredAt,
+  };
+}
+
+/**
+ * Whether the subscription gives its plan at `now`. Active and past-due subscriptions do until the end of
+ * the paid period plus `graceMs` (a renewal's webhook may come late, a failed renewal may still be paid);
+ * one set to cancel at period end stops exactly at period end. Canceled, incomplete and paused never do.
+ */
+export function grantsPlan(state: Pick<SubscriptionState, 'status' | 'currentPeriodEnd' | 'cancelAtPeriodEnd'>, now: Date, graceMs: number): boolean {
+  if (state.status !== 'active' && state.status !== 'past_due') return false;
+  if (!state.currentPeriodEnd) return true;
+  const end = state.currentPeriodEnd.getTime() + (state.cancelAtPeriodEnd ? 0 : graceMs);
+  return now.getTime() < end;
+}
+
+function latest(a: Date | null, b: Date | null): Date | null {
+  if (!a) return b;
+  if (!b) return a;
+  return a > b ? a : b;
+}

@@ -1,0 +1,74 @@
+import { Injectable } from '@nestjs/common';
+import { Clock } from '../common/clock';
+import { AppError } from '../common/errors/app-error';
+import { AppLogger } from '../common/logging/app-logger';
+import { Db } from '../infra/prisma/prisma.service';
+import { BillingRepository } from './billing.repository';
+import { WebhookAckDto } from './dto/webhook-ack.response';
+import { PaymentGateways } from './providers/payment-gateways';
+import { BillingAction, PaymentProviderName, VerifiedWebhook } from './providers/payment-gateway';
+import { SubscriptionsService } from './subscriptions.service';
+
+/**
+ * Inbound provider webhooks: verify the signature over the raw body, then record the event and apply it in
+ * one transaction. The event row is the de-duplication: a redelivery (or a concurrent copy, which waits on
+ * the first's insert) finds it and changes nothing; a failure rolls everything back and answers 503, so the
+ * provider delivers again and the event is applied exactly once.
+ */
+@Injectable()
+export class WebhooksService {
+  constructor(
+    private readonly gateways: PaymentGateways,
+    private readonly billing: BillingRepository,
+    private readonly subscriptions: SubscriptionsService,
+    private readonly clock: Clock,
+    private readonly log: AppLogger,
+  ) {}
+
+  async receive(provider: PaymentProviderName, rawBody: Buffer | undefined, signature: string | undefined): Promise<WebhookAckDto> {
+    const gateway = this.gateways.get(provider);
+    if (!gateway.canVerifyWebhooks()) throw new AppError('provider_not_configured', `${gateway.provider} webhooks are not configured on this server.`);
+    if (!rawBody || rawBody.length === 0) throw new AppError('webhook_payload_invalid', 'The webhook has no JSON body.');
+    const webhook = gateway.verifyWebhook(rawBody, signature, this.clock.now());
+    try {
+      const fresh = await this.applyOnce(provider, webhook);
+      if (fresh) this.log.info({ provider, eventId: webhook.eventId, type: webhook.type }, 'webhook applied');
+      return { received: true, duplicate: !fresh };
+    } catch (error) {
+      if (error instanceof AppError) throw error;
+      this.log.error({ err: error, provider, eventId: webhook.eventId, type: webhook.type }, 'webhook could not be applied; the provider will deliver it again');
+      throw new AppError('webhook_not_processed', 'The event could not be applied now and nothing was changed; deliver it again.', { headers: { 'Retry-After': '60' } });
+    }
+  }
+
+  /** True when this delivery applied the event, false when it had been applied before. */
+  private async applyOnce(provider: PaymentProviderName, webhook: VerifiedWebhook): Promise<boolean> {
+    // A cheap early answer for redeliveries, before any provider lookup; the insert below is what decides.
+    if (await this.billing.isEventRecorded(provider, webhook.eventId)) return false;
+    const action = await this.gateways.get(provider).interpret(webhook);
+    return this.billing.inTransaction(async (db) => {
+      const recorded = await this.billing.recordEvent(db, { provider, eventId: webhook.eventId, type: webhook.type, occurredAt: webhook.occurredAt });
+      if (recorded) await this.apply(db, provider, webhook, action);
+      return recorded;
+    });
+  }
+
+  private async apply(db: Db, provider: PaymentProviderName, webhook: VerifiedWebhook, action: BillingAction): Promise<void> {
+    switch (action.kind) {
+      case 'checkout_completed': {
+        const checkout = await this.billing.lockCheckoutBySession(db, provider, action.providerSessionId);
+        if (checkout) await this.billing.markCheckoutCompleted(db, checkout.id, webhook.occurredAt);
+        if (!action.subscription) return;
+        // Our own record of the session names the buyer, whatever the metadata says.
+        const subscription = checkout ? { ...action.subscription, checkoutId: checkout.id } : action.subscription;
+        return this.subscriptions.apply(db, provider, subscription, webhook.occurredAt);
+      }
+      case 'checkout_expired':
+        return this.billing.markCheckoutExpired(db, provider, action.providerSessionId);
+      case 'subscription_changed':
+        return this.subscriptions.apply(db, provider, action.subscription, webhook.occurredAt);
+      case 'ignored':
+        return;
+    }
+  }
+}
