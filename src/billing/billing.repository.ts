@@ -36,6 +36,7 @@ const SUBSCRIPTION_STATE = {
   currentPeriodEnd: true,
   cancelAtPeriodEnd: true,
   canceledAt: true,
+  pastDueSince: true,
   providerCustomerId: true,
   lastEventAt: true,
 } as const;
@@ -157,7 +158,7 @@ export class BillingRepository {
     return db.subscription.findMany({
       where: { userId, status: { in: ['active', 'past_due'] } },
       orderBy: [{ plan: { sortOrder: 'desc' } }, { createdAt: 'desc' }],
-      select: { id: true, planCode: true, status: true, currentPeriodEnd: true, cancelAtPeriodEnd: true },
+      select: { id: true, planCode: true, status: true, currentPeriodEnd: true, cancelAtPeriodEnd: true, pastDueSince: true },
     });
   }
 
@@ -174,13 +175,13 @@ export class BillingRepository {
   }
 
   /**
-   * Plans held through a subscription that may have stopped granting them: not active or past due, or past
-   * their period end. The sweeper checks each one exactly (grace included) under the subscription's lock.
+   * Plans held through a subscription that may have stopped granting them: not active (past due ones run out
+   * of grace), or past their period end. The sweeper checks each one exactly (grace included) under the subscription's lock.
    */
   findPlanGrantsToCheck(now: Date, limit: number) {
     return this.prisma.user.findMany({
       where: {
-        planSubscription: { OR: [{ status: { notIn: ['active', 'past_due'] } }, { currentPeriodEnd: { lt: now } }] },
+        planSubscription: { OR: [{ status: { not: 'active' } }, { currentPeriodEnd: { lt: now } }] },
       },
       select: { id: true, planSubscriptionId: true },
       take: limit,

@@ -9,6 +9,7 @@ function state(overrides: Partial<SubscriptionState> = {}): SubscriptionState {
     currentPeriodEnd: at('2026-12-01T00:00:00Z'),
     cancelAtPeriodEnd: false,
     canceledAt: null,
+    pastDueSince: null,
     providerCustomerId: 'cus_1',
     lastEventAt: at('2026-11-01T00:00:00Z'),
     ...overrides,
@@ -23,6 +24,7 @@ describe('applySnapshot', () => {
       currentPeriodEnd: at('2026-12-01T00:00:00Z'),
       cancelAtPeriodEnd: false,
       canceledAt: null,
+      pastDueSince: null,
       providerCustomerId: 'cus_9',
       lastEventAt: at('2026-11-01T00:00:00Z'),
     });
@@ -62,6 +64,14 @@ describe('applySnapshot', () => {
     expect(next).toMatchObject({ cancelAtPeriodEnd: true, canceledAt: at('2026-11-05T00:00:00Z'), providerCustomerId: 'cus_1' });
   });
 
+  it('stamps when a subscription became past due and keeps that through further past-due events', () => {
+    const first = applySnapshot(state(), { providerSubscriptionId: 's', status: 'past_due' }, at('2026-12-01T01:00:00Z'));
+    expect(first?.pastDueSince).toEqual(at('2026-12-01T01:00:00Z'));
+    const retry = applySnapshot(first, { providerSubscriptionId: 's', status: 'past_due' }, at('2026-12-02T01:00:00Z'));
+    expect(retry?.pastDueSince).toEqual(at('2026-12-01T01:00:00Z'));
+    expect(applySnapshot(retry, { providerSubscriptionId: 's', status: 'active' }, at('2026-12-03T01:00:00Z'))?.pastDueSince).toBeNull();
+  });
+
   it('clears a scheduled cancellation when the event says so', () => {
     const scheduled = state({ cancelAtPeriodEnd: true, canceledAt: at('2026-11-05T00:00:00Z') });
     const next = applySnapshot(scheduled, { providerSubscriptionId: 's', status: 'active', cancelAtPeriodEnd: false, canceledAt: null }, at('2026-11-06T00:00:00Z'));
@@ -74,31 +84,32 @@ describe('grantsPlan', () => {
   const periodEnd = at('2026-12-01T00:00:00Z');
 
   it('grants an active subscription through its period and the grace after it', () => {
-    const active = { status: 'active' as const, currentPeriodEnd: periodEnd, cancelAtPeriodEnd: false };
+    const active = { status: 'active' as const, currentPeriodEnd: periodEnd, cancelAtPeriodEnd: false, pastDueSince: null };
     expect(grantsPlan(active, at('2026-11-30T23:59:59Z'), grace)).toBe(true);
     expect(grantsPlan(active, at('2026-12-03T23:59:59Z'), grace)).toBe(true);
     expect(grantsPlan(active, at('2026-12-04T00:00:00Z'), grace)).toBe(false);
   });
 
   it('stops exactly at period end when the subscription is set to cancel then', () => {
-    const canceling = { status: 'active' as const, currentPeriodEnd: periodEnd, cancelAtPeriodEnd: true };
+    const canceling = { status: 'active' as const, currentPeriodEnd: periodEnd, cancelAtPeriodEnd: true, pastDueSince: null };
     expect(grantsPlan(canceling, at('2026-11-30T23:59:59Z'), grace)).toBe(true);
     expect(grantsPlan(canceling, periodEnd, grace)).toBe(false);
   });
 
-  it('keeps a past-due subscription until the grace after its period runs out', () => {
-    const pastDue = { status: 'past_due' as const, currentPeriodEnd: periodEnd, cancelAtPeriodEnd: false };
-    expect(grantsPlan(pastDue, at('2026-12-02T00:00:00Z'), grace)).toBe(true);
-    expect(grantsPlan(pastDue, at('2026-12-04T00:00:01Z'), grace)).toBe(false);
+  it('keeps a past-due subscription for the grace after it became past due, though its period runs on', () => {
+    const since = at('2026-12-01T00:00:00Z');
+    const pastDue = { status: 'past_due' as const, currentPeriodEnd: at('2027-01-01T00:00:00Z'), cancelAtPeriodEnd: false, pastDueSince: since };
+    expect(grantsPlan(pastDue, at('2026-12-03T23:59:59Z'), grace)).toBe(true);
+    expect(grantsPlan(pastDue, at('2026-12-04T00:00:00Z'), grace)).toBe(false);
   });
 
   it('never grants canceled, incomplete or paused subscriptions', () => {
     for (const status of ['canceled', 'incomplete', 'paused'] as const) {
-      expect(grantsPlan({ status, currentPeriodEnd: periodEnd, cancelAtPeriodEnd: false }, at('2026-11-10T00:00:00Z'), grace)).toBe(false);
+      expect(grantsPlan({ status, currentPeriodEnd: periodEnd, cancelAtPeriodEnd: false, pastDueSince: null }, at('2026-11-10T00:00:00Z'), grace)).toBe(false);
     }
   });
 
   it('grants an active subscription whose period the provider has not told yet', () => {
-    expect(grantsPlan({ status: 'active', currentPeriodEnd: null, cancelAtPeriodEnd: false }, at('2026-11-10T00:00:00Z'), grace)).toBe(true);
+    expect(grantsPlan({ status: 'active', currentPeriodEnd: null, cancelAtPeriodEnd: false, pastDueSince: null }, at('2026-11-10T00:00:00Z'), grace)).toBe(true);
   });
 });

@@ -12,6 +12,8 @@ export interface SubscriptionState {
   currentPeriodEnd: Date | null;
   cancelAtPeriodEnd: boolean;
   canceledAt: Date | null;
+  /** Provider time of the first event of the current past-due run (null unless past due). */
+  pastDueSince: Date | null;
   providerCustomerId: string | null;
   /** Provider time of the newest event applied; older events are stale. */
   lastEventAt: Date;
@@ -56,21 +58,37 @@ export function applySnapshot(current: SubscriptionState | null, snapshot: Subsc
     currentPeriodEnd: latest(current?.currentPeriodEnd ?? null, snapshot.currentPeriodEnd ?? null),
     cancelAtPeriodEnd: snapshot.cancelAtPeriodEnd ?? current?.cancelAtPeriodEnd ?? false,
     canceledAt: snapshot.canceledAt !== undefined ? snapshot.canceledAt : (current?.canceledAt ?? null),
+    pastDueSince: snapshot.status !== 'past_due' ? null : current?.status === 'past_due' ? current.pastDueSince : occurredAt,
     providerCustomerId: snapshot.providerCustomerId ?? current?.providerCustomerId ?? null,
     lastEventAt: current && current.lastEventAt > occurredAt ? current.lastEventAt : occurredAt,
   };
 }
 
 /**
- * Whether the subscription gives its plan at `now`. Active and past-due subscriptions do until the end of
- * the paid period plus `graceMs` (a renewal's webhook may come late, a failed renewal may still be paid);
- * one set to cancel at period end stops exactly at period end. Canceled, incomplete and paused never do.
+ * Whether the subscription gives its plan at `now`:
+ * - active: until the end of the paid period plus `graceMs` (a renewal's webhook may come late), or exactly
+ *   the period end when it is set to cancel then;
+ * - past due (a renewal failed; providers have already moved the period on): for `graceMs` after it became
+ *   past due, and never beyond a period end it is set to cancel at;
+ * - canceled, incomplete, paused: never.
  */
-export function grantsPlan(state: Pick<SubscriptionState, 'status' | 'currentPeriodEnd' | 'cancelAtPeriodEnd'>, now: Date, graceMs: number): boolean {
-  if (state.status !== 'active' && state.status !== 'past_due') return false;
-  if (!state.currentPeriodEnd) return true;
-  const end = state.currentPeriodEnd.getTime() + (state.cancelAtPeriodEnd ? 0 : graceMs);
-  return now.getTime() < end;
+export function grantsPlan(state: PlanGrantFields, now: Date, graceMs: number): boolean {
+  const end = grantEnd(state, graceMs);
+  return end === OPEN_ENDED || (end !== NEVER && now.getTime() < end);
+}
+
+export type PlanGrantFields = Pick<SubscriptionState, 'status' | 'currentPeriodEnd' | 'cancelAtPeriodEnd' | 'pastDueSince'>;
+
+const OPEN_ENDED = Infinity;
+const NEVER = -Infinity;
+
+function grantEnd(state: PlanGrantFields, graceMs: number): number {
+  const periodEnd = state.currentPeriodEnd?.getTime() ?? null;
+  const cancelEnd = state.cancelAtPeriodEnd && periodEnd !== null ? periodEnd : OPEN_ENDED;
+  if (state.status === 'active') return periodEnd === null ? OPEN_ENDED : Math.min(cancelEnd, periodEnd + graceMs);
+  if (state.status !== 'past_due') return NEVER;
+  const since = state.pastDueSince?.getTime() ?? periodEnd;
+  return Math.min(cancelEnd, since === null ? OPEN_ENDED : since + graceMs);
 }
 
 function latest(a: Date | null, b: Date | null): Date | null {

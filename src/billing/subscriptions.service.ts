@@ -85,14 +85,22 @@ export class SubscriptionsService {
     await this.settlePlan(db, existing, grantsPlan(existing, now, grace), grantsPlan(next, now, grace));
   }
 
+  /**
+   * A subscription that starts granting takes over the user's plan; one that keeps granting only takes back
+   * a plan it lost to the clock (the user fell to Free), so a plan an admin set stays. One that stops
+   * granting gives the plan up.
+   */
   private async settlePlan(db: Db, subscription: Pick<LockedSubscription, 'id' | 'userId' | 'planCode'>, granted: boolean, grants: boolean): Promise<void> {
-    if (grants && !granted) {
-      await this.billing.lockUserPlan(db, subscription.userId);
-      await this.billing.setUserPlan(db, subscription.userId, subscription.planCode, subscription.id);
-      this.log.info({ user: subscription.userId, plan: subscription.planCode, subscription: subscription.id }, 'plan activated by subscription');
-    } else if (!grants) {
+    if (!grants) {
       await this.release(db, subscription);
+      return;
     }
+    const user = await this.billing.lockUserPlan(db, subscription.userId);
+    if (!user || user.planSubscriptionId === subscription.id) return;
+    const fellToFree = user.planSubscriptionId === null && user.planCode === FREE_PLAN;
+    if (granted && !fellToFree) return;
+    await this.billing.setUserPlan(db, subscription.userId, subscription.planCode, subscription.id);
+    this.log.info({ user: subscription.userId, plan: subscription.planCode, subscription: subscription.id }, 'plan activated by subscription');
   }
 
   /** If the user's plan comes from this subscription: the best other granting subscription, else Free. */

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Subscription" ADD COLUMN     "pastDueSince" TIMESTAMPTZ(3);
