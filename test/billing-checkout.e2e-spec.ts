@@ -28,6 +28,7 @@ describe('POST /v1/billing/checkout', () => {
     paddle.delayMs = 0;
     stripe.failWith = null;
     paddle.failWith = null;
+    stripe.reuseId = null;
   });
 
   const checkout = (user: User, body: Record<string, unknown>) => t.http.post('/v1/billing/checkout').set('Cookie', user.cookie).send(body);
@@ -168,6 +169,15 @@ describe('POST /v1/billing/checkout', () => {
     fake.failWith = null;
     await checkout(user, { planId: 'pro', provider }).expect(201);
     expect(await checkoutsOf(user)).toHaveLength(1);
+  });
+
+  it('answers 502 and keeps nothing when the provider hands out a session id another checkout already has', async () => {
+    stripe.reuseId = `cs_test_reused_${Date.now()}`;
+    const first = await registerUser(t.http);
+    const second = await registerUser(t.http);
+    await checkout(first, { planId: 'pro', provider: 'stripe' }).expect(201);
+    expect((await checkout(second, { planId: 'pro', provider: 'stripe' }).expect(502)).body.code).toBe('payment_provider_error');
+    expect(await checkoutsOf(second)).toEqual([]);
   });
 
   it('opens a new session once the pending checkout is older than an hour', async () => {

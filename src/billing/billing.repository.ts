@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import { Prisma } from '../infra/prisma/generated/client';
 import { Db, PrismaService } from '../infra/prisma/prisma.service';
 import { PaymentProviderName } from './providers/payment-gateway';
 import { SubscriptionState } from './subscription-state';
@@ -85,8 +86,18 @@ export class BillingRepository {
     return row ?? null;
   }
 
-  async recordProviderSession(db: Db, id: string, providerSessionId: string, url: string): Promise<void> {
-    await db.checkout.update({ where: { id }, data: { providerSessionId, url }, select: { id: true } });
+  /**
+   * False when the provider answered a session id already recorded for another checkout (unique constraint);
+   * the statement's failure aborts the transaction, which the caller then rolls back.
+   */
+  async recordProviderSession(db: Db, id: string, providerSessionId: string, url: string): Promise<boolean> {
+    try {
+      await db.checkout.update({ where: { id }, data: { providerSessionId, url }, select: { id: true } });
+      return true;
+    } catch (error) {
+      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') return false;
+      throw error;
+    }
   }
 
   async lockCheckoutBySession(db: Db, provider: PaymentProviderName, providerSessionId: string) {

@@ -66,7 +66,9 @@ export class CheckoutService {
         successUrl: `${this.config.appUrl}/billing/success?checkoutId=${id}`,
         cancelUrl: `${this.config.appUrl}/billing/canceled?checkoutId=${id}`,
       });
-      await this.billing.recordProviderSession(db, id, session.sessionId, session.url);
+      if (!(await this.billing.recordProviderSession(db, id, session.sessionId, session.url))) {
+        throw new AppError('payment_provider_error', `${input.provider} answered a checkout that belongs to another purchase; nothing was charged. Try again.`);
+      }
       return { checkout: { checkoutId: id, provider: input.provider, url: session.url }, created: true };
     }, CHECKOUT_TRANSACTION_MS);
   }

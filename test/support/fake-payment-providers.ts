@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { LoopbackServer, readBody } from './loopback-server';
 
@@ -15,11 +16,12 @@ abstract class FakePaymentProvider extends LoopbackServer {
   delayMs = 0;
   /** When set, creation requests answer this status with the provider's error body. */
   failWith: number | null = null;
-  private sessions = 0;
-
-  protected nextNumber(): number {
-    this.sessions += 1;
-    return this.sessions;
+  /** When set, every new session gets this id (a misbehaving provider). */
+  reuseId: string | null = null;
+  /** Ids unique across fakes and runs: suites share one database, whose checkouts keep provider ids unique. */
+  protected newId(prefix: string): string {
+    if (this.reuseId) return this.reuseId;
+    return `${prefix}${randomBytes(13).toString('hex')}`;
   }
 
   protected async record(req: IncomingMessage): Promise<RecordedRequest> {
@@ -70,7 +72,7 @@ export class FakeStripe extends FakePaymentProvider {
     if (typeof key === 'string' && this.byIdempotencyKey.has(key)) return this.send(res, 200, this.byIdempotencyKey.get(key));
     if (this.failWith) return this.send(res, this.failWith, { error: { type: 'api_error', message: 'Stripe fake failure' } });
     const fields = FakeStripe.fields(request);
-    const id = `cs_test_${this.nextNumber()}`;
+    const id = this.newId('cs_test_');
     const session = {
       id,
       object: 'checkout.session',
@@ -92,7 +94,7 @@ export class FakePaddle extends FakePaymentProvider {
       return this.send(res, 404, { error: { type: 'request_error', code: 'not_found', detail: 'not found' }, meta: { request_id: 'r' } });
     }
     if (this.failWith) return this.send(res, this.failWith, { error: { type: 'api_error', code: 'internal_error', detail: 'Paddle fake failure' }, meta: { request_id: 'r' } });
-    const id = `txn_${String(this.nextNumber()).padStart(26, '0')}`;
+    const id = this.newId('txn_');
     this.send(res, 201, {
       data: { id, status: 'ready', checkout: { url: `https://pay.paddle.test/checkout?_ptxn=${id}` }, custom_data: JSON.parse(request.body).custom_data ?? null },
       meta: { request_id: 'r' },
