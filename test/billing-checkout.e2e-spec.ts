@@ -157,18 +157,42 @@ describe('POST /v1/billing/checkout', () => {
     expect(team.body.checkoutId).not.toBe(again.body.checkoutId);
   });
 
-  it.each(['stripe', 'paddle'] as const)('answers 502 when %s fails, keeps no checkout, and a retry opens a session', async (provider) => {
+  it.each(['stripe', 'paddle'] as const)('answers 502 when %s fails, keeps no pending checkout, and a retry opens a session', async (provider) => {
     const fake = provider === 'stripe' ? stripe : paddle;
     fake.failWith = 500;
     const user = await registerUser(t.http);
     const failed = await checkout(user, { planId: 'pro', provider }).expect(502);
     expect(failed.body.code).toBe('payment_provider_error');
     expect(JSON.stringify(failed.body)).not.toMatch(/fake failure|sk_test|pdl_sdbx/);
-    expect(await checkoutsOf(user)).toEqual([]);
+    expect((await checkoutsOf(user)).map((row) => row.status)).toEqual(['failed']);
 
     fake.failWith = null;
     await checkout(user, { planId: 'pro', provider }).expect(201);
-    expect(await checkoutsOf(user)).toHaveLength(1);
+    expect((await checkoutsOf(user)).map((row) => row.status).sort()).toEqual(['failed', 'pending']);
+  });
+
+  it('holds no database connection while a provider is slow: other requests keep answering', async () => {
+    stripe.delayMs = 1500;
+    paddle.delayMs = 1500;
+    const users = await Promise.all(Array.from({ length: 4 }, () => registerUser(t.http)));
+    const other = await registerUser(t.http);
+    const checkouts = Promise.all(users.flatMap((user) => ['pro', 'team'].flatMap((planId) => (['stripe', 'paddle'] as const).map((provider) => checkout(user, { planId, provider })))));
+    await new Promise((done) => setTimeout(done, 300));
+    const during = await Promise.all(Array.from({ length: 5 }, () => t.http.get('/v1/billing/subscription').set('Cookie', other.cookie)));
+    expect(during.map((res) => res.status)).toEqual(Array(5).fill(200));
+    expect((await checkouts).map((res) => res.status)).toEqual(Array(16).fill(201));
+  });
+
+  it('gives up a pending checkout left without a URL by a request that died, after a minute', async () => {
+    const user = await registerUser(t.http);
+    const [row] = await sql<{ id: string }>(
+      `INSERT INTO "Checkout" (id, "userId", "planCode", provider, status, amount, currency, interval, "createdAt")
+       VALUES (gen_random_uuid(), $1, 'pro', 'stripe', 'pending', 2000, 'USD', 'month', now() - interval '61 seconds') RETURNING id::text`,
+      [user.id],
+    );
+    const res = await checkout(user, { planId: 'pro', provider: 'stripe' }).expect(201);
+    expect(res.body.checkoutId).not.toBe(row.id);
+    expect((await checkoutsOf(user)).find((checkoutRow) => checkoutRow.id === row.id)?.status).toBe('expired');
   });
 
   it('answers 502 and keeps nothing when the provider hands out a session id another checkout already has', async () => {
@@ -177,7 +201,7 @@ describe('POST /v1/billing/checkout', () => {
     const second = await registerUser(t.http);
     await checkout(first, { planId: 'pro', provider: 'stripe' }).expect(201);
     expect((await checkout(second, { planId: 'pro', provider: 'stripe' }).expect(502)).body.code).toBe('payment_provider_error');
-    expect(await checkoutsOf(second)).toEqual([]);
+    expect((await checkoutsOf(second)).map((row) => row.status)).toEqual(['failed']);
   });
 
   it('opens a new session once the pending checkout is older than an hour', async () => {

@@ -85,8 +85,13 @@ describe('webhooks while the database fails', () => {
     await onServer(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${database.name}' AND pid <> pg_backend_pid()`);
     try {
       const failed = await deliver(t, 'paddle', completed);
-      expect(failed.status).toBeGreaterThanOrEqual(500);
+      expect(failed.status).toBe(503);
       expect(failed.headers['content-type']).toMatch(/application\/problem\+json/);
+      // Any other route says the same, not a 500: the client's request was fine.
+      const other = await t.http.get('/v1/billing/subscription').set('Cookie', user.cookie);
+      expect(other.status).toBe(503);
+      expect(other.body.code).toBe('service_unavailable');
+      expect(other.headers['retry-after']).toBe('5');
     } finally {
       await onServer(`ALTER DATABASE "${database.name}" WITH ALLOW_CONNECTIONS true`);
     }

@@ -224,16 +224,41 @@ describe('payment webhooks', () => {
       expect(await planOf(user.id)).toBe('pro');
     });
 
-    it('activates from customer.subscription.created arriving before the checkout event', async () => {
+    it('asks again for a subscription event that comes before its checkout event, then applies both', async () => {
       const user = await registerUser(t.http);
       const purchase = await stripePurchase(user);
-      const created = JSON.parse(purchase.completed).created as number;
-      await deliver(t, 'stripe', subscriptionEvent('customer.subscription.created', { id: purchase.subscriptionId, status: 'active', periodEnd: purchase.periodEnd, checkoutId: purchase.checkoutId }, created)).expect(200);
-      expect(await planOf(user.id)).toBe('pro');
+      const createdAt = JSON.parse(purchase.completed).created as number;
+      const early = subscriptionEvent('customer.subscription.created', { id: purchase.subscriptionId, status: 'active', periodEnd: purchase.periodEnd, checkoutId: purchase.checkoutId }, createdAt);
+      const asked = await deliver(t, 'stripe', early).expect(503);
+      expect(asked.body.code).toBe('webhook_not_processed');
+      expect(await planOf(user.id)).toBe('free');
       await deliver(t, 'stripe', purchase.completed).expect(200);
+      expect(await planOf(user.id)).toBe('pro');
+      expect((await deliver(t, 'stripe', early).expect(200)).body.duplicate).toBe(false);
       expect(await planOf(user.id)).toBe('pro');
       const [checkout] = await sql<{ status: string }>('SELECT status::text FROM "Checkout" WHERE id = $1', [purchase.checkoutId]);
       expect(checkout.status).toBe('completed');
+    });
+
+    it('honours a payment of a checkout given up locally after an hour', async () => {
+      const user = await registerUser(t.http);
+      const purchase = await stripePurchase(user);
+      await sql(`UPDATE "Checkout" SET "createdAt" = now() - interval '61 minutes' WHERE id = $1`, [purchase.checkoutId]);
+      await t.http.post('/v1/billing/checkout').set('Cookie', user.cookie).send({ planId: 'pro', provider: 'stripe' }).expect(201);
+      const [expired] = await sql<{ status: string }>('SELECT status::text FROM "Checkout" WHERE id = $1', [purchase.checkoutId]);
+      expect(expired.status).toBe('expired');
+      await deliver(t, 'stripe', purchase.completed).expect(200);
+      expect(await planOf(user.id)).toBe('pro');
+      const [completed] = await sql<{ status: string }>('SELECT status::text FROM "Checkout" WHERE id = $1', [purchase.checkoutId]);
+      expect(completed.status).toBe('completed');
+    });
+
+    it('refuses signed events whose time is implausible with 400', async () => {
+      for (const created of [9e12, 1, seconds(inDays(2))]) {
+        const payload = stripeEvent('invoice.created', { id: 'in_3', object: 'invoice' }, { created });
+        expect((await deliver(t, 'stripe', payload).expect(400)).body.code).toBe('webhook_payload_invalid');
+        expect(await eventRows(eventIdOf(payload))).toEqual([]);
+      }
     });
 
     it('acknowledges and ignores unknown event types and subscriptions not bought here', async () => {
@@ -373,13 +398,34 @@ describe('payment webhooks', () => {
       expect(await planOf(user.id)).toBe('free');
     });
 
-    it('activates from subscription.created arriving before the transaction, through our checkout id', async () => {
+    it('activates from subscription.created arriving before the transaction, through its transaction id', async () => {
       const user = await registerUser(t.http);
       const purchase = await paddlePurchase(user);
-      const created = paddleEvent('subscription.created', paddleSubscription({ id: purchase.subscriptionId, status: 'active', periodEnd: purchase.periodEnd, checkoutId: purchase.checkoutId }));
+      const created = paddleEvent('subscription.created', paddleSubscription({ id: purchase.subscriptionId, status: 'active', periodEnd: purchase.periodEnd, checkoutId: purchase.checkoutId, transactionId: purchase.sessionId }));
       await deliver(t, 'paddle', created).expect(200);
       expect(await planOf(user.id)).toBe('pro');
       await deliver(t, 'paddle', purchase.completed).expect(200);
+      expect(await sql('SELECT 1 FROM "Subscription" WHERE "userId" = $1', [user.id])).toHaveLength(1);
+    });
+
+    it('grants nothing for a transaction that is not ours, even carrying our checkout id in custom data', async () => {
+      const user = await registerUser(t.http);
+      const purchase = await paddlePurchase(user);
+      const foreignTransaction = paddleEvent('transaction.completed', paddleTransaction({ id: `txn_foreign_${randomUUID().slice(0, 8)}`, subscriptionId: 'sub_foreign_1', checkoutId: purchase.checkoutId, periodEnd: inDays(30) }));
+      // Not linked, but it names a checkout still waiting: the provider is asked to deliver it again later.
+      expect((await deliver(t, 'paddle', foreignTransaction).expect(503)).body.code).toBe('webhook_not_processed');
+      const foreignSubscription = paddleEvent('subscription.created', paddleSubscription({ id: 'sub_foreign_2', status: 'active', periodEnd: inDays(30), checkoutId: randomUUID(), transactionId: 'txn_not_ours' }));
+      await deliver(t, 'paddle', foreignSubscription).expect(200);
+      expect(await planOf(user.id)).toBe('free');
+      expect(await sql('SELECT 1 FROM "Subscription" WHERE "providerSubscriptionId" IN ($1, $2)', ['sub_foreign_1', 'sub_foreign_2'])).toEqual([]);
+      const [checkout] = await sql<{ status: string }>('SELECT status::text FROM "Checkout" WHERE id = $1', [purchase.checkoutId]);
+      expect(checkout.status).toBe('pending');
+    });
+
+    it('gives one checkout one subscription', async () => {
+      const { user, sessionId, checkoutId, periodEnd } = await activePaddleUser();
+      const second = paddleEvent('subscription.created', paddleSubscription({ id: `sub_second_${randomUUID().slice(0, 8)}`, status: 'active', periodEnd, checkoutId, transactionId: sessionId }));
+      await deliver(t, 'paddle', second).expect(200);
       expect(await sql('SELECT 1 FROM "Subscription" WHERE "userId" = $1', [user.id])).toHaveLength(1);
     });
 
@@ -388,4 +434,48 @@ describe('payment webhooks', () => {
       expect((await deliver(t, 'paddle', payload).expect(200)).body).toEqual({ received: true, duplicate: false });
     });
   });
+
+  describe('both providers', () => {
+    it('applies two purchases of one user delivered at once without deadlock; the better plan wins', async () => {
+      const users = await Promise.all(Array.from({ length: 4 }, () => registerUser(t.http)));
+      const deliveries = await Promise.all(
+        users.map(async (user) => {
+          const pro = await startCheckout(user, 'stripe', 'pro');
+          const team = await startCheckout(user, 'paddle', 'team');
+          const stripeSub = `sub_${randomUUID().slice(0, 12)}`;
+          stripe.subscriptions.set(stripeSub, stripeSubscription({ id: stripeSub, status: 'active', periodEnd: seconds(inDays(30)), checkoutId: pro.checkoutId }));
+          return [
+            stripeEvent('checkout.session.completed', stripeCheckoutSession(pro.sessionId, stripeSub, pro.checkoutId)),
+            paddleEvent('transaction.completed', paddleTransaction({ id: team.sessionId, subscriptionId: `sub_${randomUUID().slice(0, 12)}`, checkoutId: team.checkoutId, periodEnd: inDays(30) })),
+          ] as const;
+        }),
+      );
+      const responses = await Promise.all(deliveries.flatMap(([stripePaid, paddlePaid]) => [deliver(t, 'stripe', stripePaid), deliver(t, 'paddle', paddlePaid)]));
+      expect(responses.map((res) => res.status)).toEqual(Array(8).fill(200));
+      for (const user of users) expect(await planOf(user.id)).toBe('team');
+      expect(t.logs.some((line) => line.msg === 'user pays for more than one renewing subscription')).toBe(true);
+    });
+
+    it('sweeps every lapsed plan, however many are waiting, oldest first', async () => {
+      const lapsedAt = new Date(Date.now() - 3600_000);
+      const ids = await sql<{ id: string }>(
+        `WITH users AS (
+           INSERT INTO "User" (id, email, "planCode", "updatedAt")
+           SELECT gen_random_uuid(), 'lapsed-' || gen_random_uuid() || '@example.com', 'pro', now() FROM generate_series(1, 230)
+           RETURNING id
+         ), subscriptions AS (
+           INSERT INTO "Subscription" (id, "userId", "planCode", provider, "providerSubscriptionId", status, "currentPeriodEnd", "lastEventAt", "grantsUntil", "updatedAt")
+           SELECT gen_random_uuid(), id, 'pro', 'stripe', 'sub_lapsed_' || id, 'active', $1, $1, $1, now() FROM users
+           RETURNING id, "userId"
+         )
+         UPDATE "User" u SET "planSubscriptionId" = s.id FROM subscriptions s WHERE u.id = s."userId" RETURNING u.id::text`,
+        [lapsedAt],
+      );
+      const released = await t.app.get(BillingSweeperService).sweep();
+      expect(released).toEqual(expect.arrayContaining(ids.map((row) => row.id)));
+      const stillPro = await sql('SELECT 1 FROM "User" WHERE id = ANY($1::uuid[]) AND "planCode" <> $2', [ids.map((row) => row.id), 'free']);
+      expect(stillPro).toEqual([]);
+    });
+  });
 });
+

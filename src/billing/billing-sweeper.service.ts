@@ -6,11 +6,13 @@ import { SubscriptionsService } from './subscriptions.service';
 
 const SWEEP_INTERVAL_MS = 60_000;
 const BATCH = 100;
+/** At most this many batches per run; the next run goes on with the rest. */
+const MAX_BATCHES = 50;
 
 /**
  * Plans end on time even when no webhook says so: a subscription set to cancel at period end, or one whose
- * renewal stayed unpaid past the grace, stops granting its plan by the clock. Every instance checks the
- * candidates each minute; each release is a transaction under the subscription's lock, so it happens once.
+ * renewal stayed unpaid past the grace, stops granting its plan by the clock (`grantsUntil`). Every instance
+ * looks each minute; each release is a transaction under the subscription's lock, so it happens once.
  */
 @Injectable()
 export class BillingSweeperService implements OnModuleInit, OnModuleDestroy {
@@ -33,17 +35,20 @@ export class BillingSweeperService implements OnModuleInit, OnModuleDestroy {
     clearInterval(this.timer);
   }
 
-  /** Returns the users whose plan was given up. */
+  /** Returns the users whose plan changed. Works through every lapsed plan, oldest first, a batch at a time. */
   async sweep(): Promise<string[]> {
     if (this.sweeping) return [];
     this.sweeping = true;
     const released: string[] = [];
     try {
-      for (const candidate of await this.billing.findPlanGrantsToCheck(this.clock.now(), BATCH)) {
-        const subscriptionId = candidate.planSubscriptionId!;
-        if (await this.billing.inTransaction((db) => this.subscriptions.releaseIfLapsed(db, subscriptionId))) released.push(candidate.id);
+      for (let batch = 0; batch < MAX_BATCHES; batch += 1) {
+        const lapsed = await this.billing.findLapsedPlanGrants(this.clock.now(), BATCH);
+        for (const subscription of lapsed) {
+          if (await this.billing.inTransaction((db) => this.subscriptions.releaseIfLapsed(db, subscription.id))) released.push(subscription.userId);
+        }
+        if (lapsed.length < BATCH) break;
       }
-      if (released.length > 0) this.log.info({ users: released }, 'plans whose subscription lapsed returned to Free');
+      if (released.length > 0) this.log.info({ users: released }, 'plans whose subscription lapsed were changed');
     } catch (error) {
       this.log.warn({ err: error }, 'billing sweep failed');
     } finally {

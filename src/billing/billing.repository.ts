@@ -26,6 +26,8 @@ export interface LockedSubscription extends SubscriptionState {
 }
 
 export interface NewSubscription extends SubscriptionState {
+  grantsUntil: Date | null;
+  checkoutId: string;
   userId: string;
   planCode: string;
   provider: PaymentProviderName;
@@ -60,39 +62,42 @@ export class BillingRepository {
     });
   }
 
-  /** Pending checkouts older than `before` are given up (the provider's session may still be paid: see completion). */
-  async expirePendingCheckout(db: Db, key: CheckoutKey, before: Date): Promise<void> {
-    await db.checkout.updateMany({ where: { ...key, status: 'pending', createdAt: { lt: before } }, data: { status: 'expired' } });
+  /**
+   * The claim of a new checkout, one short transaction: pending checkouts of the key that are too old are given
+   * up (older than `staleBefore`, or still without a URL after `abandonedBefore`: the request that opened them
+   * died), then the new row is inserted unless one is still pending. A concurrent claim of the same key waits for
+   * this transaction and then finds its row. False when another checkout is pending.
+   */
+  claimCheckout(checkout: NewCheckout, staleBefore: Date, abandonedBefore: Date): Promise<boolean> {
+    const { userId, planCode, provider } = checkout;
+    return this.inTransaction(async (db) => {
+      await db.checkout.updateMany({
+        where: { userId, planCode, provider, status: 'pending', OR: [{ createdAt: { lt: staleBefore } }, { url: null, createdAt: { lt: abandonedBefore } }] },
+        data: { status: 'expired' },
+      });
+      const inserted = await db.$executeRaw`
+        INSERT INTO "Checkout" (id, "userId", "planCode", provider, status, amount, currency, interval)
+        VALUES (${checkout.id}::uuid, ${userId}::uuid, ${planCode}, ${provider}::"PaymentProvider", 'pending',
+                ${checkout.amount}, ${checkout.currency}, ${checkout.interval}::"BillingInterval")
+        ON CONFLICT DO NOTHING`;
+      return inserted === 1;
+    });
+  }
+
+  findPendingCheckout(key: CheckoutKey) {
+    return this.prisma.checkout.findFirst({ where: { ...key, status: 'pending' }, select: { id: true, url: true } });
+  }
+
+  async markCheckoutFailed(id: string): Promise<void> {
+    await this.prisma.checkout.updateMany({ where: { id, status: 'pending' }, data: { status: 'failed' } });
   }
 
   /**
-   * Inserts the pending checkout unless one is pending for the same key. A concurrent insert of the same key
-   * waits for the first transaction: it sees its row once committed, or inserts its own if it rolled back.
+   * False when the provider answered a session id already recorded for another checkout (unique constraint).
    */
-  async insertPendingCheckout(db: Db, checkout: NewCheckout): Promise<boolean> {
-    const inserted = await db.$executeRaw`
-      INSERT INTO "Checkout" (id, "userId", "planCode", provider, status, amount, currency, interval)
-      VALUES (${checkout.id}::uuid, ${checkout.userId}::uuid, ${checkout.planCode}, ${checkout.provider}::"PaymentProvider", 'pending',
-              ${checkout.amount}, ${checkout.currency}, ${checkout.interval}::"BillingInterval")
-      ON CONFLICT DO NOTHING`;
-    return inserted === 1;
-  }
-
-  async lockPendingCheckout(db: Db, key: CheckoutKey): Promise<{ id: string; url: string | null } | null> {
-    const [row] = await db.$queryRaw<{ id: string; url: string | null }[]>`
-      SELECT id::text, url FROM "Checkout"
-      WHERE "userId" = ${key.userId}::uuid AND "planCode" = ${key.planCode} AND provider = ${key.provider}::"PaymentProvider" AND status = 'pending'
-      FOR UPDATE`;
-    return row ?? null;
-  }
-
-  /**
-   * False when the provider answered a session id already recorded for another checkout (unique constraint);
-   * the statement's failure aborts the transaction, which the caller then rolls back.
-   */
-  async recordProviderSession(db: Db, id: string, providerSessionId: string, url: string): Promise<boolean> {
+  async recordProviderSession(id: string, providerSessionId: string, url: string): Promise<boolean> {
     try {
-      await db.checkout.update({ where: { id }, data: { providerSessionId, url }, select: { id: true } });
+      await this.prisma.checkout.update({ where: { id }, data: { providerSessionId, url }, select: { id: true } });
       return true;
     } catch (error) {
       if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') return false;
@@ -116,9 +121,15 @@ export class BillingRepository {
     await db.checkout.updateMany({ where: { provider, providerSessionId, status: 'pending' }, data: { status: 'expired' } });
   }
 
-  /** Who bought through this checkout: the provider echoes our id back in the subscription's metadata. */
-  findCheckoutBuyer(db: Db, provider: PaymentProviderName, checkoutId: string) {
-    return db.checkout.findFirst({ where: { id: checkoutId, provider }, select: { id: true, userId: true, planCode: true } });
+  /** The checkout a provider session (Stripe Checkout Session, Paddle transaction) belongs to: who bought what. */
+  async findCheckoutBySession(db: Db, provider: PaymentProviderName, providerSessionId: string) {
+    return db.checkout.findUnique({ where: { provider_providerSessionId: { provider, providerSessionId } }, select: { id: true, userId: true, planCode: true } });
+  }
+
+  /** Whether this is one of our checkouts through that provider that no subscription came from yet. */
+  async isUnlinkedCheckout(db: Db, provider: PaymentProviderName, checkoutId: string): Promise<boolean> {
+    const row = await db.checkout.findFirst({ where: { id: checkoutId, provider, subscription: null }, select: { id: true } });
+    return row !== null;
   }
 
   // --- webhook events -------------------------------------------------------------------------------------
@@ -153,28 +164,29 @@ export class BillingRepository {
     return db.subscription.findUnique({ where: { id }, select: { id: true, userId: true, planCode: true, ...SUBSCRIPTION_STATE } });
   }
 
-  /** Inserts the subscription unless the provider's id is known; answers the new row's id, or null. */
+  /** Inserts the subscription unless the provider's id or the checkout is taken; answers the new row's id, or null. */
   async insertSubscription(db: Db, subscription: NewSubscription): Promise<string | null> {
     const id = randomUUID();
     const result = await db.subscription.createMany({ data: [{ id, ...subscription }], skipDuplicates: true });
     return result.count === 1 ? id : null;
   }
 
-  async updateSubscriptionState(db: Db, id: string, state: SubscriptionState): Promise<void> {
+  async updateSubscriptionState(db: Db, id: string, state: SubscriptionState & { grantsUntil: Date | null }): Promise<void> {
     await db.subscription.update({ where: { id }, data: state, select: { id: true } });
   }
 
-  /** The user's subscriptions that may still grant a plan, best plan first (the caller checks their dates). */
-  findLiveSubscriptionsOfUser(userId: string, db: Db = this.prisma) {
+  /** The user's subscriptions that grant a plan at `now`, best plan first. */
+  findGrantingSubscriptionsOfUser(userId: string, now: Date, db: Db = this.prisma) {
     return db.subscription.findMany({
-      where: { userId, status: { in: ['active', 'past_due'] } },
+      where: { userId, OR: [{ grantsUntil: null }, { grantsUntil: { gt: now } }] },
       orderBy: [{ plan: { sortOrder: 'desc' } }, { createdAt: 'desc' }],
-      select: { id: true, planCode: true, status: true, currentPeriodEnd: true, cancelAtPeriodEnd: true, pastDueSince: true },
+      select: { id: true, planCode: true, cancelAtPeriodEnd: true },
     });
   }
 
   // --- the user's plan -------------------------------------------------------------------------------------
 
+  /** Taken before a subscription of the user is inserted: the insert's foreign key would otherwise share-lock the row first. */
   async lockUserPlan(db: Db, userId: string): Promise<{ planCode: string; planSubscriptionId: string | null } | null> {
     const [row] = await db.$queryRaw<{ planCode: string; planSubscriptionId: string | null }[]>`
       SELECT "planCode", "planSubscriptionId"::text AS "planSubscriptionId" FROM "User" WHERE id = ${userId}::uuid FOR UPDATE`;
@@ -185,16 +197,12 @@ export class BillingRepository {
     await db.user.update({ where: { id: userId }, data: { planCode, planSubscriptionId }, select: { id: true } });
   }
 
-  /**
-   * Plans held through a subscription that may have stopped granting them: not active (past due ones run out
-   * of grace), or past their period end. The sweeper checks each one exactly (grace included) under the subscription's lock.
-   */
-  findPlanGrantsToCheck(now: Date, limit: number) {
-    return this.prisma.user.findMany({
-      where: {
-        planSubscription: { OR: [{ status: { not: 'active' } }, { currentPeriodEnd: { lt: now } }] },
-      },
-      select: { id: true, planSubscriptionId: true },
+  /** Plans held through a subscription that stopped granting them, the longest lapsed first. */
+  findLapsedPlanGrants(now: Date, limit: number) {
+    return this.prisma.subscription.findMany({
+      where: { grantsUntil: { lte: now }, grantsPlanOf: { isNot: null } },
+      orderBy: [{ grantsUntil: 'asc' }, { id: 'asc' }],
+      select: { id: true, userId: true },
       take: limit,
     });
   }

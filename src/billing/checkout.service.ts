@@ -9,12 +9,14 @@ import { BillingRepository, CheckoutKey } from './billing.repository';
 import { CheckoutRequestDto } from './dto/checkout.request';
 import { CheckoutDto } from './dto/checkout.response';
 import { PaymentGateways } from './providers/payment-gateways';
-import { grantsPlan } from './subscription-state';
 
 /** A pending checkout is offered again for this long; after it a click opens a new provider session. */
 const CHECKOUT_REUSE_MS = 60 * 60 * 1000;
-/** The provider call (10 s per attempt, one retry for Stripe) runs inside the checkout's transaction. */
-const CHECKOUT_TRANSACTION_MS = 30_000;
+/** A pending checkout still without a URL after this long was left by a request that died. */
+const CHECKOUT_ABANDONED_MS = 60 * 1000;
+/** How long a concurrent click waits for the first one's provider session (10 s per attempt, one retry). */
+const PENDING_WAIT_MS = 25_000;
+const PENDING_POLL_MS = 150;
 
 export interface CheckoutResult {
   checkout: CheckoutDto;
@@ -33,8 +35,9 @@ export class CheckoutService {
 
   /**
    * Opens a checkout of a plan. The price is the plan row's; every refusal happens before any provider call.
-   * The pending row is inserted and held locked while the provider session is created, so a concurrent click
-   * waits and then receives the same session instead of opening a second one.
+   * The pending row is claimed first (one per user, plan and provider: a partial unique index), then the
+   * provider is called outside any transaction, so a slow provider holds no database connection. A concurrent
+   * click finds the claimed row and waits for its URL: one provider session for a double click.
    */
   async start(user: SessionUser, input: CheckoutRequestDto): Promise<CheckoutResult> {
     const plan = await this.billing.findActivePlan(input.planId);
@@ -50,14 +53,15 @@ export class CheckoutService {
     const key: CheckoutKey = { userId: user.id, planCode: plan.code, provider: input.provider };
     const id = randomUUID();
     const interval = plan.priceInterval;
-    return this.billing.inTransaction(async (db) => {
-      await this.billing.expirePendingCheckout(db, key, new Date(this.clock.now().getTime() - CHECKOUT_REUSE_MS));
-      const inserted = await this.billing.insertPendingCheckout(db, { ...key, id, amount: plan.priceAmount, currency: plan.priceCurrency, interval });
-      if (!inserted) {
-        const pending = await this.billing.lockPendingCheckout(db, key);
-        if (!pending?.url) throw new AppError('conflict', 'Another checkout of this plan changed while this one started; try again.');
-        return { checkout: { checkoutId: pending.id, provider: input.provider, url: pending.url }, created: false };
-      }
+    const now = this.clock.now().getTime();
+    const claimed = await this.billing.claimCheckout(
+      { ...key, id, amount: plan.priceAmount, currency: plan.priceCurrency, interval },
+      new Date(now - CHECKOUT_REUSE_MS),
+      new Date(now - CHECKOUT_ABANDONED_MS),
+    );
+    if (!claimed) return { checkout: await this.awaitPendingUrl(key), created: false };
+
+    try {
       const session = await gateway.createCheckout({
         checkoutId: id,
         userId: user.id,
@@ -66,18 +70,36 @@ export class CheckoutService {
         successUrl: `${this.config.appUrl}/billing/success?checkoutId=${id}`,
         cancelUrl: `${this.config.appUrl}/billing/canceled?checkoutId=${id}`,
       });
-      if (!(await this.billing.recordProviderSession(db, id, session.sessionId, session.url))) {
+      if (!(await this.billing.recordProviderSession(id, session.sessionId, session.url))) {
         throw new AppError('payment_provider_error', `${input.provider} answered a checkout that belongs to another purchase; nothing was charged. Try again.`);
       }
       return { checkout: { checkoutId: id, provider: input.provider, url: session.url }, created: true };
-    }, CHECKOUT_TRANSACTION_MS);
+    } catch (error) {
+      // If even this fails, the row is given up as abandoned a minute later.
+      await this.billing.markCheckoutFailed(id).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** The checkout another request of the same user is opening right now: its URL once it has one. */
+  private async awaitPendingUrl(key: CheckoutKey): Promise<CheckoutDto> {
+    const deadline = Date.now() + PENDING_WAIT_MS;
+    for (;;) {
+      const pending = await this.billing.findPendingCheckout(key);
+      if (pending?.url) return { checkoutId: pending.id, provider: key.provider, url: pending.url };
+      if (!pending) throw new AppError('payment_provider_error', 'The checkout your other request was opening failed; nothing was charged. Try again.');
+      if (Date.now() >= deadline) {
+        throw new AppError('conflict', 'Your other request is still opening this checkout; try again in a moment.', { headers: { 'Retry-After': '2' } });
+      }
+      await new Promise((done) => setTimeout(done, PENDING_POLL_MS));
+    }
   }
 
   /** A second subscription would bill twice; one that ends at period end may be replaced. */
   private async refuseIfRenewing(user: SessionUser): Promise<void> {
     const now = this.clock.now();
-    const live = await this.billing.findLiveSubscriptionsOfUser(user.id);
-    const renewing = live.find((subscription) => !subscription.cancelAtPeriodEnd && grantsPlan(subscription, now, this.config.billing.graceMs));
+    const granting = await this.billing.findGrantingSubscriptionsOfUser(user.id, now);
+    const renewing = granting.find((subscription) => !subscription.cancelAtPeriodEnd);
     if (renewing) {
       throw new AppError('subscription_exists', `You already have a renewing subscription to the ${renewing.planCode} plan; cancel it before buying another.`);
     }

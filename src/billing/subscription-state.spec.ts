@@ -1,4 +1,4 @@
-import { applySnapshot, grantsPlan, SubscriptionState } from './subscription-state';
+import { applySnapshot, grantEndsAt, grantsPlan, SubscriptionState } from './subscription-state';
 
 const at = (iso: string) => new Date(iso);
 const DAY = 24 * 3600 * 1000;
@@ -111,5 +111,17 @@ describe('grantsPlan', () => {
 
   it('grants an active subscription whose period the provider has not told yet', () => {
     expect(grantsPlan({ status: 'active', currentPeriodEnd: null, cancelAtPeriodEnd: false, pastDueSince: null }, at('2026-11-10T00:00:00Z'), grace)).toBe(true);
+  });
+});
+
+describe('grantEndsAt (stored as grantsUntil for the sweeper)', () => {
+  const grace = 3 * DAY;
+  it('is the period end plus grace, the period end when canceling, open-ended without a period, the epoch when not granting', () => {
+    const base = { status: 'active' as const, currentPeriodEnd: at('2026-12-01T00:00:00Z'), cancelAtPeriodEnd: false, pastDueSince: null };
+    expect(grantEndsAt(base, grace)).toEqual(at('2026-12-04T00:00:00Z'));
+    expect(grantEndsAt({ ...base, cancelAtPeriodEnd: true }, grace)).toEqual(at('2026-12-01T00:00:00Z'));
+    expect(grantEndsAt({ ...base, currentPeriodEnd: null }, grace)).toBeNull();
+    expect(grantEndsAt({ ...base, status: 'past_due', pastDueSince: at('2026-11-10T00:00:00Z') }, grace)).toEqual(at('2026-11-13T00:00:00Z'));
+    expect(grantEndsAt({ ...base, status: 'canceled' }, grace)).toEqual(new Date(0));
   });
 });

@@ -30,8 +30,16 @@ export interface SubscriptionSnapshot {
   cancelAtPeriodEnd?: boolean;
   canceledAt?: Date | null;
   providerCustomerId?: string | null;
-  /** Our checkout id, echoed by the provider from the metadata we sent: links a new subscription to its buyer. */
-  checkoutId?: string | null;
+  /**
+   * The provider's id of the checkout that created it (Stripe Checkout Session, Paddle transaction): matched
+   * against the sessions we opened, it is what links a new subscription to its buyer.
+   */
+  checkoutSessionId?: string | null;
+  /**
+   * Our checkout id as echoed in the subscription's metadata. Buyers can write Paddle's custom data, so it
+   * never links anything; it only tells an event that came before the link apart from a foreign one.
+   */
+  checkoutHint?: string | null;
 }
 
 /**
@@ -73,22 +81,26 @@ export function applySnapshot(current: SubscriptionState | null, snapshot: Subsc
  * - canceled, incomplete, paused: never.
  */
 export function grantsPlan(state: PlanGrantFields, now: Date, graceMs: number): boolean {
-  const end = grantEnd(state, graceMs);
-  return end === OPEN_ENDED || (end !== NEVER && now.getTime() < end);
+  const end = grantEndsAt(state, graceMs);
+  return end === null || now < end;
 }
 
 export type PlanGrantFields = Pick<SubscriptionState, 'status' | 'currentPeriodEnd' | 'cancelAtPeriodEnd' | 'pastDueSince'>;
 
-const OPEN_ENDED = Infinity;
-const NEVER = -Infinity;
+/** Never granting: the start of time, so `now < end` is false whatever the clocks say. */
+const NEVER = new Date(0);
 
-function grantEnd(state: PlanGrantFields, graceMs: number): number {
+/** When the subscription stops granting its plan (the rules above); null while it is open-ended. Stored as `grantsUntil`. */
+export function grantEndsAt(state: PlanGrantFields, graceMs: number): Date | null {
   const periodEnd = state.currentPeriodEnd?.getTime() ?? null;
-  const cancelEnd = state.cancelAtPeriodEnd && periodEnd !== null ? periodEnd : OPEN_ENDED;
-  if (state.status === 'active') return periodEnd === null ? OPEN_ENDED : Math.min(cancelEnd, periodEnd + graceMs);
-  if (state.status !== 'past_due') return NEVER;
-  const since = state.pastDueSince?.getTime() ?? periodEnd;
-  return Math.min(cancelEnd, since === null ? OPEN_ENDED : since + graceMs);
+  const cancelEnd = state.cancelAtPeriodEnd && periodEnd !== null ? periodEnd : Infinity;
+  let end: number;
+  if (state.status === 'active') end = periodEnd === null ? Infinity : Math.min(cancelEnd, periodEnd + graceMs);
+  else if (state.status === 'past_due') {
+    const since = state.pastDueSince?.getTime() ?? periodEnd;
+    end = Math.min(cancelEnd, since === null ? Infinity : since + graceMs);
+  } else return NEVER;
+  return end === Infinity ? null : new Date(end);
 }
 
 function latest(a: Date | null, b: Date | null): Date | null {

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
 import { Clock } from '../common/clock';
+import { AppError } from '../common/errors/app-error';
 import { isUuid } from '../common/ids';
 import { AppLogger } from '../common/logging/app-logger';
 import { AppConfig } from '../config/app-config';
@@ -9,14 +10,17 @@ import { Db } from '../infra/prisma/prisma.service';
 import { BillingRepository, LockedSubscription } from './billing.repository';
 import { SubscriptionDto } from './dto/subscription.response';
 import { PaymentProviderName } from './providers/payment-gateway';
-import { applySnapshot, grantsPlan, SubscriptionSnapshot } from './subscription-state';
+import { applySnapshot, grantEndsAt, grantsPlan, SubscriptionSnapshot, SubscriptionState } from './subscription-state';
 
 export const FREE_PLAN = 'free';
 
+type SubscriptionRef = Pick<LockedSubscription, 'id' | 'userId'>;
+
 /**
- * Subscriptions and the plan they give. A subscription that starts granting its plan becomes the user's plan
- * at once; when the one the user's plan comes from stops granting it (canceled, lapsed past grace), the user
- * falls back to another granting subscription or to Free. Only verified webhooks and the sweeper get here.
+ * Subscriptions and the plan they give. The user's plan is the best plan among their granting subscriptions;
+ * it changes when one starts granting (a purchase) or when the one it comes from stops (canceled, lapsed past
+ * grace: Free, or the next best). A plan set without a subscription (by an admin) is left alone by renewals.
+ * Only verified webhooks and the sweeper get here, inside their transactions.
  */
 @Injectable()
 export class SubscriptionsService {
@@ -28,37 +32,47 @@ export class SubscriptionsService {
   ) {}
 
   /**
-   * Applies what one event says about a subscription, inside the event's transaction. Lock order is the
-   * subscription row, then the user row (the sweeper takes them in the same order).
+   * Applies what one event says about a subscription. A subscription we do not know yet is created only when
+   * the event names a checkout session we opened (never from metadata, which Paddle buyers can write), and a
+   * checkout gives one subscription. Locks: subscription then user for a known one; user then insert for a
+   * new one (the insert's foreign key would share-lock the user first and two new ones would deadlock).
    */
   async apply(db: Db, provider: PaymentProviderName, snapshot: SubscriptionSnapshot, occurredAt: Date): Promise<void> {
     const existing = await this.billing.lockSubscription(db, provider, snapshot.providerSubscriptionId);
     if (existing) return this.update(db, existing, snapshot, occurredAt);
 
-    const buyer = snapshot.checkoutId && isUuid(snapshot.checkoutId) ? await this.billing.findCheckoutBuyer(db, provider, snapshot.checkoutId) : null;
-    if (!buyer) {
-      this.log.warn({ provider, subscription: snapshot.providerSubscriptionId }, 'subscription event for a subscription not bought through this service: ignored');
-      return;
-    }
+    const checkout = snapshot.checkoutSessionId ? await this.billing.findCheckoutBySession(db, provider, snapshot.checkoutSessionId) : null;
+    if (!checkout) return this.refuseUnlinked(db, provider, snapshot);
+    await this.billing.lockUserPlan(db, checkout.userId);
     const state = applySnapshot(null, snapshot, occurredAt)!;
     const id = await this.billing.insertSubscription(db, {
       ...state,
-      userId: buyer.userId,
-      planCode: buyer.planCode,
+      grantsUntil: grantEndsAt(state, this.config.billing.graceMs),
+      checkoutId: checkout.id,
+      userId: checkout.userId,
+      planCode: checkout.planCode,
       provider,
       providerSubscriptionId: snapshot.providerSubscriptionId,
     });
-    if (id) return this.settlePlan(db, { id, userId: buyer.userId, planCode: buyer.planCode }, false, grantsPlan(state, this.clock.now(), this.config.billing.graceMs));
-    // Another delivery inserted it first and has committed by now: apply this one on top.
+    if (id) {
+      await this.settlePlan(db, { id, userId: checkout.userId }, grantsPlan(state, this.clock.now(), this.config.billing.graceMs));
+      return;
+    }
     const inserted = await this.billing.lockSubscription(db, provider, snapshot.providerSubscriptionId);
-    if (inserted) await this.update(db, inserted, snapshot, occurredAt);
+    if (inserted) return this.update(db, inserted, snapshot, occurredAt);
+    this.log.warn({ provider, subscription: snapshot.providerSubscriptionId, checkout: checkout.id }, 'a second subscription for one checkout: ignored');
   }
 
-  /** Gives the plan up if the subscription it comes from no longer grants it (the sweeper's step). */
+  /** The sweeper's step: the plan of a subscription whose grant ran out goes to the next best, or Free. */
   async releaseIfLapsed(db: Db, subscriptionId: string): Promise<boolean> {
     const subscription = await this.billing.lockSubscriptionById(db, subscriptionId);
-    if (!subscription || grantsPlan(subscription, this.clock.now(), this.config.billing.graceMs)) return false;
-    return this.release(db, subscription);
+    if (!subscription) return false;
+    if (grantsPlan(subscription, this.clock.now(), this.config.billing.graceMs)) {
+      // BILLING_GRACE_DAYS grew since the end was stored: store the new end instead.
+      await this.billing.updateSubscriptionState(db, subscription.id, this.withGrantEnd(subscription));
+      return false;
+    }
+    return this.settlePlan(db, subscription, false);
   }
 
   async view(user: SessionUser): Promise<SubscriptionDto> {
@@ -79,39 +93,48 @@ export class SubscriptionsService {
       this.log.info({ subscription: existing.id, status: existing.status, occurredAt }, 'stale or post-cancellation subscription event: ignored');
       return;
     }
-    await this.billing.updateSubscriptionState(db, existing.id, next);
+    await this.billing.updateSubscriptionState(db, existing.id, this.withGrantEnd(next));
     const now = this.clock.now();
     const grace = this.config.billing.graceMs;
-    await this.settlePlan(db, existing, grantsPlan(existing, now, grace), grantsPlan(next, now, grace));
+    const started = !grantsPlan(existing, now, grace) && grantsPlan(next, now, grace);
+    await this.settlePlan(db, existing, started);
   }
 
   /**
-   * A subscription that starts granting takes over the user's plan; one that keeps granting only takes back
-   * a plan it lost to the clock (the user fell to Free), so a plan an admin set stays. One that stops
-   * granting gives the plan up.
+   * Sets the user's plan to their best granting subscription's, or Free, when the plan comes from a subscription,
+   * fell to Free by the clock, or `started` (this subscription just began granting: a purchase).
    */
-  private async settlePlan(db: Db, subscription: Pick<LockedSubscription, 'id' | 'userId' | 'planCode'>, granted: boolean, grants: boolean): Promise<void> {
-    if (!grants) {
-      await this.release(db, subscription);
-      return;
-    }
+  private async settlePlan(db: Db, subscription: SubscriptionRef, started: boolean): Promise<boolean> {
     const user = await this.billing.lockUserPlan(db, subscription.userId);
-    if (!user || user.planSubscriptionId === subscription.id) return;
-    const fellToFree = user.planSubscriptionId === null && user.planCode === FREE_PLAN;
-    if (granted && !fellToFree) return;
-    await this.billing.setUserPlan(db, subscription.userId, subscription.planCode, subscription.id);
-    this.log.info({ user: subscription.userId, plan: subscription.planCode, subscription: subscription.id }, 'plan activated by subscription');
+    if (!user) return false;
+    const granting = await this.billing.findGrantingSubscriptionsOfUser(subscription.userId, this.clock.now(), db);
+    const best = granting[0] ?? null;
+    if (started && granting.filter((other) => !other.cancelAtPeriodEnd).length > 1) {
+      this.log.warn({ user: subscription.userId, subscriptions: granting.map((other) => other.id) }, 'user pays for more than one renewing subscription');
+    }
+    const fromSubscription = user.planSubscriptionId !== null;
+    const mayChange = fromSubscription || started || (user.planCode === FREE_PLAN && best !== null);
+    if (!mayChange || user.planSubscriptionId === (best?.id ?? null)) return false;
+    await this.billing.setUserPlan(db, subscription.userId, best?.planCode ?? FREE_PLAN, best?.id ?? null);
+    this.log.info({ user: subscription.userId, plan: best?.planCode ?? FREE_PLAN, subscription: best?.id ?? null }, 'plan set from subscriptions');
+    return true;
   }
 
-  /** If the user's plan comes from this subscription: the best other granting subscription, else Free. */
-  private async release(db: Db, subscription: Pick<LockedSubscription, 'id' | 'userId'>): Promise<boolean> {
-    const user = await this.billing.lockUserPlan(db, subscription.userId);
-    if (user?.planSubscriptionId !== subscription.id) return false;
-    const now = this.clock.now();
-    const others = await this.billing.findLiveSubscriptionsOfUser(subscription.userId, db);
-    const next = others.find((other) => other.id !== subscription.id && grantsPlan(other, now, this.config.billing.graceMs));
-    await this.billing.setUserPlan(db, subscription.userId, next?.planCode ?? FREE_PLAN, next?.id ?? null);
-    this.log.info({ user: subscription.userId, from: subscription.id, plan: next?.planCode ?? FREE_PLAN }, 'plan released by subscription');
-    return true;
+  /**
+   * An event for a subscription we cannot link. If its metadata names one of our checkouts still waiting for
+   * its subscription, the event came before the one that links them: 503, the provider delivers it again later.
+   * Anything else was not bought through this service: acknowledged and ignored.
+   */
+  private async refuseUnlinked(db: Db, provider: PaymentProviderName, snapshot: SubscriptionSnapshot): Promise<void> {
+    const hint = snapshot.checkoutHint;
+    if (hint && isUuid(hint) && (await this.billing.isUnlinkedCheckout(db, provider, hint))) {
+      this.log.info({ provider, subscription: snapshot.providerSubscriptionId, checkout: hint }, 'subscription event before its checkout event: asked again later');
+      throw new AppError('webhook_not_processed', 'This subscription is not linked to its checkout yet; deliver the event again later.', { headers: { 'Retry-After': '60' } });
+    }
+    this.log.warn({ provider, subscription: snapshot.providerSubscriptionId }, 'event for a subscription not bought through this service: ignored');
+  }
+
+  private withGrantEnd(state: SubscriptionState): SubscriptionState & { grantsUntil: Date | null } {
+    return { ...state, grantsUntil: grantEndsAt(state, this.config.billing.graceMs) };
   }
 }

@@ -29,7 +29,9 @@ export class WebhooksService {
     const gateway = this.gateways.get(provider);
     if (!gateway.canVerifyWebhooks()) throw new AppError('provider_not_configured', `${gateway.provider} webhooks are not configured on this server.`);
     if (!rawBody || rawBody.length === 0) throw new AppError('webhook_payload_invalid', 'The webhook has no JSON body.');
-    const webhook = gateway.verifyWebhook(rawBody, signature, this.clock.now());
+    const now = this.clock.now();
+    const webhook = gateway.verifyWebhook(rawBody, signature, now);
+    refuseImplausibleTime(webhook.occurredAt, now);
     try {
       const fresh = await this.applyOnce(provider, webhook);
       if (fresh) this.log.info({ provider, eventId: webhook.eventId, type: webhook.type }, 'webhook applied');
@@ -70,5 +72,21 @@ export class WebhooksService {
       case 'ignored':
         return;
     }
+  }
+}
+
+const EARLIEST_EVENT = Date.UTC(2000, 0, 1);
+const MAX_EVENT_CLOCK_SKEW_MS = 24 * 3600 * 1000;
+
+/**
+ * Event times order the events of a subscription; one far in the future would make every later real event
+ * look stale, one the database cannot store would fail for ever. Both are refused with 400 (nothing changes).
+ */
+function refuseImplausibleTime(occurredAt: Date, now: Date): void {
+  const time = occurredAt.getTime();
+  if (Number.isNaN(time) || time < EARLIEST_EVENT || time > now.getTime() + MAX_EVENT_CLOCK_SKEW_MS) {
+    throw new AppError('webhook_payload_invalid', 'The event time is not plausible (before 2000 or more than a day ahead).', {
+      errors: [{ field: 'created', code: 'out_of_range', message: 'event time out of range' }],
+    });
   }
 }

@@ -44,6 +44,9 @@ describe('loadConfig', () => {
     expect(problemsOf({ TRUST_PROXY: '1' })[0]).toMatch(/^TRUST_PROXY/);
     expect(problemsOf({ TRUST_PROXY: '10.0.0.0/33' })[0]).toMatch(/^TRUST_PROXY/);
     expect(problemsOf({ HOST: 'bad host' })[0]).toMatch(/^HOST: must be an IP address/);
+    expect(problemsOf({ STRIPE_SECRET_KEY: 'sk_test_1' })).toEqual(['STRIPE_WEBHOOK_SECRET: is required when STRIPE_SECRET_KEY is set']);
+    expect(problemsOf({ PADDLE_WEBHOOK_SECRET: 'pdl_ntfset_1' })).toEqual(['PADDLE_API_KEY: is required when PADDLE_WEBHOOK_SECRET is set']);
+    expect(problemsOf({ BILLING_GRACE_DAYS: '61' })[0]).toMatch(/^BILLING_GRACE_DAYS/);
     expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8, ::1, fd00::/8' }).http.trustProxy).toEqual(['loopback', '10.0.0.0/8', '::1', 'fd00::/8']);
   });
 

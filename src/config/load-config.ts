@@ -49,9 +49,12 @@ function crossFieldProblems(env: Env): string[] {
   for (const origin of env.CORS_ORIGINS) {
     if (!isOrigin(origin)) problems.push(`CORS_ORIGINS: "${origin}" is not an origin like https://app.example.com`);
   }
-  // A provider that can take money but whose webhooks cannot be verified would never activate what was paid for.
-  if (env.STRIPE_SECRET_KEY && !env.STRIPE_WEBHOOK_SECRET) problems.push('STRIPE_WEBHOOK_SECRET: is required when STRIPE_SECRET_KEY is set');
-  if (env.PADDLE_API_KEY && !env.PADDLE_WEBHOOK_SECRET) problems.push('PADDLE_WEBHOOK_SECRET: is required when PADDLE_API_KEY is set');
+  // A provider that takes money needs its webhooks verified to activate what was paid for, and Stripe's
+  // webhooks need the API key to read a completed checkout's subscription: both or neither.
+  for (const [key, secret] of [['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET'], ['PADDLE_API_KEY', 'PADDLE_WEBHOOK_SECRET']] as const) {
+    if (env[key] && !env[secret]) problems.push(`${secret}: is required when ${key} is set`);
+    if (env[secret] && !env[key]) problems.push(`${key}: is required when ${secret} is set`);
+  }
   for (const email of env.ADMIN_EMAILS) {
     if (!email.includes('@')) problems.push(`ADMIN_EMAILS: "${email}" is not an email address`);
   }

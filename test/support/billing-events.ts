@@ -96,6 +96,7 @@ export function paddleSubscription(fields: {
   status: string;
   periodEnd: Date | null;
   checkoutId?: string;
+  transactionId?: string;
   scheduledCancel?: boolean;
   canceledAt?: Date | null;
 }): Record<string, unknown> {
@@ -107,6 +108,7 @@ export function paddleSubscription(fields: {
     scheduled_change: fields.scheduledCancel ? { action: 'cancel', effective_at: fields.periodEnd?.toISOString(), resume_at: null } : null,
     canceled_at: fields.canceledAt ? fields.canceledAt.toISOString() : null,
     custom_data: fields.checkoutId ? { checkoutId: fields.checkoutId } : null,
+    transaction_id: fields.transactionId ?? null,
     items: [],
   };
 }

@@ -40,6 +40,8 @@ const subscriptionSchema = z.object({
   scheduled_change: z.object({ action: z.string() }).nullish(),
   canceled_at: timestamp.nullish(),
   custom_data: customData,
+  /** The transaction that created it (subscription.created): links it to our checkout. */
+  transaction_id: providerId.nullish(),
 });
 
 const createdTransactionSchema = z.object({
@@ -152,7 +154,8 @@ function transactionCompleted(payload: Record<string, unknown>): BillingAction {
         status: 'active',
         currentPeriodEnd: transaction.billing_period?.ends_at ?? null,
         providerCustomerId: transaction.customer_id ?? null,
-        checkoutId: stringField(transaction.custom_data, 'checkoutId'),
+        checkoutSessionId: transaction.id,
+        checkoutHint: stringField(transaction.custom_data, 'checkoutId'),
       }
     : null;
   return { kind: 'checkout_completed', providerSessionId: transaction.id, subscription };
@@ -166,7 +169,8 @@ function subscriptionSnapshot(subscription: z.infer<typeof subscriptionSchema>):
     cancelAtPeriodEnd: subscription.scheduled_change?.action === 'cancel',
     canceledAt: subscription.canceled_at ?? null,
     providerCustomerId: subscription.customer_id ?? null,
-    checkoutId: stringField(subscription.custom_data, 'checkoutId'),
+    checkoutSessionId: subscription.transaction_id ?? null,
+    checkoutHint: stringField(subscription.custom_data, 'checkoutId'),
   };
 }
 

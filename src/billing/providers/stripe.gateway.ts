@@ -158,7 +158,8 @@ export class StripeGateway implements PaymentGateway {
       this.log.error({ err: error, subscription: session.subscription }, 'stripe subscription could not be read');
       throw new AppError('webhook_not_processed', 'The subscription could not be read from Stripe; the event will be applied when it is delivered again.');
     }
-    return { kind: 'checkout_completed', providerSessionId: session.id, subscription: toSnapshot(parsePayload(subscriptionSchema, subscription, 'subscription')) };
+    const snapshot = toSnapshot(parsePayload(subscriptionSchema, subscription, 'subscription'));
+    return { kind: 'checkout_completed', providerSessionId: session.id, subscription: { ...snapshot, checkoutSessionId: session.id } };
   }
 
   private requireClient(): Stripe {
@@ -177,7 +178,7 @@ function toSnapshot(subscription: z.infer<typeof subscriptionSchema>): Subscript
     cancelAtPeriodEnd: subscription.cancel_at_period_end || (subscription.cancel_at ?? null) !== null,
     canceledAt: subscription.canceled_at ? unixSeconds(subscription.canceled_at) : null,
     providerCustomerId: subscription.customer ?? null,
-    checkoutId: subscription.metadata?.checkoutId ?? null,
+    checkoutHint: subscription.metadata?.checkoutId ?? null,
   };
 }
 

@@ -6,6 +6,7 @@ import { requestContext } from '../logging/request-context';
 import { BodyReadError, MAX_JSON_DEPTH } from '../http/body-parsers';
 import { allowedMethodsFor } from '../http/route-table';
 import { AppError, FieldError } from './app-error';
+import { isDatabaseUnavailable } from './database-unavailable';
 import { codeForStatus, ErrorCode } from './error-codes';
 import { buildProblem, PROBLEM_CONTENT_TYPE } from './problem-details';
 
@@ -58,6 +59,12 @@ export class ProblemDetailsFilter implements ExceptionFilter {
     if (exception instanceof NotFoundException) return this.renderUnknownRoute(req);
     if (exception instanceof HttpException) return this.renderHttpException(exception);
     if (exception instanceof BodyReadError) return renderBodyReadError(exception);
+    if (isDatabaseUnavailable(exception)) {
+      return {
+        problem: { code: 'service_unavailable', status: 503, detail: 'The database is not available right now. Try again shortly.' },
+        headers: { 'Retry-After': '5' },
+      };
+    }
     return { problem: { code: 'internal_error', status: 500, detail: 'An unexpected error occurred. Quote the requestId when reporting it.' } };
   }
 

@@ -1,0 +1,24 @@
+/**
+ * Whether an error means the database cannot be used right now (unreachable, refusing connections, no free
+ * connection in the pool, a transaction that could not start or finish in time) rather than a bug. Such
+ * errors are 503 with Retry-After: the client's request was fine and a retry may succeed. Recognised by
+ * shape (Prisma's error name, code and driver cause, pg-pool's message) so this module knows nothing of
+ * Prisma itself.
+ */
+/** P1xxx: connection-level; P2024: pool timeout; P2028: transaction API (could not start, expired); P2037: too many connections. */
+const UNAVAILABLE_PRISMA_CODES = /^(P1\d{3}|P2024|P2028|P2037)$/;
+/** SQLSTATE classes 08 (connection), 53 (insufficient resources), 57P (shutdown, cannot connect now), 3D000 (no database). */
+const UNAVAILABLE_SQLSTATES = /^(08|53|57P0[1-3]|3D000)/;
+const UNAVAILABLE_MESSAGES = /timeout exceeded when trying to connect|Connection terminated|not currently accepting connections/i;
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (error.name === 'PrismaClientInitializationError') return true;
+  if (UNAVAILABLE_MESSAGES.test(error.message)) return true;
+  if (error.name !== 'PrismaClientKnownRequestError') return false;
+  const { code, meta } = error as { code?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown; originalMessage?: unknown } } } };
+  if (typeof code === 'string' && UNAVAILABLE_PRISMA_CODES.test(code)) return true;
+  const cause = meta?.driverAdapterError?.cause;
+  if (typeof cause?.originalCode === 'string' && UNAVAILABLE_SQLSTATES.test(cause.originalCode)) return true;
+  return typeof cause?.originalMessage === 'string' && UNAVAILABLE_MESSAGES.test(cause.originalMessage);
+}
