@@ -422,6 +422,32 @@ describe('payment webhooks', () => {
       expect(checkout.status).toBe('pending');
     });
 
+    it('applies a purchase’s transaction and subscription events arriving together, for many purchases, without deadlock', async () => {
+      const purchases = await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          const user = await registerUser(t.http);
+          return { user, ...(await paddlePurchase(user)) };
+        }),
+      );
+      const responses = await Promise.all(
+        purchases.flatMap((purchase) => [
+          deliver(t, 'paddle', purchase.completed),
+          deliver(t, 'paddle', paddleEvent('subscription.created', paddleSubscription({ id: purchase.subscriptionId, status: 'active', periodEnd: purchase.periodEnd, checkoutId: purchase.checkoutId, transactionId: purchase.sessionId }))),
+        ]),
+      );
+      expect(responses.map((res) => res.status)).toEqual(Array(16).fill(200));
+      for (const purchase of purchases) expect(await planOf(purchase.user.id)).toBe('pro');
+    });
+
+    it('does not keep asking for an event that names a checkout given up', async () => {
+      const user = await registerUser(t.http);
+      const purchase = await paddlePurchase(user);
+      await sql(`UPDATE "Checkout" SET status = 'expired' WHERE id = $1`, [purchase.checkoutId]);
+      const early = paddleEvent('subscription.updated', paddleSubscription({ id: purchase.subscriptionId, status: 'active', periodEnd: purchase.periodEnd, checkoutId: purchase.checkoutId }));
+      expect((await deliver(t, 'paddle', early).expect(200)).body.duplicate).toBe(false);
+      expect(await planOf(user.id)).toBe('free');
+    });
+
     it('gives one checkout one subscription', async () => {
       const { user, sessionId, checkoutId, periodEnd } = await activePaddleUser();
       const second = paddleEvent('subscription.created', paddleSubscription({ id: `sub_second_${randomUUID().slice(0, 8)}`, status: 'active', periodEnd, checkoutId, transactionId: sessionId }));

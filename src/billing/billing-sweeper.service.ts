@@ -43,10 +43,17 @@ export class BillingSweeperService implements OnModuleInit, OnModuleDestroy {
     try {
       for (let batch = 0; batch < MAX_BATCHES; batch += 1) {
         const lapsed = await this.billing.findLapsedPlanGrants(this.clock.now(), BATCH);
+        let progress = 0;
         for (const subscription of lapsed) {
-          if (await this.billing.inTransaction((db) => this.subscriptions.releaseIfLapsed(db, subscription.id))) released.push(subscription.userId);
+          try {
+            if (await this.billing.inTransaction((db) => this.subscriptions.releaseIfLapsed(db, subscription.id))) released.push(subscription.userId);
+            progress += 1;
+          } catch (error) {
+            // One row that keeps failing must not hold back the others.
+            this.log.warn({ err: error, subscription: subscription.id }, 'lapsed plan could not be released; retried next sweep');
+          }
         }
-        if (lapsed.length < BATCH) break;
+        if (lapsed.length < BATCH || progress === 0) break;
       }
       if (released.length > 0) this.log.info({ users: released }, 'plans whose subscription lapsed were changed');
     } catch (error) {

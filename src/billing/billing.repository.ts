@@ -105,11 +105,12 @@ export class BillingRepository {
     }
   }
 
+  /** NO KEY UPDATE: it must not block the foreign-key check of a subscription being inserted for this checkout. */
   async lockCheckoutBySession(db: Db, provider: PaymentProviderName, providerSessionId: string) {
     const [row] = await db.$queryRaw<{ id: string; userId: string; planCode: string; status: string }[]>`
       SELECT id::text, "userId"::text, "planCode", status::text FROM "Checkout"
       WHERE provider = ${provider}::"PaymentProvider" AND "providerSessionId" = ${providerSessionId}
-      FOR UPDATE`;
+      FOR NO KEY UPDATE`;
     return row ?? null;
   }
 
@@ -126,9 +127,15 @@ export class BillingRepository {
     return db.checkout.findUnique({ where: { provider_providerSessionId: { provider, providerSessionId } }, select: { id: true, userId: true, planCode: true } });
   }
 
-  /** Whether this is one of our checkouts through that provider that no subscription came from yet. */
-  async isUnlinkedCheckout(db: Db, provider: PaymentProviderName, checkoutId: string): Promise<boolean> {
-    const row = await db.checkout.findFirst({ where: { id: checkoutId, provider, subscription: null }, select: { id: true } });
+  /**
+   * Whether this is one of our recent checkouts through that provider, opened at the provider and still
+   * without its subscription: the only kind an early event may be asked to wait for.
+   */
+  async isCheckoutAwaitingSubscription(db: Db, provider: PaymentProviderName, checkoutId: string, openedAfter: Date): Promise<boolean> {
+    const row = await db.checkout.findFirst({
+      where: { id: checkoutId, provider, status: { in: ['pending', 'completed'] }, providerSessionId: { not: null }, createdAt: { gt: openedAfter }, subscription: null },
+      select: { id: true },
+    });
     return row !== null;
   }
 
@@ -146,6 +153,15 @@ export class BillingRepository {
   }
 
   // --- subscriptions ---------------------------------------------------------------------------------------
+
+  /**
+   * Serialises every event of one provider subscription, known or not yet inserted, for the transaction:
+   * without it two events of a new subscription race to insert it and then lock in different orders.
+   */
+  async lockSubscriptionKey(db: Db, provider: PaymentProviderName, providerSubscriptionId: string): Promise<void> {
+    const key = `subscription:${provider}:${providerSubscriptionId}`;
+    await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${key}::text, 0))`;
+  }
 
   async lockSubscription(db: Db, provider: PaymentProviderName, providerSubscriptionId: string): Promise<LockedSubscription | null> {
     const [row] = await db.$queryRaw<{ id: string }[]>`

@@ -13,6 +13,8 @@ import { PaymentProviderName } from './providers/payment-gateway';
 import { applySnapshot, grantEndsAt, grantsPlan, SubscriptionSnapshot, SubscriptionState } from './subscription-state';
 
 export const FREE_PLAN = 'free';
+/** An early event waits for its checkout's linking event this long after the checkout opened (Stripe sessions live 24 h). */
+const EARLY_EVENT_WAIT_MS = 48 * 3600 * 1000;
 
 type SubscriptionRef = Pick<LockedSubscription, 'id' | 'userId'>;
 
@@ -35,9 +37,11 @@ export class SubscriptionsService {
    * Applies what one event says about a subscription. A subscription we do not know yet is created only when
    * the event names a checkout session we opened (never from metadata, which Paddle buyers can write), and a
    * checkout gives one subscription. Locks: subscription then user for a known one; user then insert for a
-   * new one (the insert's foreign key would share-lock the user first and two new ones would deadlock).
+   * new one (the insert's foreign key would share-lock the user first and two new ones would deadlock), all
+   * after a transaction lock on the provider's subscription id, so its events never race each other.
    */
   async apply(db: Db, provider: PaymentProviderName, snapshot: SubscriptionSnapshot, occurredAt: Date): Promise<void> {
+    await this.billing.lockSubscriptionKey(db, provider, snapshot.providerSubscriptionId);
     const existing = await this.billing.lockSubscription(db, provider, snapshot.providerSubscriptionId);
     if (existing) return this.update(db, existing, snapshot, occurredAt);
 
@@ -58,8 +62,7 @@ export class SubscriptionsService {
       await this.settlePlan(db, { id, userId: checkout.userId }, grantsPlan(state, this.clock.now(), this.config.billing.graceMs));
       return;
     }
-    const inserted = await this.billing.lockSubscription(db, provider, snapshot.providerSubscriptionId);
-    if (inserted) return this.update(db, inserted, snapshot, occurredAt);
+    // The key lock rules out a concurrent insert of this subscription: the checkout already has another one.
     this.log.warn({ provider, subscription: snapshot.providerSubscriptionId, checkout: checkout.id }, 'a second subscription for one checkout: ignored');
   }
 
@@ -121,13 +124,15 @@ export class SubscriptionsService {
   }
 
   /**
-   * An event for a subscription we cannot link. If its metadata names one of our checkouts still waiting for
-   * its subscription, the event came before the one that links them: 503, the provider delivers it again later.
-   * Anything else was not bought through this service: acknowledged and ignored.
+   * An event for a subscription we cannot link. If its metadata names one of our recent checkouts, opened at the
+   * provider and still waiting for its subscription, the event came before the one that links them: 503, the
+   * provider delivers it again later. Anything else (including a checkout given up, failed or older than two
+   * days) was not bought through this service: acknowledged and ignored, so no retry loop lasts.
    */
   private async refuseUnlinked(db: Db, provider: PaymentProviderName, snapshot: SubscriptionSnapshot): Promise<void> {
     const hint = snapshot.checkoutHint;
-    if (hint && isUuid(hint) && (await this.billing.isUnlinkedCheckout(db, provider, hint))) {
+    const openedAfter = new Date(this.clock.now().getTime() - EARLY_EVENT_WAIT_MS);
+    if (hint && isUuid(hint) && (await this.billing.isCheckoutAwaitingSubscription(db, provider, hint, openedAfter))) {
       this.log.info({ provider, subscription: snapshot.providerSubscriptionId, checkout: hint }, 'subscription event before its checkout event: asked again later');
       throw new AppError('webhook_not_processed', 'This subscription is not linked to its checkout yet; deliver the event again later.', { headers: { 'Retry-After': '60' } });
     }

@@ -8,7 +8,7 @@ describe('isDatabaseUnavailable', () => {
   it('recognises an unreachable database, a full pool and a transaction that could not run', () => {
     expect(isDatabaseUnavailable(prismaError('P1001'))).toBe(true);
     expect(isDatabaseUnavailable(prismaError('P2024'))).toBe(true);
-    expect(isDatabaseUnavailable(prismaError('P2028'))).toBe(true);
+    expect(isDatabaseUnavailable(prismaError('P2034'))).toBe(true);
     expect(isDatabaseUnavailable(Object.assign(new Error('x'), { name: 'PrismaClientInitializationError' }))).toBe(true);
     expect(isDatabaseUnavailable(new Error('timeout exceeded when trying to connect'))).toBe(true);
     const refusing = Object.assign(prismaError('P2039'), {
@@ -21,6 +21,8 @@ describe('isDatabaseUnavailable', () => {
 
   it('leaves bugs and constraint violations alone', () => {
     expect(isDatabaseUnavailable(prismaError('P2002'))).toBe(false);
+    expect(isDatabaseUnavailable(prismaError('P2028'))).toBe(false);
+    expect(isDatabaseUnavailable(Object.assign(prismaError('P2039'), { meta: { driverAdapterError: { cause: { originalCode: '08P01' } } } }))).toBe(false);
     expect(isDatabaseUnavailable(Object.assign(prismaError('P2039'), { meta: { driverAdapterError: { cause: { originalCode: '23505' } } } }))).toBe(false);
     expect(isDatabaseUnavailable(new TypeError('x is undefined'))).toBe(false);
     expect(isDatabaseUnavailable('P1001')).toBe(false);

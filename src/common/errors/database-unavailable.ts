@@ -5,11 +5,18 @@
  * shape (Prisma's error name, code and driver cause, pg-pool's message) so this module knows nothing of
  * Prisma itself.
  */
-/** P1xxx: connection-level; P2024: pool timeout; P2028: transaction API (could not start, expired); P2037: too many connections. */
-const UNAVAILABLE_PRISMA_CODES = /^(P1\d{3}|P2024|P2028|P2037)$/;
-/** SQLSTATE classes 08 (connection), 53 (insufficient resources), 57P (shutdown, cannot connect now), 3D000 (no database). */
-const UNAVAILABLE_SQLSTATES = /^(08|53|57P0[1-3]|3D000)/;
-const UNAVAILABLE_MESSAGES = /timeout exceeded when trying to connect|Connection terminated|not currently accepting connections/i;
+/**
+ * P1xxx: connection-level; P2024: pool timeout; P2034: write conflict or deadlock (retrying succeeds);
+ * P2037: too many connections. (P2028, a transaction that outlived its own timeout, is a bug: not here.)
+ */
+const UNAVAILABLE_PRISMA_CODES = /^(P1\d{3}|P2024|P2034|P2037)$/;
+/**
+ * SQLSTATE 08xxx (connection, but not 08P01, a protocol violation our code causes), 53xxx (insufficient
+ * resources), 57P01-57P03 (shutdown, cannot connect now), 3D000 (no database), 40001/40P01 (serialization
+ * failure, deadlock).
+ */
+const UNAVAILABLE_SQLSTATES = /^(08(?!P01)|53|57P0[1-3]|3D000|40001|40P01)/;
+const UNAVAILABLE_MESSAGES = /timeout exceeded when trying to connect|Connection terminated|not currently accepting connections|Unable to start a transaction/i;
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
