@@ -1,5 +1,6 @@
 import { DynamicModule, Module, Type } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE, HttpAdapterHost } from '@nestjs/core';
+import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
 import { BillingModule } from './billing/billing.module';
 import { ChatModule } from './chat/chat.module';
@@ -57,6 +58,7 @@ export class AppModule {
         SkillsModule,
         FilesModule,
         BillingModule,
+        AdminModule,
         ...extraModules,
       ],
       providers: [

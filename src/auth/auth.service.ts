@@ -1,4 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { initialRole } from '../users/initial-role';
 import { AppError } from '../common/errors/app-error';
 import { toUserDto, UserDto } from '../users/dto/user.response';
 import { UsersRepository } from '../users/users.repository';
@@ -26,10 +29,11 @@ export class AuthService {
     private readonly users: UsersRepository,
     private readonly passwords: PasswordHasher,
     private readonly sessions: SessionsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async register(input: RegisterDto, client: ClientInfo): Promise<SignedIn> {
-    const created = await this.users.createUserUnlessEmailTaken(input.email, await this.passwords.hash(input.password));
+    const created = await this.users.createUserUnlessEmailTaken(input.email, await this.passwords.hash(input.password), initialRole(this.config, input.email));
     if (!created) throw new AppError('email_taken', 'An account with this email already exists.');
     return { user: toUserDto(created), session: await this.sessions.start(created.id, client) };
   }

@@ -13,5 +13,6 @@ import { WebhooksService } from './webhooks.service';
 @Module({
   controllers: [BillingController, WebhooksController],
   providers: [BillingRepository, StripeGateway, PaddleGateway, PaymentGateways, CheckoutService, SubscriptionsService, WebhooksService, BillingSweeperService],
+  exports: [SubscriptionsService],
 })
 export class BillingModule {}

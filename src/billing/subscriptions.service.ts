@@ -78,7 +78,7 @@ export class SubscriptionsService {
     return this.settlePlan(db, subscription, false);
   }
 
-  async view(user: SessionUser): Promise<SubscriptionDto> {
+  async view(user: Pick<SessionUser, 'id' | 'planCode'>): Promise<SubscriptionDto> {
     const row = await this.billing.findSubscriptionView(user.id);
     const subscription = row?.planSubscription ?? row?.subscriptions[0] ?? null;
     return {

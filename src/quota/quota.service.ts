@@ -13,7 +13,7 @@ export class QuotaService {
     private readonly clock: Clock,
   ) {}
 
-  async current(user: SessionUser): Promise<QuotaDto> {
+  async current(user: Pick<SessionUser, 'id'>): Promise<QuotaDto> {
     const now = this.clock.now();
     const day = utcDay(now);
     const [account, usage, granted] = await Promise.all([

@@ -17,9 +17,9 @@ export class UsersRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   /** Creates the account, or answers null when the email is already registered (unique constraint). */
-  async createUserUnlessEmailTaken(email: string, passwordHash: string): Promise<PublicUserRow | null> {
+  async createUserUnlessEmailTaken(email: string, passwordHash: string, role: 'admin' | 'user'): Promise<PublicUserRow | null> {
     try {
-      return await this.prisma.user.create({ data: { email, passwordHash }, select: publicUser });
+      return await this.prisma.user.create({ data: { email, passwordHash, role }, select: publicUser });
     } catch (error) {
       if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') return null;
       throw error;

@@ -43,9 +43,9 @@ export class IdentitiesRepository {
   }
 
   /** A new password-less account with its identity, in one transaction; null if the email was taken meanwhile. */
-  async createUserWithIdentity(email: string, provider: OAuthProviderName, providerUserId: string): Promise<OAuthAccount | null> {
+  async createUserWithIdentity(email: string, provider: OAuthProviderName, providerUserId: string, role: 'admin' | 'user'): Promise<OAuthAccount | null> {
     try {
-      return await this.prisma.user.create({ data: { email, identities: { create: { provider, providerUserId, email } } }, select: account });
+      return await this.prisma.user.create({ data: { email, role, identities: { create: { provider, providerUserId, email } } }, select: account });
     } catch (error) {
       if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') return null;
       throw error;

@@ -9,6 +9,7 @@ import { SessionsService } from '../sessions.service';
 import { IdentitiesRepository, OAuthAccount } from './identities.repository';
 import { oauthProvider, OAuthProviderDefinition, OAuthProviderName, ProviderProfile } from './oauth-providers';
 import { newOAuthState, OAuthState, openOAuthState, sameText, sealOAuthState } from './oauth-state';
+import { initialRole } from '../../users/initial-role';
 
 /** Why a callback failed; sent to the web app as `?error=<code>`. No session is created. */
 export class OAuthFailure extends Error {
@@ -121,7 +122,7 @@ export class OAuthService {
     if (existing?.disabledAt) throw new OAuthFailure('account_disabled');
     const account = existing
       ? await this.identities.linkIdentity(existing.id, identity, existing.passwordHash !== null)
-      : ((await this.identities.createUserWithIdentity(profile.email, name, profile.providerUserId)) ??
+      : ((await this.identities.createUserWithIdentity(profile.email, name, profile.providerUserId, initialRole(this.config, profile.email))) ??
         (await this.identities.findUserByEmail(profile.email)));
     if (!account) throw new OAuthFailure('oauth_exchange_failed');
     return account;

@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   conflict: { status: 409, title: 'Conflict' },
   email_taken: { status: 409, title: 'Email already registered' },
   subscription_exists: { status: 409, title: 'A subscription is already active' },
+  last_admin: { status: 409, title: 'The last admin cannot be removed' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   rate_limited: { status: 429, title: 'Too many requests' },

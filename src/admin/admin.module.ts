@@ -1,0 +1,19 @@
+import { Module } from '@nestjs/common';
+import { BillingModule } from '../billing/billing.module';
+import { QuotaModule } from '../quota/quota.module';
+import { AdminGuard } from './admin.guard';
+import { AdminUsersController } from './admin-users.controller';
+import { AdminUsersRepository } from './admin-users.repository';
+import { AdminUsersService } from './admin-users.service';
+import { AuditController } from './audit.controller';
+import { AuditRepository } from './audit.repository';
+import { AuditService } from './audit.service';
+import { ConfiguredAdminsService } from './configured-admins.service';
+
+/** The internal /v1/admin surface: admins only (AdminGuard after the global session guard). */
+@Module({
+  imports: [BillingModule, QuotaModule],
+  controllers: [AdminUsersController, AuditController],
+  providers: [AdminGuard, AdminUsersRepository, AdminUsersService, AuditRepository, AuditService, ConfiguredAdminsService],
+})
+export class AdminModule {}

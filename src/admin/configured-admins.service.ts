@@ -1,0 +1,32 @@
+import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { AppLogger } from '../common/logging/app-logger';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { AdminUsersRepository } from './admin-users.repository';
+import { AuditRepository } from './audit.repository';
+
+/**
+ * ADMIN_EMAILS, for accounts that existed before their address was listed: promoted at every start (new
+ * accounts get the role at sign-up). Each promotion is audited with no admin. Removing an address from the
+ * list demotes nobody: that is an admin's decision, made through the API.
+ */
+@Injectable()
+export class ConfiguredAdminsService implements OnApplicationBootstrap {
+  constructor(
+    private readonly users: AdminUsersRepository,
+    private readonly audit: AuditRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly log: AppLogger,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const promoted = await this.users.inTransaction(async (db) => {
+      const rows = await this.users.promoteConfiguredAdmins(db, this.config.adminEmails);
+      for (const row of rows) {
+        await this.audit.record(db, { adminId: null, action: 'user.role', targetType: 'user', targetId: row.id, before: { role: 'user' }, after: { role: 'admin' }, reason: 'ADMIN_EMAILS' });
+      }
+      return rows;
+    });
+    if (promoted.length > 0) this.log.info({ users: promoted.map((row) => row.id) }, 'accounts in ADMIN_EMAILS promoted to admin');
+  }
+}
