@@ -1,6 +1,13 @@
 import { Module } from '@nestjs/common';
 import { BillingModule } from '../billing/billing.module';
 import { QuotaModule } from '../quota/quota.module';
+import { SkillsModule } from '../skills/skills.module';
+import { AdminCatalogController } from './admin-catalog.controller';
+import { AdminCatalogRepository } from './admin-catalog.repository';
+import { AdminCatalogService } from './admin-catalog.service';
+import { AdminBillingController } from './admin-billing.controller';
+import { AdminBillingRepository } from './admin-billing.repository';
+import { AdminBillingService } from './admin-billing.service';
 import { AdminGuard } from './admin.guard';
 import { AdminUsersController } from './admin-users.controller';
 import { AdminUsersRepository } from './admin-users.repository';
@@ -12,8 +19,8 @@ import { ConfiguredAdminsService } from './configured-admins.service';
 
 /** The internal /v1/admin surface: admins only (AdminGuard after the global session guard). */
 @Module({
-  imports: [BillingModule, QuotaModule],
-  controllers: [AdminUsersController, AuditController],
-  providers: [AdminGuard, AdminUsersRepository, AdminUsersService, AuditRepository, AuditService, ConfiguredAdminsService],
+  imports: [BillingModule, QuotaModule, SkillsModule],
+  controllers: [AdminUsersController, AdminBillingController, AdminCatalogController, AuditController],
+  providers: [AdminCatalogRepository, AdminCatalogService, AdminBillingRepository, AdminBillingService, AdminGuard, AdminUsersRepository, AdminUsersService, AuditRepository, AuditService, ConfiguredAdminsService],
 })
 export class AdminModule {}

@@ -1,7 +1,7 @@
 import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
-import type { FieldError } from '../common/errors/app-error';
+import { AppError, FieldError } from '../common/errors/app-error';
 import { AppLogger } from '../common/logging/app-logger';
 
 export type SchemaJob = { op: 'check'; field: string; schema: unknown } | { op: 'validate'; field: string; schema: unknown; value: unknown; cacheKey: string };
@@ -33,6 +33,17 @@ export class JsonSchemaService implements OnModuleDestroy {
     const outcome = await this.run({ op: 'check', field, schema }, CHECK_TIMEOUT_MS);
     if (outcome.ok) return outcome.problems;
     return [{ field, code: 'schema_too_complex', message: `${field} is too complex: it could not be compiled within ${CHECK_TIMEOUT_MS} ms and 256 MB` }];
+  }
+
+  /** Checks the schemas present (null and undefined mean none); 400 naming each problem. */
+  async assertValidSchemas(schemas: { input_schema?: unknown; output_schema?: unknown }): Promise<void> {
+    const problems: FieldError[] = [];
+    for (const field of ['input_schema', 'output_schema'] as const) {
+      if (schemas[field] !== undefined && schemas[field] !== null) problems.push(...(await this.schemaProblems(field, schemas[field])));
+    }
+    if (problems.length > 0) {
+      throw new AppError('validation_failed', `Invalid JSON Schema: ${[...new Set(problems.map((problem) => problem.message))].slice(0, 5).join('; ')}.`, { errors: problems });
+    }
   }
 
   async valueProblems(field: string, schema: unknown, value: unknown, cacheKey: string): Promise<FieldError[]> {

@@ -11,6 +11,6 @@ import { SkillTemplatesSeederService } from './templates/skill-templates-seeder.
   imports: [ChatModule],
   controllers: [SkillsController],
   providers: [JsonSchemaService, SkillsRepository, SkillsService, SkillTemplatesRepository, SkillTemplatesSeederService],
-  exports: [SkillTemplatesRepository],
+  exports: [SkillTemplatesRepository, JsonSchemaService],
 })
 export class SkillsModule {}

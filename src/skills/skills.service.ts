@@ -124,13 +124,7 @@ export class SkillsService {
 
   /** The version content with its schemas checked as draft 2020-12 JSON Schemas (400 naming each problem). */
   private async checkedContent(input: SkillVersionInputDto): Promise<VersionContent> {
-    const problems: FieldError[] = [];
-    for (const field of ['input_schema', 'output_schema'] as const) {
-      if (input[field] !== undefined && input[field] !== null) problems.push(...(await this.jsonSchema.schemaProblems(field, input[field])));
-    }
-    if (problems.length > 0) {
-      throw new AppError('validation_failed', `Invalid JSON Schema: ${[...new Set(problems.map((problem) => problem.message))].slice(0, 5).join('; ')}.`, { errors: problems });
-    }
+    await this.jsonSchema.assertValidSchemas(input);
     return { instruction: input.instruction, inputSchema: asStoredSchema(input.input_schema), outputSchema: asStoredSchema(input.output_schema) };
   }
 
