@@ -63,6 +63,7 @@ describe('admin: credits, ledger, usage, catalog and templates', () => {
         [{ credits: 10, reason: 'x', firstDay: dayOffset(-10), lastDay: dayOffset(-5) }, 'lastDay'],
         [{ credits: 10, reason: 'x', firstDay: today(), lastDay: dayOffset(400) }, 'lastDay'],
         [{ credits: 10, reason: 'x', adminId: randomUUID() }, 'adminId'],
+        [{ credits: 10, reason: 'x', firstDay: dayOffset(400), lastDay: dayOffset(401) }, 'firstDay'],
       ];
       for (const [body, field] of cases) {
         const res = await post(`/v1/admin/users/${user.id}/credits`, body).expect(400);
@@ -97,9 +98,11 @@ describe('admin: credits, ledger, usage, catalog and templates', () => {
     });
 
     it('refuses bad filters with 400', async () => {
-      for (const query of ['userId=nope', 'from=2026-13-01', 'from=2026-11-10&to=2026-11-01', 'from=2020-01-01&to=2026-01-01', 'limit=500']) {
-        const path = query.startsWith('from=2020') ? `/v1/admin/usage/daily?${query}` : `/v1/admin/ledger?${query}`;
-        expect((await get(path)).status).toBe(400);
+      for (const query of ['userId=nope', 'from=2026-13-01', 'from=2026-11-10&to=2026-11-01', 'from=0000-01-01', 'limit=500', 'email=a&email=b']) {
+        expect([query, (await get(`/v1/admin/ledger?${query}`)).status]).toEqual([query, 400]);
+      }
+      for (const query of ['from=2020-01-01&to=2026-01-01', 'to=0000-01-20', 'from=0000-01-01&to=0000-12-31', 'model=a&model=b']) {
+        expect([query, (await get(`/v1/admin/usage/daily?${query}`)).status]).toEqual([query, 400]);
       }
     });
   });

@@ -31,26 +31,36 @@ describe('admin: /v1/admin', () => {
   const asRoot = () => ({ get: (path: string) => t.http.get(path).set('Cookie', root.cookie) });
   const send = (method: 'put' | 'post', path: string, cookie: string, body: Record<string, unknown>) => t.http[method](path).set('Cookie', cookie).send(body);
 
-  it('gives the admin role at sign-up to ADMIN_EMAILS only', async () => {
+  it('gives the admin role at sign-up to ADMIN_EMAILS only, audited', async () => {
     expect((await t.http.get('/v1/auth/me').set('Cookie', root.cookie).expect(200)).body.role).toBe('admin');
+    const [entry] = (await asRoot().get(`/v1/admin/audit?targetId=${root.id}`).expect(200)).body.data;
+    expect(entry).toMatchObject({ admin: null, action: 'user.role', after: { role: 'admin' }, reason: 'ADMIN_EMAILS' });
     const user = await registerUser(t.http);
     expect((await t.http.get('/v1/auth/me').set('Cookie', user.cookie).expect(200)).body.role).toBe('user');
   });
 
   it('refuses every admin route with 401 to anonymous callers and 403 to signed-in users, whatever they claim', async () => {
     const routes = adminRoutes(t);
-    expect(routes.length).toBeGreaterThanOrEqual(7);
+    // The router and the OpenAPI document (built from the controllers) agree on the admin surface.
+    const documented = Object.entries((await t.http.get('/docs-json').expect(200)).body.paths as Record<string, Record<string, unknown>>)
+      .filter(([path]) => path.startsWith('/v1/admin'))
+      .flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method} ${path.replace(/\{(\w+)\}/g, ':$1')}`));
+    expect(routes.map(({ method, path }) => `${method} ${path}`).sort()).toEqual(documented.sort());
+    expect(routes.length).toBeGreaterThanOrEqual(17);
+    for (const route of routes.filter((candidate) => candidate.method === 'get')) routes.push({ method: 'head', path: route.path });
     const user = await registerUser(t.http);
     for (const { method, path } of routes) {
       const url = path.replace(/:[A-Za-z]+/g, user.id);
       const call = (cookie?: string) => {
         const req = t.http[method as 'get' | 'post' | 'put' | 'patch' | 'delete'](`${url}?role=admin`).set('X-Role', 'admin');
-        return (cookie ? req.set('Cookie', cookie) : req).send({ role: 'admin', reason: 'x', planCode: 'enterprise' });
+        const withCookie = cookie ? req.set('Cookie', cookie) : req;
+        return method === 'head' ? withCookie : withCookie.send({ role: 'admin', reason: 'x', planCode: 'enterprise' });
       };
       const anonymous = await call();
       expect([method, path, anonymous.status]).toEqual([method, path, 401]);
       const signedIn = await call(user.cookie);
-      expect([method, path, signedIn.status, signedIn.body.code]).toEqual([method, path, 403, 'forbidden']);
+      expect([method, path, signedIn.status]).toEqual([method, path, 403]);
+      if (method !== 'head') expect(signedIn.body.code).toBe('forbidden');
     }
     expect((await t.http.get('/v1/auth/me').set('Cookie', user.cookie)).body.plan.code).toBe('free');
   });
@@ -113,10 +123,14 @@ describe('admin: /v1/admin', () => {
     await t.http.post('/v1/auth/login').send({ email: user.email, password: PASSWORD }).expect(401);
     expect((await asRoot().get(`/v1/admin/users/${user.id}`)).body).toMatchObject({ disabledAt: expect.any(String), sessions: [] });
 
+    const [{ at }] = await sql<{ at: string }>('SELECT "disabledAt"::text AS at FROM "User" WHERE id = $1', [user.id]);
+    await send('post', `/v1/admin/users/${user.id}/disable`, root.cookie, { reason: 'Again' }).expect(200);
+    expect((await sql<{ at: string }>('SELECT "disabledAt"::text AS at FROM "User" WHERE id = $1', [user.id]))[0].at).toBe(at);
+
     await send('post', `/v1/admin/users/${user.id}/enable`, root.cookie, { reason: 'Appeal accepted' }).expect(200);
     await t.http.post('/v1/auth/login').send({ email: user.email, password: PASSWORD }).expect(200);
     const actions = (await asRoot().get(`/v1/admin/audit?targetId=${user.id}`)).body.data.map((entry: { action: string }) => entry.action);
-    expect(actions).toEqual(['user.enable', 'user.disable']);
+    expect(actions).toEqual(['user.enable', 'user.disable', 'user.disable']);
   });
 
   it('promotes and demotes admins, and never removes the last active admin', async () => {
@@ -158,6 +172,48 @@ describe('admin: the last admin', () => {
       const refused = await app.http.put(`/v1/admin/users/${last.id}/role`).set('Cookie', last.cookie).send({ role: 'user', reason: 'x' }).expect(409);
       expect(refused.body.code).toBe('last_admin');
       await app.http.post(`/v1/admin/users/${last.id}/disable`).set('Cookie', last.cookie).send({ reason: 'x' }).expect(409);
+    } finally {
+      await app.close();
+      await database.drop();
+    }
+  });
+
+  it('does not promote again, at start, a listed account an admin demoted', async () => {
+    const email = uniqueEmail('listed');
+    const first = await bootTestApp({ ADMIN_EMAILS: email });
+    try {
+      const listed = await registerUser(first.http, { email });
+      const other = await registerUser(first.http);
+      await first.http.put(`/v1/admin/users/${other.id}/role`).set('Cookie', listed.cookie).send({ role: 'admin', reason: 'Second admin' }).expect(200);
+      await first.http.put(`/v1/admin/users/${listed.id}/role`).set('Cookie', other.cookie).send({ role: 'user', reason: 'Left the company' }).expect(200);
+      const restarted = await bootTestApp({ ADMIN_EMAILS: email });
+      try {
+        expect((await restarted.http.get('/v1/auth/me').set('Cookie', listed.cookie).expect(200)).body.role).toBe('user');
+      } finally {
+        await restarted.close();
+      }
+    } finally {
+      await first.close();
+    }
+  });
+
+  it('lets two admins disable each other at once without a deadlock: one wins', async () => {
+    const database = await createMigratedDatabase('chat_admin_mutual');
+    const app = await bootTestApp({ DATABASE_URL: database.url });
+    try {
+      const a = await registerUser(app.http);
+      const b = await registerUser(app.http);
+      const c = await registerUser(app.http);
+      await sql(`UPDATE "User" SET role = 'admin' WHERE id = ANY($1::uuid[])`, [[a.id, b.id, c.id]], database.url);
+      const results = await Promise.all([
+        app.http.post(`/v1/admin/users/${b.id}/disable`).set('Cookie', a.cookie).send({ reason: 'x' }),
+        app.http.post(`/v1/admin/users/${a.id}/disable`).set('Cookie', b.cookie).send({ reason: 'x' }),
+        app.http.post(`/v1/admin/users/${c.id}/credits`).set('Cookie', a.cookie).send({ credits: 5, reason: 'x' }),
+        app.http.post(`/v1/admin/users/${a.id}/credits`).set('Cookie', c.cookie).send({ credits: 5, reason: 'x' }),
+      ]);
+      const statuses = results.map((res) => res.status);
+      expect(statuses.filter((status) => status >= 500)).toEqual([]);
+      expect(statuses.slice(0, 2).filter((status) => status === 200)).toHaveLength(1);
     } finally {
       await app.close();
       await database.drop();

@@ -224,6 +224,27 @@ describe('payment webhooks', () => {
       expect(await planOf(user.id)).toBe('pro');
     });
 
+    it('leaves a plan an admin set alone on renewal; an admin setting the subscription’s plan hands it back to billing', async () => {
+      const start = seconds(new Date());
+      const { user, subscriptionId, checkoutId } = await activeStripeUser({ created: start });
+      const admin = await registerUser(t.http);
+      await sql(`UPDATE "User" SET role = 'admin' WHERE id = $1`, [admin.id]);
+      const setPlan = (planCode: string) => t.http.put(`/v1/admin/users/${user.id}/plan`).set('Cookie', admin.cookie).send({ planCode, reason: 'support' }).expect(200);
+      const fields = { id: subscriptionId, status: 'active', checkoutId };
+
+      await setPlan('free');
+      await deliver(t, 'stripe', subscriptionEvent('customer.subscription.updated', { ...fields, periodEnd: seconds(inDays(60)) }, start + 10)).expect(200);
+      expect(await planOf(user.id)).toBe('free');
+      expect(await sweepAt(inDays(70))).not.toContain(user.id);
+      jest.restoreAllMocks();
+
+      await setPlan('pro');
+      const [linked] = await sql<{ planSubscriptionId: string | null }>('SELECT "planSubscriptionId"::text AS "planSubscriptionId" FROM "User" WHERE id = $1', [user.id]);
+      expect(linked.planSubscriptionId).not.toBeNull();
+      await deliver(t, 'stripe', subscriptionEvent('customer.subscription.deleted', { ...fields, status: 'canceled', periodEnd: seconds(inDays(60)) }, start + 20)).expect(200);
+      expect(await planOf(user.id)).toBe('free');
+    });
+
     it('asks again for a subscription event that comes before its checkout event, then applies both', async () => {
       const user = await registerUser(t.http);
       const purchase = await stripePurchase(user);

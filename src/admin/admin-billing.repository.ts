@@ -60,9 +60,10 @@ export class AdminBillingRepository {
 
   /** Billed runs per UTC day and model: requests, tokens, credits. */
   dailyUsage(filter: UsageFilter & { from: Date; before: Date }) {
-    return this.prisma.$queryRaw<{ day: string; modelId: string; requests: number; inputTokens: number; outputTokens: number; credits: number }[]>`
+    // Sums as bigint: one model's tokens in a day can pass 2^31.
+    return this.prisma.$queryRaw<{ day: string; modelId: string; requests: bigint; inputTokens: bigint; outputTokens: bigint; credits: bigint }[]>`
       SELECT to_char(("createdAt" AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day, "modelId",
-             count(*)::int AS requests, sum("inputTokens")::int AS "inputTokens", sum("outputTokens")::int AS "outputTokens", sum(credits)::int AS credits
+             count(*) AS requests, sum("inputTokens")::bigint AS "inputTokens", sum("outputTokens")::bigint AS "outputTokens", sum(credits)::bigint AS credits
       FROM "LedgerEntry"
       WHERE kind = 'usage' AND "modelId" IS NOT NULL AND "createdAt" >= ${filter.from} AND "createdAt" < ${filter.before}
         ${filter.userId ? Prisma.sql`AND "userId" = ${filter.userId}::uuid` : Prisma.empty}

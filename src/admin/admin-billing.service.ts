@@ -6,6 +6,7 @@ import { isUuid } from '../common/ids';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../common/pagination';
 import { utcDay } from '../common/utc-day';
 import { QuotaService } from '../quota/quota.service';
+import { AdminActionsGate } from './admin-actions.gate';
 import { AdminBillingRepository, AdminLedgerRow, UsageFilter } from './admin-billing.repository';
 import { AdminUsersRepository } from './admin-users.repository';
 import { AuditRepository } from './audit.repository';
@@ -24,6 +25,7 @@ export class AdminBillingService {
     private readonly audit: AuditRepository,
     private readonly quota: QuotaService,
     private readonly clock: Clock,
+    private readonly gate: AdminActionsGate,
   ) {}
 
   /**
@@ -37,6 +39,7 @@ export class AdminBillingService {
     refuseBadPeriod(firstDay, lastDay, today);
     if (!isUuid(userId)) throw userNotFound();
     const id = await this.users.inTransaction(async (db) => {
+      await this.gate.enter(db, admin);
       if (!(await this.users.lockAccount(db, userId))) throw userNotFound();
       const grantId = await this.billing.insertGrant(db, { userId, adminId: admin.id, credits: input.credits, firstDay, lastDay, reason: input.reason });
       const after = { grantId, credits: input.credits, firstDay: isoDay(firstDay), lastDay: isoDay(lastDay) };
@@ -58,10 +61,19 @@ export class AdminBillingService {
   async dailyUsage(query: UsageFilterDto): Promise<DailyUsageDto> {
     const today = utcDay(this.clock.now());
     const to = query.to ? parseDay('to', query.to) : today;
-    const from = query.from ? parseDay('from', query.from) : new Date(to.getTime() - (DEFAULT_USAGE_DAYS - 1) * DAY_MS);
+    const from = query.from ? parseDay('from', query.from) : new Date(Math.max(0, to.getTime() - (DEFAULT_USAGE_DAYS - 1) * DAY_MS));
     refuseBadRange(from, to);
     const rows = await this.billing.dailyUsage({ ...toFilter(query), from, before: new Date(to.getTime() + DAY_MS) });
-    return { data: rows.map((row) => ({ day: row.day, model: row.modelId, requests: row.requests, inputTokens: row.inputTokens, outputTokens: row.outputTokens, credits: row.credits })) };
+    return {
+      data: rows.map((row) => ({
+        day: row.day,
+        model: row.modelId,
+        requests: Number(row.requests),
+        inputTokens: Number(row.inputTokens),
+        outputTokens: Number(row.outputTokens),
+        credits: Number(row.credits),
+      })),
+    };
   }
 }
 
@@ -95,6 +107,7 @@ function toLedgerEntry(row: AdminLedgerRow): AdminLedgerEntryDto {
 function parseDay(field: string, value: string): Date {
   const day = new Date(`${value}T00:00:00Z`);
   if (Number.isNaN(day.getTime()) || isoDay(day) !== value) throw invalid(field, `${field} is not a calendar day`);
+  if (day.getUTCFullYear() < 1970 || day.getUTCFullYear() > 9999) throw invalid(field, `${field} must be between 1970 and 9999`);
   return day;
 }
 
@@ -102,6 +115,7 @@ function refuseBadPeriod(firstDay: Date, lastDay: Date, today: Date): void {
   if (lastDay < firstDay) throw invalid('lastDay', 'lastDay must not be before firstDay');
   if (lastDay < today) throw invalid('lastDay', 'the period must include today or a later day');
   if ((lastDay.getTime() - firstDay.getTime()) / DAY_MS >= MAX_SPAN_DAYS) throw invalid('lastDay', `a grant covers at most ${MAX_SPAN_DAYS} days`);
+  if ((firstDay.getTime() - today.getTime()) / DAY_MS > MAX_SPAN_DAYS) throw invalid('firstDay', `a grant starts at most ${MAX_SPAN_DAYS} days from today`);
 }
 
 function refuseBadRange(from: Date, to: Date): void {

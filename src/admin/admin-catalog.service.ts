@@ -6,6 +6,7 @@ import { Prisma } from '../infra/prisma/generated/client';
 import { Db } from '../infra/prisma/prisma.service';
 import { JsonSchemaService } from '../skills/json-schema.service';
 import { AdminTemplateRow, SkillTemplatesRepository } from '../skills/templates/skill-templates.repository';
+import { AdminActionsGate } from './admin-actions.gate';
 import { AdminCatalogRepository } from './admin-catalog.repository';
 import { AuditRepository } from './audit.repository';
 import { AdminModelListDto, AdminPlanListDto } from './dto/admin-catalog.dto';
@@ -20,6 +21,7 @@ export class AdminCatalogService {
     private readonly jsonSchema: JsonSchemaService,
     private readonly audit: AuditRepository,
     private readonly clock: Clock,
+    private readonly gate: AdminActionsGate,
   ) {}
 
   async plans(): Promise<AdminPlanListDto> {
@@ -61,6 +63,7 @@ export class AdminCatalogService {
   async createTemplate(admin: SessionUser, input: CreateTemplateDto): Promise<AdminTemplateDto> {
     await this.jsonSchema.assertValidSchemas(input);
     const created = await this.catalog.inTransaction(async (db) => {
+      await this.gate.enter(db, admin);
       const row = await this.templates.insertForAdmin(db, input.id, { name: input.name, description: input.description, instruction: input.instruction, inputSchema: input.input_schema, outputSchema: input.output_schema });
       if (!row) throw new AppError('conflict', `A template with the id '${input.id}' exists already (retired ones too).`);
       await this.record(db, admin, 'template.create', row.id, null, row, input.reason);
@@ -86,6 +89,7 @@ export class AdminCatalogService {
   private async change(admin: SessionUser, id: string, action: string, reason: string | undefined, work: (db: Db) => Promise<AdminTemplateRow>): Promise<AdminTemplateRow> {
     if (!TEMPLATE_ID.test(id)) throw templateNotFound();
     return this.catalog.inTransaction(async (db) => {
+      await this.gate.enter(db, admin);
       const before = await this.templates.lockForAdmin(db, id);
       if (!before) throw templateNotFound();
       const after = await work(db);

@@ -9,6 +9,8 @@ export interface LockedAccount {
   email: string;
   role: 'user' | 'admin';
   planCode: string;
+  planSubscriptionId: string | null;
+  planSetByAdmin: boolean;
   disabledAt: Date | null;
 }
 
@@ -47,18 +49,30 @@ export class AdminUsersRepository {
     return this.prisma.plan.findFirst({ where: { code, active: true }, select: { code: true } });
   }
 
+  /**
+   * NO KEY UPDATE: the audit row and the grant this transaction writes hold key-share locks on the acting
+   * admin's row, which another admin's transaction may be changing; a full FOR UPDATE would deadlock them.
+   * It still waits for a sign-in that is creating a session (which locks the row FOR SHARE).
+   */
   async lockAccount(db: Db, id: string): Promise<LockedAccount | null> {
     const [row] = await db.$queryRaw<LockedAccount[]>`
-      SELECT id::text, email, role::text AS role, "planCode", "disabledAt" FROM "User" WHERE id = ${id}::uuid FOR UPDATE`;
+      SELECT id::text, email, role::text AS role, "planCode", "planSubscriptionId"::text AS "planSubscriptionId", "planSetByAdmin", "disabledAt"
+      FROM "User" WHERE id = ${id}::uuid FOR NO KEY UPDATE`;
     return row ?? null;
   }
 
   /**
-   * Serialises every change that could remove an admin (demote, disable) for the transaction, so two admins
-   * demoting each other at once cannot both pass the "another admin remains" check.
+   * Serialises admin changes for the transaction: two admins acting on each other at once (demote, disable,
+   * grant) queue instead of deadlocking, and the "another admin remains" check cannot be passed twice.
    */
-  async lockAdminRoster(db: Db): Promise<void> {
-    await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended('admin-roster'::text, 0))`;
+  async lockAdminActions(db: Db): Promise<void> {
+    await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended('admin-actions'::text, 0))`;
+  }
+
+  /** Whether the account is still an active admin (re-checked inside the change's transaction). */
+  async isActiveAdmin(db: Db, id: string): Promise<boolean> {
+    const row = await db.user.findFirst({ where: { id, role: 'admin', disabledAt: null }, select: { id: true } });
+    return row !== null;
   }
 
   countActiveAdminsOtherThan(db: Db, id: string): Promise<number> {
@@ -69,14 +83,21 @@ export class AdminUsersRepository {
     await db.user.update({ where: { id }, data: { role }, select: { id: true } });
   }
 
-  /** A plan set by an admin comes from no subscription: renewals leave it alone (see billing). */
-  async setPlan(db: Db, id: string, planCode: string): Promise<void> {
-    await db.user.update({ where: { id }, data: { planCode, planSubscriptionId: null }, select: { id: true } });
+  /**
+   * The admin's plan: linked to the user's subscription of that plan when there is one (billing manages it
+   * again), otherwise marked as the admin's, which renewals and lapses leave alone.
+   */
+  async setPlan(db: Db, id: string, planCode: string, planSubscriptionId: string | null): Promise<void> {
+    await db.user.update({ where: { id }, data: { planCode, planSubscriptionId, planSetByAdmin: planSubscriptionId === null }, select: { id: true } });
   }
 
-  /** Disabling ends every session at once (the guard also refuses disabled accounts). */
+  /**
+   * Disabling ends every session and voids unused reset links at once (the guard also refuses disabled
+   * accounts); an account already disabled keeps its first time.
+   */
   async disable(db: Db, id: string, at: Date): Promise<number> {
-    await db.user.update({ where: { id }, data: { disabledAt: at }, select: { id: true } });
+    await db.user.updateMany({ where: { id, disabledAt: null }, data: { disabledAt: at } });
+    await db.passwordResetToken.updateMany({ where: { userId: id, usedAt: null }, data: { usedAt: at } });
     const ended = await db.session.deleteMany({ where: { userId: id } });
     return ended.count;
   }
@@ -85,11 +106,17 @@ export class AdminUsersRepository {
     await db.user.update({ where: { id }, data: { disabledAt: null }, select: { id: true } });
   }
 
-  /** Accounts in ADMIN_EMAILS that are not admins yet; promoted at start. */
+  /**
+   * Accounts in ADMIN_EMAILS that are not admins yet, promoted at start; except those an admin demoted
+   * through the API (an audited decision that a restart must not undo).
+   */
   async promoteConfiguredAdmins(db: Db, emails: string[]): Promise<{ id: string; email: string }[]> {
     if (emails.length === 0) return [];
     return db.$queryRaw<{ id: string; email: string }[]>`
-      UPDATE "User" SET role = 'admin', "updatedAt" = now() WHERE email = ANY(${emails}::text[]) AND role = 'user' RETURNING id::text, email`;
+      UPDATE "User" u SET role = 'admin', "updatedAt" = now()
+      WHERE u.email = ANY(${emails}::text[]) AND u.role = 'user'
+        AND NOT EXISTS (SELECT 1 FROM "AuditLog" a WHERE a."targetType" = 'user' AND a."targetId" = u.id::text AND a.action = 'user.role' AND a."adminId" IS NOT NULL)
+      RETURNING u.id::text, u.email`;
   }
 }
 

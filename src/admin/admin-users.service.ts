@@ -7,6 +7,7 @@ import { isUuid } from '../common/ids';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../common/pagination';
 import { Db } from '../infra/prisma/prisma.service';
 import { QuotaService } from '../quota/quota.service';
+import { AdminActionsGate } from './admin-actions.gate';
 import { AdminUserRow, AdminUsersRepository, LockedAccount } from './admin-users.repository';
 import { AuditRepository } from './audit.repository';
 import { AdminUserDetailDto, AdminUserPageDto, AdminUserQueryDto, AdminUserSummaryDto, ChangePlanDto, ReasonDto, SetRoleDto } from './dto/admin-user.dto';
@@ -23,6 +24,7 @@ export class AdminUsersService {
     private readonly subscriptions: SubscriptionsService,
     private readonly quota: QuotaService,
     private readonly clock: Clock,
+    private readonly gate: AdminActionsGate,
   ) {}
 
   async list(query: AdminUserQueryDto): Promise<AdminUserPageDto> {
@@ -57,8 +59,10 @@ export class AdminUsersService {
       });
     }
     await this.change(admin, id, 'user.plan', input.reason, async (db, account) => {
-      await this.users.setPlan(db, id, input.planCode);
-      return [{ planCode: account.planCode }, { planCode: input.planCode }];
+      const subscriptionId = await this.subscriptions.grantingSubscriptionOfPlan(db, id, input.planCode);
+      await this.users.setPlan(db, id, input.planCode, subscriptionId);
+      const before = { planCode: account.planCode, planSubscriptionId: account.planSubscriptionId, planSetByAdmin: account.planSetByAdmin };
+      return [before, { planCode: input.planCode, planSubscriptionId: subscriptionId, planSetByAdmin: subscriptionId === null }];
     });
     return this.get(id);
   }
@@ -89,7 +93,7 @@ export class AdminUsersService {
     return this.get(id);
   }
 
-  /** Locks the account, applies `work` (which answers before/after) and records it, in one transaction. */
+  /** One transaction: the admin gate, the account's lock, `work` (which answers before/after) and its audit entry. */
   private async change(
     admin: SessionUser,
     id: string,
@@ -99,6 +103,7 @@ export class AdminUsersService {
   ): Promise<void> {
     if (!isUuid(id)) throw notFound();
     await this.users.inTransaction(async (db) => {
+      await this.gate.enter(db, admin);
       const account = await this.users.lockAccount(db, id);
       if (!account) throw notFound();
       const [before, after] = await work(db, account);
@@ -107,7 +112,6 @@ export class AdminUsersService {
   }
 
   private async refuseRemovingLastAdmin(db: Db, account: LockedAccount, verb: 'demote' | 'disable'): Promise<void> {
-    await this.users.lockAdminRoster(db);
     if ((await this.users.countActiveAdminsOtherThan(db, account.id)) === 0) {
       throw new AppError('last_admin', `You cannot ${verb} the last active admin; promote another account first.`);
     }

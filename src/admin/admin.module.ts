@@ -8,6 +8,7 @@ import { AdminCatalogService } from './admin-catalog.service';
 import { AdminBillingController } from './admin-billing.controller';
 import { AdminBillingRepository } from './admin-billing.repository';
 import { AdminBillingService } from './admin-billing.service';
+import { AdminActionsGate } from './admin-actions.gate';
 import { AdminGuard } from './admin.guard';
 import { AdminUsersController } from './admin-users.controller';
 import { AdminUsersRepository } from './admin-users.repository';
@@ -21,6 +22,6 @@ import { ConfiguredAdminsService } from './configured-admins.service';
 @Module({
   imports: [BillingModule, QuotaModule, SkillsModule],
   controllers: [AdminUsersController, AdminBillingController, AdminCatalogController, AuditController],
-  providers: [AdminCatalogRepository, AdminCatalogService, AdminBillingRepository, AdminBillingService, AdminGuard, AdminUsersRepository, AdminUsersService, AuditRepository, AuditService, ConfiguredAdminsService],
+  providers: [AdminActionsGate, AdminCatalogRepository, AdminCatalogService, AdminBillingRepository, AdminBillingService, AdminGuard, AdminUsersRepository, AdminUsersService, AuditRepository, AuditService, ConfiguredAdminsService],
 })
 export class AdminModule {}

@@ -2,13 +2,14 @@ import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { AppLogger } from '../common/logging/app-logger';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { configuredAdminAudit } from '../users/users.repository';
 import { AdminUsersRepository } from './admin-users.repository';
 import { AuditRepository } from './audit.repository';
 
 /**
  * ADMIN_EMAILS, for accounts that existed before their address was listed: promoted at every start (new
  * accounts get the role at sign-up). Each promotion is audited with no admin. Removing an address from the
- * list demotes nobody: that is an admin's decision, made through the API.
+ * list demotes nobody, and an account an admin demoted through the API is not promoted again.
  */
 @Injectable()
 export class ConfiguredAdminsService implements OnApplicationBootstrap {
@@ -23,7 +24,7 @@ export class ConfiguredAdminsService implements OnApplicationBootstrap {
     const promoted = await this.users.inTransaction(async (db) => {
       const rows = await this.users.promoteConfiguredAdmins(db, this.config.adminEmails);
       for (const row of rows) {
-        await this.audit.record(db, { adminId: null, action: 'user.role', targetType: 'user', targetId: row.id, before: { role: 'user' }, after: { role: 'admin' }, reason: 'ADMIN_EMAILS' });
+        await this.audit.record(db, configuredAdminAudit(row.id));
       }
       return rows;
     });

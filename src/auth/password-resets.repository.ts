@@ -20,10 +20,12 @@ export class PasswordResetsRepository {
    */
   resetPasswordWithToken(tokenHash: string, passwordHash: string, now: Date): Promise<boolean> {
     return this.prisma.$transaction(async (db) => {
+      // A disabled account's links do not work (disabling also voids them).
       const consumed = await db.$queryRaw<{ userId: string }[]>`
-        UPDATE "PasswordResetToken" SET "usedAt" = ${now}
-        WHERE "tokenHash" = ${tokenHash} AND "usedAt" IS NULL AND "expiresAt" > ${now}
-        RETURNING "userId"`;
+        UPDATE "PasswordResetToken" t SET "usedAt" = ${now}
+        FROM "User" u
+        WHERE t."tokenHash" = ${tokenHash} AND t."usedAt" IS NULL AND t."expiresAt" > ${now} AND u.id = t."userId" AND u."disabledAt" IS NULL
+        RETURNING t."userId"`;
       const userId = consumed[0]?.userId;
       if (!userId) return false;
       await db.user.update({ where: { id: userId }, data: { passwordHash }, select: { id: true } });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { PrismaService } from '../infra/prisma/prisma.service';
 
@@ -5,8 +6,19 @@ import { PrismaService } from '../infra/prisma/prisma.service';
 export class SessionsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  async createSession(input: { userId: string; tokenHash: string; expiresAt: Date; userAgent?: string; ip?: string }): Promise<void> {
-    await this.prisma.session.create({ data: input, select: { id: true } });
+  /**
+   * Creates the session only while the account is enabled, in one statement that locks the account row FOR
+   * SHARE: a concurrent disable (which locks it for update, then deletes the sessions) either waits for this
+   * insert and deletes its session, or commits first and this finds the account disabled. False then.
+   */
+  async createSessionUnlessDisabled(input: { userId: string; tokenHash: string; expiresAt: Date; userAgent?: string; ip?: string }): Promise<boolean> {
+    const [created] = await this.prisma.$queryRaw<{ id: string }[]>`
+      INSERT INTO "Session" (id, "userId", "tokenHash", "expiresAt", "userAgent", ip)
+      SELECT ${randomUUID()}::uuid, u.id, ${input.tokenHash}, ${input.expiresAt}, ${input.userAgent ?? null}, ${input.ip ?? null}
+      FROM "User" u WHERE u.id = ${input.userId}::uuid AND u."disabledAt" IS NULL
+      FOR SHARE
+      RETURNING id::text`;
+    return created !== undefined;
   }
 
   /** The unexpired session with this token hash and the state of its user. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
+import { AppError } from '../common/errors/app-error';
 import { sha256Hex } from '../common/hashing';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -22,7 +23,9 @@ export class SessionsService {
   async start(userId: string, client: { userAgent?: string; ip?: string }): Promise<{ token: string; expiresAt: Date }> {
     const token = randomBytes(32).toString('base64url');
     const expiresAt = new Date(this.clock.now().getTime() + this.config.session.ttlHours * 3_600_000);
-    await this.sessions.createSession({ userId, tokenHash: sha256Hex(token), expiresAt, userAgent: client.userAgent?.slice(0, 512), ip: client.ip });
+    const created = await this.sessions.createSessionUnlessDisabled({ userId, tokenHash: sha256Hex(token), expiresAt, userAgent: client.userAgent?.slice(0, 512), ip: client.ip });
+    // Only when an admin disabled the account during this sign-in: the same answer as for a disabled account.
+    if (!created) throw new AppError('invalid_credentials', 'The email or password is not correct.');
     return { token, expiresAt };
   }
 

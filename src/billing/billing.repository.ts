@@ -203,14 +203,15 @@ export class BillingRepository {
   // --- the user's plan -------------------------------------------------------------------------------------
 
   /** Taken before a subscription of the user is inserted: the insert's foreign key would otherwise share-lock the row first. */
-  async lockUserPlan(db: Db, userId: string): Promise<{ planCode: string; planSubscriptionId: string | null } | null> {
-    const [row] = await db.$queryRaw<{ planCode: string; planSubscriptionId: string | null }[]>`
-      SELECT "planCode", "planSubscriptionId"::text AS "planSubscriptionId" FROM "User" WHERE id = ${userId}::uuid FOR UPDATE`;
+  async lockUserPlan(db: Db, userId: string): Promise<{ planCode: string; planSubscriptionId: string | null; planSetByAdmin: boolean } | null> {
+    const [row] = await db.$queryRaw<{ planCode: string; planSubscriptionId: string | null; planSetByAdmin: boolean }[]>`
+      SELECT "planCode", "planSubscriptionId"::text AS "planSubscriptionId", "planSetByAdmin" FROM "User" WHERE id = ${userId}::uuid FOR UPDATE`;
     return row ?? null;
   }
 
+  /** The plan billing decides: from this subscription, or Free (null); an admin's earlier choice no longer holds. */
   async setUserPlan(db: Db, userId: string, planCode: string, planSubscriptionId: string | null): Promise<void> {
-    await db.user.update({ where: { id: userId }, data: { planCode, planSubscriptionId }, select: { id: true } });
+    await db.user.update({ where: { id: userId }, data: { planCode, planSubscriptionId, planSetByAdmin: false }, select: { id: true } });
   }
 
   /** Plans held through a subscription that stopped granting them, the longest lapsed first. */

@@ -59,7 +59,8 @@ export class SubscriptionsService {
       providerSubscriptionId: snapshot.providerSubscriptionId,
     });
     if (id) {
-      await this.settlePlan(db, { id, userId: checkout.userId }, grantsPlan(state, this.clock.now(), this.config.billing.graceMs));
+      const purchased = grantsPlan(state, this.clock.now(), this.config.billing.graceMs);
+      await this.settlePlan(db, { id, userId: checkout.userId }, purchased, purchased);
       return;
     }
     // The key lock rules out a concurrent insert of this subscription: the checkout already has another one.
@@ -76,6 +77,12 @@ export class SubscriptionsService {
       return false;
     }
     return this.settlePlan(db, subscription, false);
+  }
+
+  /** The user's granting subscription of this plan, if any: an admin setting that plan hands it back to billing. */
+  async grantingSubscriptionOfPlan(db: Db, userId: string, planCode: string): Promise<string | null> {
+    const granting = await this.billing.findGrantingSubscriptionsOfUser(userId, this.clock.now(), db);
+    return granting.find((subscription) => subscription.planCode === planCode)?.id ?? null;
   }
 
   async view(user: Pick<SessionUser, 'id' | 'planCode'>): Promise<SubscriptionDto> {
@@ -105,9 +112,10 @@ export class SubscriptionsService {
 
   /**
    * Sets the user's plan to their best granting subscription's, or Free, when the plan comes from a subscription,
-   * fell to Free by the clock, or `started` (this subscription just began granting: a purchase).
+   * fell to Free by the clock, or `started` (this subscription just began granting again). A plan an admin set
+   * stays, unless `purchased`: a new purchase is a new decision by the user and replaces it.
    */
-  private async settlePlan(db: Db, subscription: SubscriptionRef, started: boolean): Promise<boolean> {
+  private async settlePlan(db: Db, subscription: SubscriptionRef, started: boolean, purchased = false): Promise<boolean> {
     const user = await this.billing.lockUserPlan(db, subscription.userId);
     if (!user) return false;
     const granting = await this.billing.findGrantingSubscriptionsOfUser(subscription.userId, this.clock.now(), db);
@@ -115,9 +123,10 @@ export class SubscriptionsService {
     if (started && granting.filter((other) => !other.cancelAtPeriodEnd).length > 1) {
       this.log.warn({ user: subscription.userId, subscriptions: granting.map((other) => other.id) }, 'user pays for more than one renewing subscription');
     }
+    if (user.planSetByAdmin && !purchased) return false;
     const fromSubscription = user.planSubscriptionId !== null;
-    const mayChange = fromSubscription || started || (user.planCode === FREE_PLAN && best !== null);
-    if (!mayChange || user.planSubscriptionId === (best?.id ?? null)) return false;
+    const mayChange = purchased || fromSubscription || started || (user.planCode === FREE_PLAN && best !== null);
+    if (!mayChange || (user.planSubscriptionId === (best?.id ?? null) && !user.planSetByAdmin)) return false;
     await this.billing.setUserPlan(db, subscription.userId, best?.planCode ?? FREE_PLAN, best?.id ?? null);
     this.log.info({ user: subscription.userId, plan: best?.planCode ?? FREE_PLAN, subscription: best?.id ?? null }, 'plan set from subscriptions');
     return true;

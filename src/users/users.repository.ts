@@ -17,9 +17,14 @@ export class UsersRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   /** Creates the account, or answers null when the email is already registered (unique constraint). */
+  /** An account created as an admin (ADMIN_EMAILS) is audited in the same transaction. */
   async createUserUnlessEmailTaken(email: string, passwordHash: string, role: 'admin' | 'user'): Promise<PublicUserRow | null> {
     try {
-      return await this.prisma.user.create({ data: { email, passwordHash, role }, select: publicUser });
+      return await this.prisma.$transaction(async (db) => {
+        const user = await db.user.create({ data: { email, passwordHash, role }, select: publicUser });
+        if (role === 'admin') await db.auditLog.create({ data: configuredAdminAudit(user.id), select: { id: true } });
+        return user;
+      });
     } catch (error) {
       if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') return null;
       throw error;
@@ -34,4 +39,9 @@ export class UsersRepository {
   findPublicUser(id: string): Promise<PublicUserRow | null> {
     return this.prisma.user.findUnique({ where: { id }, select: publicUser });
   }
+}
+
+/** The audit entry of an account that became admin through ADMIN_EMAILS (no admin did it). */
+export function configuredAdminAudit(userId: string) {
+  return { adminId: null, action: 'user.role', targetType: 'user', targetId: userId, before: { role: 'user' }, after: { role: 'admin' }, reason: 'ADMIN_EMAILS' };
 }

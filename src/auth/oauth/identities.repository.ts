@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { configuredAdminAudit } from '../../users/users.repository';
 import { Prisma } from '../../infra/prisma/generated/client';
 import { PrismaService } from '../../infra/prisma/prisma.service';
 import { OAuthProviderName } from './oauth-providers';
@@ -45,7 +46,11 @@ export class IdentitiesRepository {
   /** A new password-less account with its identity, in one transaction; null if the email was taken meanwhile. */
   async createUserWithIdentity(email: string, provider: OAuthProviderName, providerUserId: string, role: 'admin' | 'user'): Promise<OAuthAccount | null> {
     try {
-      return await this.prisma.user.create({ data: { email, role, identities: { create: { provider, providerUserId, email } } }, select: account });
+      return await this.prisma.$transaction(async (db) => {
+        const created = await db.user.create({ data: { email, role, identities: { create: { provider, providerUserId, email } } }, select: account });
+        if (role === 'admin') await db.auditLog.create({ data: configuredAdminAudit(created.id), select: { id: true } });
+        return created;
+      });
     } catch (error) {
       if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') return null;
       throw error;
