@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { sha256Hex } from '../src/common/hashing';
 import { registerUser, uniqueEmail, PASSWORD } from './support/factories';
 import { sql } from './support/sql';
 import { createMigratedDatabase } from './support/test-database';
@@ -116,8 +118,10 @@ describe('admin: /v1/admin', () => {
     expect((await t.http.get('/v1/auth/me').set('Cookie', user.cookie)).body.plan.code).toBe('team');
   });
 
-  it('disables an account (its sessions end, sign-in refused) and enables it again', async () => {
+  it('disables an account (its sessions end, sign-in refused, reset links void) and enables it again', async () => {
     const user = await registerUser(t.http);
+    const resetToken = `reset-${randomUUID()}`;
+    await sql(`INSERT INTO "PasswordResetToken" (id, "userId", "tokenHash", "expiresAt") VALUES (gen_random_uuid(), $1, $2, now() + interval '1 hour')`, [user.id, sha256Hex(resetToken)]);
     await send('post', `/v1/admin/users/${user.id}/disable`, root.cookie, { reason: 'Abuse report' }).expect(200);
     await t.http.get('/v1/auth/me').set('Cookie', user.cookie).expect(401);
     await t.http.post('/v1/auth/login').send({ email: user.email, password: PASSWORD }).expect(401);
@@ -127,7 +131,11 @@ describe('admin: /v1/admin', () => {
     await send('post', `/v1/admin/users/${user.id}/disable`, root.cookie, { reason: 'Again' }).expect(200);
     expect((await sql<{ at: string }>('SELECT "disabledAt"::text AS at FROM "User" WHERE id = $1', [user.id]))[0].at).toBe(at);
 
+    await t.http.post('/v1/auth/reset-password').send({ token: resetToken, password: 'a brand new password 1' }).expect(400);
+
     await send('post', `/v1/admin/users/${user.id}/enable`, root.cookie, { reason: 'Appeal accepted' }).expect(200);
+    await t.http.post('/v1/auth/reset-password').send({ token: resetToken, password: 'a brand new password 1' }).expect(400);
+    await t.http.get('/v1/auth/me').set('Cookie', user.cookie).expect(401);
     await t.http.post('/v1/auth/login').send({ email: user.email, password: PASSWORD }).expect(200);
     const actions = (await asRoot().get(`/v1/admin/audit?targetId=${user.id}`)).body.data.map((entry: { action: string }) => entry.action);
     expect(actions).toEqual(['user.enable', 'user.disable', 'user.disable']);

@@ -245,7 +245,21 @@ describe('payment webhooks', () => {
       expect(await planOf(user.id)).toBe('free');
     });
 
-    it('asks again for a subscription event that comes before its checkout event, then applies both', async () => {
+    it('lets a purchase whose payment completes later replace a plan an admin set', async () => {
+      const user = await registerUser(t.http);
+      const admin = await registerUser(t.http);
+      await sql(`UPDATE "User" SET role = 'admin' WHERE id = $1`, [admin.id]);
+      await t.http.put(`/v1/admin/users/${user.id}/plan`).set('Cookie', admin.cookie).send({ planCode: 'free', reason: 'support' }).expect(200);
+      const purchase = await stripePurchase(user);
+      const created = JSON.parse(purchase.completed).created as number;
+      stripe.subscriptions.set(purchase.subscriptionId, stripeSubscription({ id: purchase.subscriptionId, status: 'incomplete', periodEnd: purchase.periodEnd, checkoutId: purchase.checkoutId }));
+      await deliver(t, 'stripe', purchase.completed).expect(200);
+      expect(await planOf(user.id)).toBe('free');
+      await deliver(t, 'stripe', subscriptionEvent('customer.subscription.updated', { id: purchase.subscriptionId, status: 'active', periodEnd: purchase.periodEnd, checkoutId: purchase.checkoutId }, created + 5)).expect(200);
+      expect(await planOf(user.id)).toBe('pro');
+    });
+
+        it('asks again for a subscription event that comes before its checkout event, then applies both', async () => {
       const user = await registerUser(t.http);
       const purchase = await stripePurchase(user);
       const createdAt = JSON.parse(purchase.completed).created as number;

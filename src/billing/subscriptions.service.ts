@@ -107,7 +107,8 @@ export class SubscriptionsService {
     const now = this.clock.now();
     const grace = this.config.billing.graceMs;
     const started = !grantsPlan(existing, now, grace) && grantsPlan(next, now, grace);
-    await this.settlePlan(db, existing, started);
+    // An incomplete subscription that starts granting is a purchase whose payment just went through.
+    await this.settlePlan(db, existing, started, started && existing.status === 'incomplete');
   }
 
   /**
