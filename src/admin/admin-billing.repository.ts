@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Cursor, olderThan } from '../common/pagination';
 import { Prisma } from '../infra/prisma/generated/client';
 import { Db, PrismaService } from '../infra/prisma/prisma.service';
+import { LEDGER_LINE } from '../ledger/ledger.repository';
 
 export interface NewCreditGrant {
   userId: string;
@@ -39,22 +40,7 @@ export class AdminBillingRepository {
       where: { ...ledgerWhere(filter), ...olderThan('createdAt', after) },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take: limit + 1,
-      select: {
-        id: true,
-        userId: true,
-        kind: true,
-        status: true,
-        modelId: true,
-        conversationId: true,
-        skillId: true,
-        skillVersionId: true,
-        inputTokens: true,
-        outputTokens: true,
-        credits: true,
-        adminId: true,
-        reason: true,
-        createdAt: true,
-      },
+      select: { ...LEDGER_LINE, userId: true, adminId: true },
     });
   }
 

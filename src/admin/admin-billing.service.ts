@@ -84,23 +84,8 @@ function toFilter(query: UsageFilterDto): UsageFilter {
   return { userId: query.userId, modelId: query.model, from, before: to ? new Date(to.getTime() + DAY_MS) : undefined };
 }
 
-function toLedgerEntry(row: AdminLedgerRow): AdminLedgerEntryDto {
-  return {
-    id: row.id,
-    userId: row.userId,
-    kind: row.kind,
-    status: row.status,
-    model: row.modelId,
-    conversationId: row.conversationId,
-    skillId: row.skillId,
-    skillVersionId: row.skillVersionId,
-    inputTokens: row.inputTokens,
-    outputTokens: row.outputTokens,
-    credits: row.credits,
-    adminId: row.adminId,
-    reason: row.reason,
-    createdAt: row.createdAt.toISOString(),
-  };
+function toLedgerEntry({ modelId, createdAt, ...row }: AdminLedgerRow): AdminLedgerEntryDto {
+  return { ...row, model: modelId, createdAt: createdAt.toISOString() };
 }
 
 /** A real calendar day (the pattern lets 2026-02-31 through), as its UTC midnight. */

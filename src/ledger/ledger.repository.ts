@@ -16,6 +16,22 @@ export interface UsageEntry {
   createdAt: Date;
 }
 
+/** What a ledger line shows (the user's view; the admin view adds the user and the admin). */
+export const LEDGER_LINE = {
+  id: true,
+  kind: true,
+  status: true,
+  modelId: true,
+  conversationId: true,
+  skillId: true,
+  skillVersionId: true,
+  inputTokens: true,
+  outputTokens: true,
+  credits: true,
+  reason: true,
+  createdAt: true,
+} as const;
+
 @Injectable()
 export class LedgerRepository {
   constructor(private readonly prisma: PrismaService) {}
@@ -31,20 +47,7 @@ export class LedgerRepository {
       where: { userId, ...olderThan('createdAt', after) },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take: limit + 1,
-      select: {
-        id: true,
-        kind: true,
-        status: true,
-        modelId: true,
-        conversationId: true,
-        skillId: true,
-        skillVersionId: true,
-        inputTokens: true,
-        outputTokens: true,
-        credits: true,
-        reason: true,
-        createdAt: true,
-      },
+      select: LEDGER_LINE,
     });
   }
 }

@@ -52,7 +52,11 @@ export class CreateTemplateDto extends TemplateSchemasDto {
   instruction!: string;
 }
 
-/** Every field optional; absent ones are left as they are, a null schema is removed. */
+/**
+ * Every field optional; absent ones are left as they are, a null schema is removed. (Its rules repeat
+ * CreateTemplateDto's instead of being inherited: class-validator merges a parent's @IsOptional into the
+ * child, which would make the create fields optional.)
+ */
 export class UpdateTemplateDto extends TemplateSchemasDto {
   @ApiPropertyOptional({ maxLength: MAX_NAME_CHARACTERS })
   @IsOptional()
