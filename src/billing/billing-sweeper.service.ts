@@ -1,5 +1,6 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { Clock } from '../common/clock';
+import { PeriodicTask } from '../common/lifecycle/periodic-task';
 import { AppLogger } from '../common/logging/app-logger';
 import { BillingRepository } from './billing.repository';
 import { SubscriptionsService } from './subscriptions.service';
@@ -16,8 +17,7 @@ const MAX_BATCHES = 50;
  */
 @Injectable()
 export class BillingSweeperService implements OnModuleInit, OnModuleDestroy {
-  private timer: NodeJS.Timeout | undefined;
-  private sweeping = false;
+  private readonly task = new PeriodicTask(() => this.sweepOnce(), [] as string[]);
 
   constructor(
     private readonly billing: BillingRepository,
@@ -27,18 +27,19 @@ export class BillingSweeperService implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    this.timer = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS);
-    this.timer.unref();
+    this.task.start(SWEEP_INTERVAL_MS);
   }
 
   onModuleDestroy(): void {
-    clearInterval(this.timer);
+    this.task.stop();
   }
 
   /** Returns the users whose plan changed. Works through every lapsed plan, oldest first, a batch at a time. */
-  async sweep(): Promise<string[]> {
-    if (this.sweeping) return [];
-    this.sweeping = true;
+  sweep(): Promise<string[]> {
+    return this.task.run();
+  }
+
+  private async sweepOnce(): Promise<string[]> {
     const released: string[] = [];
     try {
       for (let batch = 0; batch < MAX_BATCHES; batch += 1) {
@@ -58,8 +59,6 @@ export class BillingSweeperService implements OnModuleInit, OnModuleDestroy {
       if (released.length > 0) this.log.info({ users: released }, 'plans whose subscription lapsed were changed');
     } catch (error) {
       this.log.warn({ err: error }, 'billing sweep failed');
-    } finally {
-      this.sweeping = false;
     }
     return released;
   }

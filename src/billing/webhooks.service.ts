@@ -6,7 +6,7 @@ import { Db } from '../infra/prisma/prisma.service';
 import { BillingRepository } from './billing.repository';
 import { WebhookAckDto } from './dto/webhook-ack.response';
 import { PaymentGateways } from './providers/payment-gateways';
-import { BillingAction, PaymentProviderName, VerifiedWebhook } from './providers/payment-gateway';
+import { BillingAction, PaymentGateway, PaymentProviderName, VerifiedWebhook } from './providers/payment-gateway';
 import { SubscriptionsService } from './subscriptions.service';
 
 /**
@@ -33,7 +33,7 @@ export class WebhooksService {
     const webhook = gateway.verifyWebhook(rawBody, signature, now);
     refuseImplausibleTime(webhook.occurredAt, now);
     try {
-      const fresh = await this.applyOnce(provider, webhook);
+      const fresh = await this.applyOnce(gateway, webhook);
       if (fresh) this.log.info({ provider, eventId: webhook.eventId, type: webhook.type }, 'webhook applied');
       return { received: true, duplicate: !fresh };
     } catch (error) {
@@ -44,10 +44,11 @@ export class WebhooksService {
   }
 
   /** True when this delivery applied the event, false when it had been applied before. */
-  private async applyOnce(provider: PaymentProviderName, webhook: VerifiedWebhook): Promise<boolean> {
+  private async applyOnce(gateway: PaymentGateway, webhook: VerifiedWebhook): Promise<boolean> {
+    const { provider } = gateway;
     // A cheap early answer for redeliveries, before any provider lookup; the insert below is what decides.
     if (await this.billing.isEventRecorded(provider, webhook.eventId)) return false;
-    const action = await this.gateways.get(provider).interpret(webhook);
+    const action = await gateway.interpret(webhook);
     return this.billing.inTransaction(async (db) => {
       const recorded = await this.billing.recordEvent(db, { provider, eventId: webhook.eventId, type: webhook.type, occurredAt: webhook.occurredAt });
       if (recorded) await this.apply(db, provider, webhook, action);

@@ -1,5 +1,6 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { Clock } from '../common/clock';
+import { PeriodicTask } from '../common/lifecycle/periodic-task';
 import { AppLogger } from '../common/logging/app-logger';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -12,8 +13,7 @@ import { ChatRequestsRepository } from './chat-requests.repository';
  */
 @Injectable()
 export class ChatSweeperService implements OnModuleInit, OnModuleDestroy {
-  private timer: NodeJS.Timeout | undefined;
-  private sweeping = false;
+  private readonly task = new PeriodicTask(() => this.sweepOnce(), [] as string[]);
 
   constructor(
     private readonly requests: ChatRequestsRepository,
@@ -23,18 +23,19 @@ export class ChatSweeperService implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit(): void {
-    this.timer = setInterval(() => void this.sweep(), Math.max(250, Math.floor(this.config.chat.leaseMs / 2)));
-    this.timer.unref();
+    this.task.start(Math.max(250, Math.floor(this.config.chat.leaseMs / 2)));
   }
 
   onModuleDestroy(): void {
-    clearInterval(this.timer);
+    this.task.stop();
   }
 
   /** Fails the expired runs; answers their ids. */
-  async sweep(): Promise<string[]> {
-    if (this.sweeping) return [];
-    this.sweeping = true;
+  sweep(): Promise<string[]> {
+    return this.task.run();
+  }
+
+  private async sweepOnce(): Promise<string[]> {
     try {
       const swept = await this.requests.failExpiredRuns(this.clock.now());
       if (swept.length > 0) this.log.warn({ runs: swept }, 'failed chat runs whose lease expired and released their reservations');
@@ -42,8 +43,6 @@ export class ChatSweeperService implements OnModuleInit, OnModuleDestroy {
     } catch (error) {
       this.log.warn({ err: error }, 'chat sweep failed');
       return [];
-    } finally {
-      this.sweeping = false;
     }
   }
 }
