@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
+import { SessionsService } from '../auth/sessions.service';
 import { SubscriptionsService } from '../billing/subscriptions.service';
 import { Clock } from '../common/clock';
 import { AppError } from '../common/errors/app-error';
@@ -25,6 +26,7 @@ export class AdminUsersService {
     private readonly quota: QuotaService,
     private readonly clock: Clock,
     private readonly gate: AdminActionsGate,
+    private readonly sessions: SessionsService,
   ) {}
 
   async list(query: AdminUserQueryDto): Promise<AdminUserPageDto> {
@@ -109,6 +111,8 @@ export class AdminUsersService {
       const [before, after] = await work(db, account);
       await this.audit.record(db, { adminId: admin.id, action, targetType: 'user', targetId: id, before: toJson(before), after: toJson(after), reason });
     });
+    // Every instance hears of the change from the database; this one applies it before answering.
+    this.sessions.forgetUser(id);
   }
 
   private async refuseRemovingLastAdmin(db: Db, account: LockedAccount, verb: 'demote' | 'disable'): Promise<void> {

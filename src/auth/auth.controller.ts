@@ -84,7 +84,7 @@ export class AuthController {
   @ApiOperation({ summary: 'The signed-in user with their plan' })
   @ApiOkResponse({ type: UserDto })
   @ApiProblems(401)
-  me(@CurrentUser() user: SessionUser): Promise<UserDto> {
+  me(@CurrentUser() user: SessionUser): UserDto {
     return this.auth.me(user);
   }
 

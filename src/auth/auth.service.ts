@@ -49,9 +49,8 @@ export class AuthService {
     return this.sessions.end(user);
   }
 
-  async me(user: SessionUser): Promise<UserDto> {
-    const row = await this.users.findPublicUser(user.id);
-    if (!row) throw new AppError('unauthenticated', 'This session has no account anymore.');
-    return toUserDto(row);
+  /** From the session as cached (see SessionsService): no database round trip. */
+  me(user: SessionUser): UserDto {
+    return toUserDto({ id: user.id, email: user.email, role: user.role, createdAt: user.createdAt, plan: { code: user.planCode, name: user.planName } });
   }
 }

@@ -25,7 +25,12 @@ export class SessionsRepository {
   findLiveSession(tokenHash: string, now: Date) {
     return this.prisma.session.findFirst({
       where: { tokenHash, expiresAt: { gt: now } },
-      select: { id: true, lastSeenAt: true, user: { select: { id: true, email: true, role: true, planCode: true, disabledAt: true } } },
+      select: {
+        id: true,
+        expiresAt: true,
+        lastSeenAt: true,
+        user: { select: { id: true, email: true, role: true, createdAt: true, disabledAt: true, plan: { select: { code: true, name: true } } } },
+      },
     });
   }
 

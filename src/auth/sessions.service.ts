@@ -3,22 +3,43 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { AppError } from '../common/errors/app-error';
 import { sha256Hex } from '../common/hashing';
+import { AppLogger } from '../common/logging/app-logger';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { ChangeFeed } from '../infra/database/change-feed';
+import { CachedSession, SessionCache } from './session-cache';
 import { SessionUser } from './session-user';
 import { SessionsRepository } from './sessions.repository';
 
 /** last-seen is written at most this often per session, not on every request. */
 const TOUCH_INTERVAL_MS = 60_000;
+/** Sessions kept in memory per instance; past it the oldest goes (the next request reads it again). */
+const MAX_CACHED_SESSIONS = 20_000;
 
-/** Opaque 256-bit tokens in the cookie; only their SHA-256 is stored. */
+/**
+ * Opaque 256-bit tokens in the cookie; only their SHA-256 is stored. A session and its user are cached
+ * per instance: the database announces every change that matters (logout, disable, plan, role, email;
+ * see ChangeFeed), which drops the entry on every instance, and while those announcements cannot be heard
+ * the cache is not used at all.
+ */
 @Injectable()
 export class SessionsService {
+  private readonly cache: SessionCache;
+
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly sessions: SessionsRepository,
     private readonly clock: Clock,
-  ) {}
+    private readonly changes: ChangeFeed,
+    private readonly log: AppLogger,
+  ) {
+    this.cache = new SessionCache(config.session.cacheTtlMs, MAX_CACHED_SESSIONS);
+    changes.onChange((change) => {
+      if (change.kind === 'user') this.cache.forgetUser(change.userId);
+      // Plan names live in cached sessions too.
+      else this.cache.clear();
+    });
+  }
 
   async start(userId: string, client: { userAgent?: string; ip?: string }): Promise<{ token: string; expiresAt: Date }> {
     const token = randomBytes(32).toString('base64url');
@@ -33,14 +54,41 @@ export class SessionsService {
   async authenticate(token: string): Promise<SessionUser | null> {
     const now = this.clock.now();
     const tokenHash = sha256Hex(token);
-    const session = await this.sessions.findLiveSession(tokenHash, now);
-    if (!session || session.user.disabledAt) return null;
-    if (now.getTime() - session.lastSeenAt.getTime() > TOUCH_INTERVAL_MS) await this.sessions.touchSession(session.id, now);
-    const { id, email, role, planCode } = session.user;
-    return { id, email, role, planCode, sessionTokenHash: tokenHash };
+    const session = (this.changes.live ? this.cache.get(tokenHash, now.getTime()) : undefined) ?? (await this.load(tokenHash, now));
+    if (!session) return null;
+    if (now.getTime() - session.lastSeenAt.getTime() > TOUCH_INTERVAL_MS) this.touch(session, now);
+    return { ...session.user, sessionTokenHash: tokenHash };
   }
 
-  end(user: SessionUser): Promise<void> {
-    return this.sessions.deleteSessionByTokenHash(user.sessionTokenHash);
+  async end(user: SessionUser): Promise<void> {
+    await this.sessions.deleteSessionByTokenHash(user.sessionTokenHash);
+    // The database tells every instance; this one must not wait for that to refuse the next request.
+    this.cache.forgetToken(user.sessionTokenHash);
+  }
+
+  /** Drops what this instance cached of a user whose account was just changed here (the others hear it). */
+  forgetUser(userId: string): void {
+    this.cache.forgetUser(userId);
+  }
+
+  private async load(tokenHash: string, now: Date): Promise<CachedSession | null> {
+    const generation = this.cache.beginLoad();
+    const row = await this.sessions.findLiveSession(tokenHash, now);
+    if (!row || row.user.disabledAt) return null;
+    const { id, email, role, createdAt, plan } = row.user;
+    const session: CachedSession = {
+      sessionId: row.id,
+      user: { id, email, role, planCode: plan.code, planName: plan.name, createdAt },
+      expiresAt: row.expiresAt,
+      lastSeenAt: row.lastSeenAt,
+    };
+    if (this.changes.live) this.cache.store(tokenHash, session, generation, this.clock.now().getTime());
+    return session;
+  }
+
+  /** Not awaited: the request does not wait for last-seen, and the cached copy stops asking for a minute. */
+  private touch(session: CachedSession, now: Date): void {
+    session.lastSeenAt = now;
+    this.sessions.touchSession(session.sessionId, now).catch((error: unknown) => this.log.warn({ err: error }, 'could not record session last-seen'));
   }
 }

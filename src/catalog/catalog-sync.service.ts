@@ -2,6 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { AppLogger } from '../common/logging/app-logger';
+import { CatalogCache } from './catalog-cache';
 import { Catalog } from './catalog.schema';
 import { loadCatalogFile } from './catalog-file';
 import { CatalogRepository } from './catalog.repository';
@@ -16,6 +17,7 @@ export class CatalogSyncService implements OnApplicationBootstrap {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly catalog: CatalogRepository,
+    private readonly cache: CatalogCache,
     private readonly log: AppLogger,
   ) {}
 
@@ -35,6 +37,8 @@ export class CatalogSyncService implements OnApplicationBootstrap {
       const plans = await this.catalog.deactivatePlansNotIn(db, catalog.plans.map((plan) => plan.code));
       return { models, plans };
     });
+    // Other instances hear of it from the database; this one does not wait for that.
+    this.cache.invalidate();
     this.log.info(
       { models: catalog.models.length, plans: catalog.plans.length, deactivatedModels: deactivated.models, deactivatedPlans: deactivated.plans },
       'catalog synced',

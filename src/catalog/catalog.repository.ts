@@ -61,4 +61,41 @@ export class CatalogRepository {
     const result = await db.plan.updateMany({ where: { code: { notIn: codes }, active: true }, data: { active: false } });
     return result.count;
   }
+
+  /** Active models with their prices and the active plans that include them (what chat needs to plan a run). */
+  findActiveModels() {
+    return this.prisma.model.findMany({
+      where: { active: true },
+      orderBy: [{ sortOrder: 'asc' }, { id: 'asc' }],
+      select: {
+        id: true,
+        name: true,
+        provider: true,
+        upstreamModel: true,
+        creditsPerRequest: true,
+        creditsPer1kInput: true,
+        creditsPer1kOutput: true,
+        maxOutputTokens: true,
+        plans: { where: { plan: { active: true } }, select: { planCode: true } },
+      },
+    });
+  }
+
+  /** Active plans in catalog order with the ids of their models (GET /v1/plans). */
+  findActivePlans() {
+    return this.prisma.plan.findMany({
+      where: { active: true },
+      orderBy: [{ sortOrder: 'asc' }, { code: 'asc' }],
+      select: {
+        code: true,
+        name: true,
+        priceAmount: true,
+        priceCurrency: true,
+        priceInterval: true,
+        dailyCredits: true,
+        checkoutAllowed: true,
+        models: { select: { modelId: true } },
+      },
+    });
+  }
 }

@@ -1,20 +1,17 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
+import { CatalogCache } from '../catalog/catalog-cache';
 import { Clock } from '../common/clock';
 import { AppError } from '../common/errors/app-error';
-import { isUuid } from '../common/ids';
+import { isUuid, uuidv7 } from '../common/ids';
 import { AppLogger } from '../common/logging/app-logger';
 import { nextUtcMidnight, utcDay } from '../common/utc-day';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ConversationsRepository } from '../conversations/conversations.repository';
-import { LedgerRepository } from '../ledger/ledger.repository';
 import { ModelProviders } from '../models/model-providers';
-import { ModelsRepository } from '../models/models.repository';
 import { ChatMessage, ModelProvider } from '../models/providers/model-provider';
-import { QuotaRepository } from '../quota/quota.repository';
-import { ChatRequestsRepository } from './chat-requests.repository';
+import { ChatRequestsRepository, StoredRequest } from './chat-requests.repository';
 import { ChatStream, toChatStream } from './chat-stream';
 import { titleFrom } from './conversation-title';
 import { generate, Generation } from './generation';
@@ -61,9 +58,6 @@ const MAX_SECONDS_BETWEEN_CHECKS = 8;
 /** Stored history older than this many messages is never sent to the model. */
 const MAX_HISTORY_MESSAGES = 200;
 
-/** Thrown inside the claim transaction to roll it back when another request holds the key. */
-class KeyTaken extends Error {}
-
 /**
  * The one path of every billed model call (chat and Skill runs): validate, claim the idempotency key and
  * reserve quota in one transaction, generate detached from the client, settle in one transaction.
@@ -75,10 +69,8 @@ export class ChatPipelineService implements OnModuleDestroy {
   constructor(
     private readonly requests: ChatRequestsRepository,
     private readonly conversations: ConversationsRepository,
-    private readonly models: ModelsRepository,
+    private readonly catalog: CatalogCache,
     private readonly providers: ModelProviders,
-    private readonly quota: QuotaRepository,
-    private readonly ledger: LedgerRepository,
     private readonly live: LiveStreams,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -97,16 +89,18 @@ export class ChatPipelineService implements OnModuleDestroy {
     await turn.checkNewRequest?.();
     const plan = await this.plan(user, turn);
     const writer = this.live.open(plan.runId);
+    let winner: StoredRequest | undefined;
     try {
-      await this.claim(user, turn, plan);
+      winner = await this.claim(user, turn, plan);
     } catch (error) {
       writer.discard();
-      if (!(error instanceof KeyTaken)) throw error;
-      const winner = await this.requests.findByKey(user.id, turn.idempotencyKey);
-      if (!winner) throw new AppError('conflict', 'The idempotencyKey is being claimed by another request; retry.');
+      throw error;
+    }
+    if (winner) {
+      writer.discard();
       return this.resume(winner, turn.fingerprint, signal);
     }
-    this.track(this.run(user, turn, plan, writer));
+    this.track(this.run(turn, plan, writer));
     return toChatStream(plan.conversationId, false, this.follow(plan.runId, signal));
   }
 
@@ -129,7 +123,7 @@ export class ChatPipelineService implements OnModuleDestroy {
     }
   }
 
-  private resume(request: { id: string; fingerprint: string; status: string; conversationId: string; responseBody: string | null; errorCode: string | null }, fingerprint: string, signal?: AbortSignal): Promise<ChatStream> {
+  private resume(request: StoredRequest, fingerprint: string, signal?: AbortSignal): Promise<ChatStream> {
     if (request.fingerprint !== fingerprint) {
       throw new AppError('idempotency_key_reused', 'This idempotencyKey was already used for a different request. Use a new key for a new request.');
     }
@@ -138,22 +132,22 @@ export class ChatPipelineService implements OnModuleDestroy {
   }
 
   private async plan(user: SessionUser, turn: ChatTurn): Promise<RunPlan> {
-    const model = await this.models.findActiveWithPlanAccess(turn.model, user.planCode);
+    const model = (await this.catalog.current()).models.get(turn.model);
     if (!model) {
       throw new AppError('unknown_model', `There is no model "${turn.model}"; GET /v1/plans lists the models of each plan.`, {
         errors: [{ field: 'model', code: 'unknown_model', message: 'model must be the id of a catalog model' }],
       });
     }
-    if (model.plans.length === 0) throw new AppError('model_not_allowed', `Your plan (${user.planCode}) does not include ${model.id}.`);
+    if (!model.planCodes.has(user.planCode)) throw modelNotAllowed(user, model.id);
     const provider = this.providers.configured(model.provider);
     const history = turn.conversationId ? await this.history(user, turn.conversationId) : [];
     const prompt = [...(turn.system ? [{ role: 'system' as const, content: turn.system }] : []), ...history, ...turn.messages];
     const estimatedInputTokens = estimateInputTokens(prompt);
     return {
-      runId: randomUUID(),
+      runId: uuidv7(),
       model,
       provider,
-      conversationId: turn.conversationId ?? randomUUID(),
+      conversationId: turn.conversationId ?? uuidv7(),
       newConversation: !turn.conversationId,
       prompt,
       estimatedInputTokens,
@@ -176,28 +170,36 @@ export class ChatPipelineService implements OnModuleDestroy {
     return kept.reverse();
   }
 
-  /** Idempotency claim and quota reservation in one transaction: a refused reservation leaves the key unused. */
-  private async claim(user: SessionUser, turn: ChatTurn, plan: RunPlan): Promise<void> {
+  /**
+   * Idempotency claim, plan access (as stored now) and quota reservation in one statement: a refusal leaves
+   * the key unused. Answers the request that holds the key when another one claimed it first.
+   */
+  private async claim(user: SessionUser, turn: ChatTurn, plan: RunPlan): Promise<StoredRequest | undefined> {
     const now = this.clock.now();
-    await this.requests.inTransaction(async (db) => {
-      if (plan.newConversation) {
-        await this.conversations.createForOwner(db, { id: plan.conversationId, userId: user.id, title: titleFrom(turn.messages), ...turn.skill });
-      }
-      const claimed = await this.requests.insertClaim(db, {
-        id: plan.runId,
-        userId: user.id,
-        idempotencyKey: turn.idempotencyKey,
-        fingerprint: turn.fingerprint,
-        conversationId: plan.conversationId,
-        modelId: plan.model.id,
-        ...turn.skill,
-        usageDay: plan.usageDay,
-        reservedCredits: plan.reservedCredits,
-        leaseExpiresAt: new Date(now.getTime() + this.config.chat.leaseMs),
-      });
-      if (!claimed) throw new KeyTaken();
-      if (!(await this.quota.reserve(db, user.id, plan.usageDay, plan.reservedCredits))) throw this.quotaExceeded(plan, now);
+    const claimed = await this.requests.claim({
+      id: plan.runId,
+      userId: user.id,
+      idempotencyKey: turn.idempotencyKey,
+      fingerprint: turn.fingerprint,
+      conversationId: plan.conversationId,
+      newConversationTitle: plan.newConversation ? titleFrom(turn.messages) : undefined,
+      modelId: plan.model.id,
+      ...turn.skill,
+      usageDay: plan.usageDay,
+      reservedCredits: plan.reservedCredits,
+      leaseExpiresAt: new Date(now.getTime() + this.config.chat.leaseMs),
     });
+    switch (claimed.outcome) {
+      case 'claimed':
+        return undefined;
+      case 'taken':
+        return claimed.request;
+      case 'quota_exceeded':
+        throw this.quotaExceeded(plan, now);
+      case 'model_not_allowed':
+        // The plan changed since this instance read it; the database's answer is the one that counts.
+        throw modelNotAllowed(user, plan.model.id);
+    }
   }
 
   private quotaExceeded(plan: RunPlan, now: Date): AppError {
@@ -216,7 +218,7 @@ export class ChatPipelineService implements OnModuleDestroy {
   }
 
   /** Detached from the client: generation goes on after a disconnect, so the answer is stored and billed. */
-  private async run(user: SessionUser, turn: ChatTurn, plan: RunPlan, writer: LiveWriter): Promise<void> {
+  private async run(turn: ChatTurn, plan: RunPlan, writer: LiveWriter): Promise<void> {
     const leaseMs = this.config.chat.leaseMs;
     const heartbeat = setInterval(() => {
       this.requests.renewLease(plan.runId, new Date(this.clock.now().getTime() + leaseMs)).catch((error: unknown) => this.log.warn({ err: error, runId: plan.runId }, 'lease renewal failed'));
@@ -230,7 +232,7 @@ export class ChatPipelineService implements OnModuleDestroy {
       });
       if (generation.failure) this.log.warn({ runId: plan.runId, model: plan.model.id, failure: generation.failure, reason: generation.failureReason }, 'model provider failed');
       outcome = generation.failure ? { status: 'failed', errorCode: generation.failure } : { status: 'completed' };
-      const settled = await this.settle(user, turn, plan, generation, outcome);
+      const settled = await this.settle(turn, plan, generation, outcome);
       if (!settled) outcome = { status: 'failed', errorCode: 'generation_interrupted' };
     } catch (error) {
       // Settlement failed (database down): the lease runs out and the sweeper releases the reservation.
@@ -242,38 +244,24 @@ export class ChatPipelineService implements OnModuleDestroy {
     await writer.end(outcome);
   }
 
-  /** Assistant message, ledger entry and quota settlement in one transaction; false if already swept. */
-  private async settle(user: SessionUser, turn: ChatTurn, plan: RunPlan, generation: Generation, outcome: RunOutcome): Promise<boolean> {
-    const finishedAt = this.clock.now();
+  /** Assistant message, ledger entry and quota settlement in one statement; false if already swept. */
+  private settle(turn: ChatTurn, plan: RunPlan, generation: Generation, outcome: RunOutcome): Promise<boolean> {
     const billed = outcome.status === 'completed' || generation.text.length > 0;
     const inputTokens = generation.usage?.inputTokens ?? plan.estimatedInputTokens;
     const outputTokens = generation.usage?.outputTokens ?? generation.chunks;
-    const credits = billed ? settledCredits(plan.model, plan.reservedCredits, inputTokens, outputTokens) : 0;
-    return this.requests.inTransaction(async (db) => {
-      const finished = await this.requests.markFinished(db, plan.runId, {
-        status: outcome.status,
-        responseBody: generation.text,
-        errorCode: outcome.status === 'failed' ? outcome.errorCode : null,
-        finishedAt,
-      });
-      if (!finished) return false;
-      if (billed) {
-        await this.conversations.appendMessages(db, plan.conversationId, plan.runId, [...turn.messages, { role: 'assistant', content: generation.text }], finishedAt, turn.skill);
-        await this.ledger.insertUsageEntry(db, {
-          userId: user.id,
-          status: outcome.status === 'completed' ? 'completed' : 'partial',
-          chatRequestId: plan.runId,
-          modelId: plan.model.id,
-          conversationId: plan.conversationId,
-          ...turn.skill,
-          inputTokens,
-          outputTokens,
-          credits,
-          createdAt: finishedAt,
-        });
-      }
-      await this.quota.settle(db, user.id, plan.usageDay, plan.reservedCredits, credits);
-      return true;
+    return this.requests.settle({
+      id: plan.runId,
+      status: outcome.status,
+      responseBody: generation.text,
+      errorCode: outcome.status === 'failed' ? outcome.errorCode : null,
+      finishedAt: this.clock.now(),
+      billed,
+      messages: [...turn.messages, { role: 'assistant', content: generation.text }],
+      modelId: plan.model.id,
+      skill: turn.skill,
+      inputTokens,
+      outputTokens,
+      credits: billed ? settledCredits(plan.model, plan.reservedCredits, inputTokens, outputTokens) : 0,
     });
   }
 
@@ -320,4 +308,8 @@ async function* storedEvents(request: { status: string; responseBody: string | n
 function outcomeOf(request: { status: string; errorCode: string | null }): RunOutcome {
   if (request.status === 'completed') return { status: 'completed' };
   return { status: 'failed', errorCode: isFailureCode(request.errorCode) ? request.errorCode : 'generation_interrupted' };
+}
+
+function modelNotAllowed(user: SessionUser, modelId: string): AppError {
+  return new AppError('model_not_allowed', `Your plan (${user.planCode}) does not include ${modelId}.`);
 }

@@ -1,8 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ConversationsModule } from '../conversations/conversations.module';
-import { LedgerModule } from '../ledger/ledger.module';
+import { CatalogModule } from '../catalog/catalog.module';
 import { ModelsModule } from '../models/models.module';
-import { QuotaModule } from '../quota/quota.module';
 import { ChatController } from './chat.controller';
 import { ChatPipelineService } from './chat-pipeline.service';
 import { ChatRequestsRepository } from './chat-requests.repository';
@@ -12,7 +11,7 @@ import { LiveStreams } from './live/live-streams';
 
 /** POST /v1/chat and the pipeline Skill runs reuse (exported for the skills module). */
 @Module({
-  imports: [ModelsModule, ConversationsModule, QuotaModule, LedgerModule],
+  imports: [CatalogModule, ModelsModule, ConversationsModule],
   controllers: [ChatController],
   providers: [ChatPipelineService, ChatRequestsRepository, ChatService, ChatSweeperService, LiveStreams],
   exports: [ChatPipelineService],

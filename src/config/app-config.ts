@@ -49,6 +49,8 @@ export interface AppConfig {
   database: {
     /** Unset in development means: start the embedded PostgreSQL below. */
     url?: string;
+    /** Connections of this instance's pool: held only for single statements and short transactions. */
+    poolSize: number;
     embeddedDir: string;
     embeddedPort: number;
   };
@@ -58,7 +60,8 @@ export interface AppConfig {
   apiUrl: string;
   corsOrigins: string[];
   secrets: { session: string; passwordPepper: string };
-  session: { ttlHours: number; cookieName: string; secureCookie: boolean };
+  /** `cacheTtlMs`: the longest a cached session is used without reading it again (changes drop it at once). */
+  session: { ttlHours: number; cacheTtlMs: number; cookieName: string; secureCookie: boolean };
   adminEmails: string[];
   rateLimits: Record<RateLimitName, RateLimitConfig>;
   catalogFile: string;

@@ -79,6 +79,7 @@ export const envSchema = z.object({
   DATABASE_URL: optionalString.refine((value) => value === undefined || /^postgres(ql)?:\/\//.test(value), {
     message: 'must be a postgres:// or postgresql:// URL',
   }),
+  DATABASE_POOL_SIZE: integer(2, 500).default(10),
   EMBEDDED_POSTGRES_DIR: z.string().trim().min(1).default('.data/postgres'),
   EMBEDDED_POSTGRES_PORT: integer(1, 65535).default(54329),
   REDIS_URL: optionalString.refine((value) => value === undefined || /^rediss?:\/\//.test(value), {
@@ -91,6 +92,7 @@ export const envSchema = z.object({
   CORS_ORIGINS: commaList,
   SESSION_SECRET: optionalString,
   SESSION_TTL_HOURS: integer(1, 24 * 365).default(24 * 30),
+  SESSION_CACHE_TTL_MS: integer(0, 3_600_000).default(30_000),
   PASSWORD_PEPPER: optionalString,
   ADMIN_EMAILS: commaList,
   RATE_LIMIT_LOGIN_IP: rateLimit.default({ max: 30, windowSeconds: 900 }),

@@ -73,7 +73,7 @@ function toAppConfig(env: Env): AppConfig {
       trustProxy: env.TRUST_PROXY.length > 0 ? env.TRUST_PROXY : false,
     },
     log: { level: env.LOG_LEVEL },
-    database: { url: env.DATABASE_URL, embeddedDir: env.EMBEDDED_POSTGRES_DIR, embeddedPort: env.EMBEDDED_POSTGRES_PORT },
+    database: { url: env.DATABASE_URL, poolSize: env.DATABASE_POOL_SIZE, embeddedDir: env.EMBEDDED_POSTGRES_DIR, embeddedPort: env.EMBEDDED_POSTGRES_PORT },
     redis: { url: env.REDIS_URL, keyPrefix: env.REDIS_KEY_PREFIX },
     appUrl,
     apiUrl: env.API_URL ? stripTrailingSlash(env.API_URL) : appUrl,
@@ -82,7 +82,7 @@ function toAppConfig(env: Env): AppConfig {
       session: env.SESSION_SECRET ?? DEV_DEFAULTS.SESSION_SECRET,
       passwordPepper: env.PASSWORD_PEPPER ?? DEV_DEFAULTS.PASSWORD_PEPPER,
     },
-    session: { ttlHours: env.SESSION_TTL_HOURS, cookieName: SESSION_COOKIE_NAME, secureCookie: appUrl.startsWith('https:') },
+    session: { ttlHours: env.SESSION_TTL_HOURS, cacheTtlMs: env.SESSION_CACHE_TTL_MS, cookieName: SESSION_COOKIE_NAME, secureCookie: appUrl.startsWith('https:') },
     adminEmails: env.ADMIN_EMAILS.map((email) => email.toLowerCase()),
     rateLimits: {
       'login-ip': env.RATE_LIMIT_LOGIN_IP,

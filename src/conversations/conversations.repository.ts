@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Cursor, olderThan } from '../common/pagination';
-import { Db, PrismaService } from '../infra/prisma/prisma.service';
-import { ChatMessage } from '../models/providers/model-provider';
+import { PrismaService } from '../infra/prisma/prisma.service';
 
 @Injectable()
 export class ConversationsRepository {
@@ -42,21 +41,5 @@ export class ConversationsRepository {
       where: { id, userId },
       select: { id: true, messages: { orderBy: { seq: 'desc' }, take: maxMessages, select: { role: true, content: true } } },
     });
-  }
-
-  async createForOwner(db: Db, conversation: { id: string; userId: string; title: string; skillId?: string; skillVersionId?: string }): Promise<void> {
-    await db.conversation.create({ data: conversation, select: { id: true } });
-  }
-
-  /**
-   * Appends messages in the given order and marks the conversation active (and, for a Skill run, records
-   * the Skill and version that ran last). The conversation row is updated first: its lock makes two turns
-   * settling at once append one after the other, never interleaved.
-   */
-  async appendMessages(db: Db, conversationId: string, chatRequestId: string, messages: ChatMessage[], at: Date, skill?: { skillId: string; skillVersionId: string }): Promise<void> {
-    await db.conversation.update({ where: { id: conversationId }, data: { updatedAt: at, ...skill }, select: { id: true } });
-    for (const message of messages) {
-      await db.message.create({ data: { conversationId, chatRequestId, role: message.role, content: message.content, createdAt: at }, select: { id: true } });
-    }
   }
 }

@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { ModelProviders } from './model-providers';
-import { ModelsRepository } from './models.repository';
 
-/** The catalog's models and the provider adapters that serve them. */
-@Module({ providers: [ModelProviders, ModelsRepository], exports: [ModelProviders, ModelsRepository] })
+/** The provider adapters that serve the catalog's models (the models themselves: CatalogCache). */
+@Module({ providers: [ModelProviders], exports: [ModelProviders] })
 export class ModelsModule {}

@@ -1,5 +1,6 @@
-import { Controller, Get } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Res } from '@nestjs/common';
+import { ApiHeader, ApiOkResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { Response } from 'express';
 import { Public } from '../common/decorators/public.decorator';
 import { PlanListDto } from './dto/plan.response';
 import { PlansService } from './plans.service';
@@ -13,7 +14,14 @@ export class PlansController {
   /** Public so pricing is visible before sign-in. Ordered as in the catalog. */
   @Get()
   @ApiOperation({ summary: 'List the active plans with pricing and allowed models' })
-  list(): Promise<PlanListDto> {
-    return this.plans.listActivePlans();
+  @ApiOkResponse({ type: PlanListDto, headers: { ETag: { description: 'Changes whenever the catalog changes.', schema: { type: 'string' } } } })
+  @ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag of a copy the client has: 304 while it is current.' })
+  @ApiResponse({ status: 304, description: 'The copy the client has is current.' })
+  async list(@Res() res: Response): Promise<void> {
+    const plans = await this.plans.listActivePlans();
+    // Express answers 304 itself when If-None-Match matches this ETag.
+    res.setHeader('ETag', plans.etag);
+    res.setHeader('Cache-Control', 'no-cache');
+    res.type('application/json').send(plans.body);
   }
 }

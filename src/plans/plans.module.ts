@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
+import { CatalogModule } from '../catalog/catalog.module';
 import { PlansController } from './plans.controller';
-import { PlansRepository } from './plans.repository';
 import { PlansService } from './plans.service';
 
-@Module({ controllers: [PlansController], providers: [PlansRepository, PlansService] })
+@Module({ imports: [CatalogModule], controllers: [PlansController], providers: [PlansService] })
 export class PlansModule {}

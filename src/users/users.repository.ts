@@ -35,10 +35,6 @@ export class UsersRepository {
   findLoginCandidate(email: string) {
     return this.prisma.user.findUnique({ where: { email }, select: { ...publicUser, passwordHash: true, disabledAt: true } });
   }
-
-  findPublicUser(id: string): Promise<PublicUserRow | null> {
-    return this.prisma.user.findUnique({ where: { id }, select: publicUser });
-  }
 }
 
 /** The audit entry of an account that became admin through ADMIN_EMAILS (no admin did it). */

@@ -4,8 +4,8 @@ import { Prisma, PrismaClient } from './generated/client';
 
 /** The Prisma client of the service, on the node-postgres driver adapter. Only repositories use it. */
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
-  constructor(databaseUrl: string) {
-    super({ adapter: new PrismaPg({ connectionString: databaseUrl, max: 10, connectionTimeoutMillis: 5_000 }) });
+  constructor(databaseUrl: string, poolSize: number) {
+    super({ adapter: new PrismaPg({ connectionString: databaseUrl, max: poolSize, connectionTimeoutMillis: 5_000 }) });
   }
 
   async onModuleDestroy(): Promise<void> {
