@@ -5,6 +5,7 @@ import { Clock } from '../common/clock';
 import { AppError } from '../common/errors/app-error';
 import { isUuid, uuidv7 } from '../common/ids';
 import { AppLogger } from '../common/logging/app-logger';
+import { requestContext } from '../common/logging/request-context';
 import { nextUtcMidnight, utcDay } from '../common/utc-day';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -15,6 +16,7 @@ import { ChatRequestsRepository, StoredRequest } from './chat-requests.repositor
 import { ChatStream, toChatStream } from './chat-stream';
 import { titleFrom } from './conversation-title';
 import { generate, Generation } from './generation';
+import { LiveBuffer } from './live/live-buffer';
 import { isFailureCode, LiveEvent, RunOutcome } from './live/live-event';
 import { LiveStreams, LiveWriter } from './live/live-streams';
 import { estimateInputTokens, ModelPrice, reservationFor, settledCredits } from './pricing';
@@ -100,8 +102,11 @@ export class ChatPipelineService implements OnModuleDestroy {
       writer.discard();
       return this.resume(winner, turn.fingerprint, signal);
     }
-    this.track(this.run(turn, plan, writer));
-    return toChatStream(plan.conversationId, false, this.follow(plan.runId, signal));
+    // Detached from the request: outside its async context (nothing of the request stays reachable from the
+    // run), its log lines carry the request id explicitly.
+    const requestId = requestContext.getStore()?.requestId;
+    this.track(requestContext.exit(() => this.run(turn, plan, writer, requestId)));
+    return toChatStream(plan.conversationId, false, writer.answer, signal);
   }
 
   /**
@@ -127,8 +132,8 @@ export class ChatPipelineService implements OnModuleDestroy {
     if (request.fingerprint !== fingerprint) {
       throw new AppError('idempotency_key_reused', 'This idempotencyKey was already used for a different request. Use a new key for a new request.');
     }
-    const events = request.status === 'streaming' ? this.follow(request.id, signal) : storedEvents(request);
-    return toChatStream(request.conversationId, true, events);
+    const answer = request.status === 'streaming' ? this.answerOf(request.id, signal) : storedAnswer(request);
+    return toChatStream(request.conversationId, true, answer, signal);
   }
 
   private async plan(user: SessionUser, turn: ChatTurn): Promise<RunPlan> {
@@ -218,10 +223,10 @@ export class ChatPipelineService implements OnModuleDestroy {
   }
 
   /** Detached from the client: generation goes on after a disconnect, so the answer is stored and billed. */
-  private async run(turn: ChatTurn, plan: RunPlan, writer: LiveWriter): Promise<void> {
+  private async run(turn: ChatTurn, plan: RunPlan, writer: LiveWriter, requestId?: string): Promise<void> {
     const leaseMs = this.config.chat.leaseMs;
     const heartbeat = setInterval(() => {
-      this.requests.renewLease(plan.runId, new Date(this.clock.now().getTime() + leaseMs)).catch((error: unknown) => this.log.warn({ err: error, runId: plan.runId }, 'lease renewal failed'));
+      this.requests.renewLease(plan.runId, new Date(this.clock.now().getTime() + leaseMs)).catch((error: unknown) => this.log.warn({ err: error, requestId, runId: plan.runId }, 'lease renewal failed'));
     }, Math.max(100, Math.floor(leaseMs / 3)));
     heartbeat.unref();
     let outcome: RunOutcome;
@@ -230,13 +235,13 @@ export class ChatPipelineService implements OnModuleDestroy {
         timeoutMs: this.config.chat.providerTimeoutMs,
         onText: (text) => writer.append(text),
       });
-      if (generation.failure) this.log.warn({ runId: plan.runId, model: plan.model.id, failure: generation.failure, reason: generation.failureReason }, 'model provider failed');
+      if (generation.failure) this.log.warn({ requestId, runId: plan.runId, model: plan.model.id, failure: generation.failure, reason: generation.failureReason }, 'model provider failed');
       outcome = generation.failure ? { status: 'failed', errorCode: generation.failure } : { status: 'completed' };
       const settled = await this.settle(turn, plan, generation, outcome);
       if (!settled) outcome = { status: 'failed', errorCode: 'generation_interrupted' };
     } catch (error) {
       // Settlement failed (database down): the lease runs out and the sweeper releases the reservation.
-      this.log.error({ err: error, runId: plan.runId }, 'chat settlement failed');
+      this.log.error({ err: error, requestId, runId: plan.runId }, 'chat settlement failed');
       outcome = { status: 'failed', errorCode: 'generation_interrupted' };
     } finally {
       clearInterval(heartbeat);
@@ -265,17 +270,37 @@ export class ChatPipelineService implements OnModuleDestroy {
     });
   }
 
+  /** A running answer from its first byte: the run's own buffer when it runs here, else relayed from elsewhere. */
+  private answerOf(runId: string, signal?: AbortSignal): LiveBuffer {
+    const local = this.live.localAnswer(runId);
+    if (local) return local;
+    const answer = new LiveBuffer();
+    void this.relayInto(answer, this.followElsewhere(runId, signal));
+    return answer;
+  }
+
+  private async relayInto(answer: LiveBuffer, events: AsyncIterable<LiveEvent>): Promise<void> {
+    try {
+      for await (const event of events) {
+        if (event.type === 'text') answer.append(event.text);
+        else if (event.type === 'end') answer.end(event.outcome);
+      }
+    } catch (error) {
+      this.log.warn({ err: error }, 'following a run of another instance failed');
+      answer.end({ status: 'failed', errorCode: 'generation_interrupted' });
+    }
+  }
+
   /**
-   * A running answer from its first byte. A run of another instance may end where this process cannot
-   * hear it (its instance crashed and was swept, the relay lost a chunk): while the relay is quiet the
-   * database is asked, less and less often, and a finished run is completed from the stored body. A run
-   * of this process never goes quiet (its buffer does not tick), so it never costs a query.
+   * A run of another instance, from its first byte. That instance may end the run where this process
+   * cannot hear it (it crashed and was swept, the relay lost a chunk): while the relay is quiet the
+   * database is asked, less and less often, and a finished run is completed from the stored body.
    */
-  private async *follow(runId: string, signal?: AbortSignal): AsyncGenerator<LiveEvent> {
+  private async *followElsewhere(runId: string, signal?: AbortSignal): AsyncGenerator<LiveEvent> {
     let delivered = 0;
     let quietSeconds = 0;
     let nextCheck = 1;
-    for await (const event of this.live.follow(runId, signal)) {
+    for await (const event of this.live.followElsewhere(runId, signal)) {
       if (event.type === 'idle') {
         quietSeconds += 1;
         if (quietSeconds < nextCheck) continue;
@@ -300,9 +325,11 @@ export class ChatPipelineService implements OnModuleDestroy {
 }
 
 /** A finished request replayed: its stored text, then how it ended. */
-async function* storedEvents(request: { status: string; responseBody: string | null; errorCode: string | null }): AsyncGenerator<LiveEvent> {
-  if (request.responseBody) yield { type: 'text', text: request.responseBody };
-  yield { type: 'end', outcome: outcomeOf(request) };
+function storedAnswer(request: StoredRequest): LiveBuffer {
+  const answer = new LiveBuffer();
+  if (request.responseBody) answer.append(request.responseBody);
+  answer.end(outcomeOf(request));
+  return answer;
 }
 
 function outcomeOf(request: { status: string; errorCode: string | null }): RunOutcome {

@@ -1,5 +1,6 @@
 import { Response } from 'express';
 import { ChatStream } from './chat-stream';
+import { RunOutcome } from './live/live-event';
 
 /** Aborts when the client goes away before the answer was written, so followers stop reading for it. */
 export function abortWhenClientLeaves(res: Response): AbortSignal {
@@ -10,12 +11,15 @@ export function abortWhenClientLeaves(res: Response): AbortSignal {
   return controller.signal;
 }
 
+/** A client that stopped reading does not hold the connection open longer than this. */
+const FLUSH_BEFORE_ABORT_MS = 5_000;
+
 /**
  * Writes an answer as `text/plain` chunks, each as soon as it exists (no buffering on the way: no
  * compression, no proxy buffering). An answer that broke off ends the connection without the final chunk,
- * which clients see as an incomplete response rather than a clean end.
+ * which clients see as an incomplete response rather than a clean end. Resolves when the response is done.
  */
-export async function writeChatStream(res: Response, stream: ChatStream): Promise<void> {
+export function writeChatStream(res: Response, stream: ChatStream): Promise<void> {
   res.status(200);
   res.setHeader('Content-Type', 'text/plain; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache, no-transform');
@@ -24,21 +28,40 @@ export async function writeChatStream(res: Response, stream: ChatStream): Promis
   if (stream.replayed) res.setHeader('Idempotent-Replayed', 'true');
   res.socket?.setNoDelay(true);
   res.flushHeaders();
-  let written: Promise<void> = Promise.resolve();
-  try {
-    for await (const chunk of stream.chunks) {
-      if (res.destroyed) return;
-      written = new Promise((resolve) => res.write(chunk, () => resolve()));
-    }
-    res.end();
-  } catch {
-    // Destroying drops what is still buffered: let the delivered part reach the socket first.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([written, new Promise((resolve) => (timer = setTimeout(resolve, FLUSH_BEFORE_ABORT_MS)))]);
-    clearTimeout(timer);
-    res.destroy();
-  }
+  return new Promise((resolve) => {
+    let finished = false;
+    let stop: (() => void) | undefined;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      stop?.();
+      res.off('close', finish);
+      resolve();
+    };
+    res.on('close', finish);
+    stop = stream.answer.subscribe({
+      text: (chunk) => {
+        if (!res.destroyed) res.write(chunk);
+      },
+      end: (outcome) => {
+        endResponse(res, outcome);
+        finish();
+      },
+    });
+    if (finished) stop();
+  });
 }
 
-/** A client that stopped reading does not hold the connection open longer than this. */
-const FLUSH_BEFORE_ABORT_MS = 5_000;
+function endResponse(res: Response, outcome: RunOutcome): void {
+  if (res.destroyed) return;
+  if (outcome.status === 'completed') {
+    res.end();
+    return;
+  }
+  // Broken off: close the connection without the final chunk, after what was delivered reaches the client
+  // (end() flushes first, destroy() would drop it), and no later than FLUSH_BEFORE_ABORT_MS.
+  const socket = res.socket;
+  if (!socket) return;
+  socket.end();
+  setTimeout(() => socket.destroy(), FLUSH_BEFORE_ABORT_MS).unref();
+}

@@ -1,21 +1,14 @@
 import { AppError } from '../common/errors/app-error';
-import { FailureCode, LiveEvent } from './live/live-event';
+import { LiveBuffer } from './live/live-buffer';
+import { FailureCode } from './live/live-event';
 
 /** A started, joined or replayed answer, ready to be written to the client. */
 export interface ChatStream {
   conversationId: string;
   /** True for a retry: a replay of a finished request or a join of one still running. */
   replayed: boolean;
-  /** The answer from its first byte; throws AnswerBrokenError when it broke off after some text. */
-  chunks: AsyncIterable<string>;
-}
-
-/** The answer stopped after some text was sent: the client must see an abnormal end, not a clean one. */
-export class AnswerBrokenError extends Error {
-  constructor(readonly code: FailureCode) {
-    super(`answer broken off: ${code}`);
-    this.name = 'AnswerBrokenError';
-  }
+  /** The answer from its first byte; an end with `failed` after some text means it broke off. */
+  answer: LiveBuffer;
 }
 
 const FAILURE_DETAILS: Record<FailureCode, string> = {
@@ -32,41 +25,25 @@ export function failureProblem(code: FailureCode, replayed: boolean): AppError {
 }
 
 /**
- * Waits for the first meaningful event so that a failure before the first byte can still be a 502
- * problem (nothing has been written yet), then hands over the rest as text chunks.
+ * Waits for the answer's first text or its end, so that a failure before the first byte can still be a
+ * 502 problem (nothing has been written yet). Resolves at once when the client has gone.
  */
-export async function toChatStream(conversationId: string, replayed: boolean, events: AsyncIterable<LiveEvent>): Promise<ChatStream> {
-  const iterator = events[Symbol.asyncIterator]();
-  const first = await nextEvent(iterator);
-  if (first?.type === 'end' && first.outcome.status === 'failed') {
-    // Lets the follower release what it holds (a Redis subscription) before the problem is answered.
-    await iterator.return?.();
-    throw failureProblem(first.outcome.errorCode, replayed);
-  }
-  return { conversationId, replayed, chunks: chunksFrom(first, iterator) };
+export async function toChatStream(conversationId: string, replayed: boolean, answer: LiveBuffer, signal?: AbortSignal): Promise<ChatStream> {
+  await firstEvent(answer, signal);
+  const outcome = answer.ended;
+  if (outcome?.status === 'failed' && answer.textSoFar() === '') throw failureProblem(outcome.errorCode, replayed);
+  return { conversationId, replayed, answer };
 }
 
-async function* chunksFrom(first: LiveEvent | undefined, iterator: AsyncIterator<LiveEvent>): AsyncGenerator<string> {
-  try {
-    let event = first;
-    while (event) {
-      if (event.type === 'text') yield event.text;
-      else if (event.type === 'end') {
-        if (event.outcome.status === 'failed') throw new AnswerBrokenError(event.outcome.errorCode);
-        return;
-      }
-      event = await nextEvent(iterator);
-    }
-  } finally {
-    await iterator.return?.();
-  }
-}
-
-/** The next text or end; undefined when the events stop (the follower was aborted). */
-async function nextEvent(iterator: AsyncIterator<LiveEvent>): Promise<LiveEvent | undefined> {
-  for (;;) {
-    const next = await iterator.next();
-    if (next.done) return undefined;
-    if (next.value.type !== 'idle') return next.value;
-  }
+function firstEvent(answer: LiveBuffer, signal?: AbortSignal): Promise<void> {
+  if (answer.ended || answer.textSoFar() !== '' || signal?.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      stop();
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const stop = answer.subscribe({ text: done, end: done });
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }

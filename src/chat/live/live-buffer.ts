@@ -1,39 +1,66 @@
-import { LiveEvent, RunOutcome } from './live-event';
-import { waitForWakeUp } from './wake-up';
+import { RunOutcome } from './live-event';
+
+/** Receives an answer: its text in order from the first byte, then one end. */
+export interface AnswerSink {
+  text(chunk: string): void;
+  end(outcome: RunOutcome): void;
+}
 
 /**
- * The answer of one run in this process, kept whole while it is produced: any number of followers read it
- * from the first chunk and wait for more. The run appends; followers never block the run. The run always
- * ends its buffer (its provider call and settlement are both bounded), so followers need no other source.
+ * The answer of one run, kept whole while it is produced, pushed to any number of subscribers: a late one
+ * gets everything so far at once, then each chunk as it comes, then the end. The producer never waits for
+ * a subscriber, and a failing subscriber cannot break the run.
  */
 export class LiveBuffer {
   private readonly chunks: string[] = [];
   private outcome: RunOutcome | undefined;
-  private readonly wakeUps = new Set<() => void>();
+  private readonly sinks = new Set<AnswerSink>();
+
+  /** How the run ended; undefined while it runs. */
+  get ended(): RunOutcome | undefined {
+    return this.outcome;
+  }
+
+  /** All text so far, in one string. */
+  textSoFar(): string {
+    if (this.chunks.length > 1) this.chunks.splice(0, this.chunks.length, this.chunks.join(''));
+    return this.chunks[0] ?? '';
+  }
 
   append(text: string): void {
+    if (this.outcome) return;
     this.chunks.push(text);
-    this.wakeAll();
+    for (const sink of this.sinks) deliver(() => sink.text(text));
   }
 
   end(outcome: RunOutcome): void {
+    if (this.outcome) return;
     this.outcome = outcome;
-    this.wakeAll();
+    const sinks = [...this.sinks];
+    this.sinks.clear();
+    for (const sink of sinks) deliver(() => sink.end(outcome));
   }
 
-  async *follow(signal?: AbortSignal): AsyncGenerator<LiveEvent> {
-    let next = 0;
-    while (!signal?.aborted) {
-      while (next < this.chunks.length) yield { type: 'text', text: this.chunks[next++] };
-      if (this.outcome) {
-        yield { type: 'end', outcome: this.outcome };
-        return;
-      }
-      await waitForWakeUp(this.wakeUps, undefined, signal);
+  /**
+   * Sends what exists now to `sink` before returning, then the rest as it comes. Answers a function that
+   * stops the delivery (a no-op once the end was delivered).
+   */
+  subscribe(sink: AnswerSink): () => void {
+    const text = this.textSoFar();
+    if (text) sink.text(text);
+    if (this.outcome) {
+      sink.end(this.outcome);
+      return () => undefined;
     }
+    this.sinks.add(sink);
+    return () => this.sinks.delete(sink);
   }
+}
 
-  private wakeAll(): void {
-    for (const wake of [...this.wakeUps]) wake();
+function deliver(call: () => void): void {
+  try {
+    call();
+  } catch {
+    // A subscriber's own failure (a closed response) is the subscriber's business, never the run's.
   }
 }

@@ -15,9 +15,11 @@ const RETENTION_AFTER_END_MS = 5 * 60_000;
 type Listener = () => void;
 
 /**
- * Live answers shared between instances: each run is a Redis stream (`live:<id>`) holding every chunk from
- * the first, plus a pub/sub channel that wakes followers. A follower subscribes first and then reads the
- * stream from where it is, so it can neither miss nor repeat a chunk, whichever instance it reached.
+ * Live answers shared between instances: each relayed run is a Redis stream (`live:<id>`) holding every
+ * chunk from the first, plus a pub/sub channel that wakes followers. A follower subscribes first, asks for
+ * the run on the shared `live:wanted` channel (the instance generating it then starts relaying it: see
+ * LiveStreams), and reads the stream from where it is, so it can neither miss nor repeat a chunk. It asks
+ * again after every quiet second, in case the request was lost.
  *
  * Every text entry carries its character offset in the answer. A follower that finds a gap (an append
  * lost while Redis was unreachable, or a stream expired) or cannot read the stream stops trusting the
@@ -27,6 +29,7 @@ export class RedisLiveStreams {
   private subscriber: RedisClient | undefined;
   private closed = false;
   private readonly listeners = new Map<string, Set<Listener>>();
+  private wantedHandler: ((runId: string) => void) | undefined;
 
   constructor(
     private readonly redis: RedisClient,
@@ -44,6 +47,17 @@ export class RedisLiveStreams {
     await this.redis.eval(APPEND_SCRIPT, 1, streamKey(runId), this.channel(runId), 'end', '0', JSON.stringify(outcome), String(RETENTION_AFTER_END_MS)).catch(this.onError);
   }
 
+  /** Calls `handler` with the id of every run an instance asks to follow (subscribes at once). */
+  onWanted(handler: (runId: string) => void): void {
+    this.wantedHandler = handler;
+    this.subscriberConnection()?.subscribe(this.wantedChannel()).catch(this.onError);
+  }
+
+  /** Asks the instance generating `runId` to relay it. */
+  want(runId: string): void {
+    this.redis.publish(this.wantedChannel(), runId).catch(this.onError);
+  }
+
   async *follow(runId: string, signal?: AbortSignal): AsyncGenerator<LiveEvent> {
     const channel = this.channel(runId);
     const wakeUps = new Set<() => void>();
@@ -53,6 +67,7 @@ export class RedisLiveStreams {
       for (const wake of wakeUps) wake();
     };
     await this.listen(channel, listener);
+    this.want(runId);
     try {
       let after = '-';
       let delivered = 0;
@@ -79,7 +94,10 @@ export class RedisLiveStreams {
         }
         if (trusted && (pending || (entries?.length ?? 0) > 0)) continue;
         const woken = await waitForWakeUp(wakeUps, IDLE_AFTER_MS, signal);
-        if (!woken && !signal?.aborted) yield { type: 'idle' };
+        if (!woken && !signal?.aborted) {
+          if (trusted) this.want(runId);
+          yield { type: 'idle' };
+        }
       }
     } finally {
       await this.unlisten(channel, listener);
@@ -106,6 +124,10 @@ export class RedisLiveStreams {
   private channel(runId: string): string {
     // ioredis prefixes keys but not pub/sub channels.
     return `${this.channelPrefix}live:${runId}`;
+  }
+
+  private wantedChannel(): string {
+    return `${this.channelPrefix}live:wanted`;
   }
 
   /** Resolves once SUBSCRIBE is acknowledged, so nothing published afterwards can be missed. */
@@ -136,8 +158,9 @@ export class RedisLiveStreams {
       // No ready check: its INFO would be refused once the first SUBSCRIBE (queued while connecting) is in.
       this.subscriber = this.redis.duplicate({ enableReadyCheck: false });
       this.subscriber.on('error', this.onError);
-      this.subscriber.on('message', (channel: string) => {
-        for (const listener of this.listeners.get(channel) ?? []) listener();
+      this.subscriber.on('message', (channel: string, message: string) => {
+        if (channel === this.wantedChannel()) this.wantedHandler?.(message);
+        else for (const listener of this.listeners.get(channel) ?? []) listener();
       });
     }
     return this.subscriber;
