@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Cursor, olderThan } from '../common/pagination';
 import { PrismaService } from '../infra/prisma/prisma.service';
+import { ChatMessage } from '../models/providers/model-provider';
 
 @Injectable()
 export class ConversationsRepository {
@@ -35,11 +36,20 @@ export class ConversationsRepository {
     });
   }
 
-  /** The latest `maxMessages` messages of a conversation `userId` owns, newest first; null if not theirs. */
-  findOwnedRecentMessages(userId: string, id: string, maxMessages: number) {
-    return this.prisma.conversation.findFirst({
-      where: { id, userId },
-      select: { id: true, messages: { orderBy: { seq: 'desc' }, take: maxMessages, select: { role: true, content: true } } },
-    });
+  /**
+   * The latest `maxMessages` messages of a conversation `userId` owns, newest first, in one statement;
+   * null if there is no such conversation of theirs.
+   */
+  async findOwnedRecentMessages(userId: string, id: string, maxMessages: number): Promise<{ messages: ChatMessage[] } | null> {
+    const rows = await this.prisma.$queryRaw<{ role: ChatMessage['role'] | null; content: string | null }[]>`
+      SELECT m.role::text AS role, m.content
+        FROM "Conversation" c
+        LEFT JOIN LATERAL (
+          SELECT role, content, seq FROM "Message" WHERE "conversationId" = c.id ORDER BY seq DESC LIMIT ${maxMessages}
+        ) m ON true
+       WHERE c.id = ${id}::uuid AND c."userId" = ${userId}::uuid
+       ORDER BY m.seq DESC`;
+    if (rows.length === 0) return null;
+    return { messages: rows.flatMap((row) => (row.role && row.content !== null ? [{ role: row.role, content: row.content }] : [])) };
   }
 }

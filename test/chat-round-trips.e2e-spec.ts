@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { chat, listen } from './support/chat-client';
+import { registerUser } from './support/factories';
+import { FakeModelServer } from './support/fake-model-servers';
+import { bootTestApp, TestApp } from './support/test-app';
+import { CountingProxy, WireRequest } from './support/wire-counters';
+
+/** A sweeper may run at any moment; its statements are not part of a chat request. */
+const BACKGROUND = /"Subscription"|WITH swept AS/;
+
+function serverOf(url: string): { host: string; port: number } {
+  const parsed = new URL(url);
+  return { host: parsed.hostname, port: Number(parsed.port || (parsed.protocol.startsWith('redis') ? 6379 : 5432)) };
+}
+
+function through(url: string, proxy: CountingProxy): string {
+  const parsed = new URL(url);
+  parsed.hostname = '127.0.0.1';
+  parsed.port = String(proxy.port);
+  return parsed.toString();
+}
+
+function describeAll(requests: WireRequest[]): string {
+  return requests.map((request) => `  ${request.text.replace(/\s+/g, ' ').slice(0, 120)}`).join('\n');
+}
+
+/**
+ * What one chat costs in round trips to PostgreSQL and commands to Redis, counted on the wire by proxies
+ * between the service and the real servers (so they cannot creep back unnoticed).
+ */
+describe('round trips of one chat request', () => {
+  let fake: FakeModelServer;
+  let postgres: CountingProxy;
+  let redis: CountingProxy | undefined;
+  let t: TestApp;
+  let base: string;
+  let cookie: string;
+
+  const ask = (key: string, content: string, conversationId?: string) =>
+    chat(base, cookie, { model: 'openai/gpt-4o-mini', idempotencyKey: key, messages: [{ role: 'user', content }], ...(conversationId ? { conversationId } : {}) }).response;
+
+  /** Runs `work` and answers the PostgreSQL statements and Redis commands sent meanwhile. */
+  async function measure(work: () => Promise<void>): Promise<{ statements: WireRequest[]; commands: WireRequest[] }> {
+    const since = Date.now();
+    await work();
+    // Let anything the request set off reach the wire.
+    await new Promise((done) => setTimeout(done, 50));
+    return {
+      statements: postgres.since(since).filter((request) => !BACKGROUND.test(request.text)),
+      commands: redis?.since(since) ?? [],
+    };
+  }
+
+  beforeAll(async () => {
+    fake = await new FakeModelServer().start();
+    postgres = await CountingProxy.postgres(serverOf(process.env.TEST_DATABASE_URL as string));
+    if (process.env.TEST_REDIS_URL) redis = await CountingProxy.redis(serverOf(process.env.TEST_REDIS_URL));
+    t = await bootTestApp({
+      DATABASE_URL: through(process.env.TEST_DATABASE_URL as string, postgres),
+      REDIS_URL: redis ? through(process.env.TEST_REDIS_URL as string, redis) : undefined,
+      OPENAI_API_KEY: 'sk-test',
+      OPENAI_BASE_URL: fake.baseUrl,
+      // The chat sweeper runs every half lease: not during these requests.
+      CHAT_LEASE_MS: '600000',
+    });
+    base = await listen(t);
+    cookie = (await registerUser(t.http)).cookie;
+    // Warm: pool connections open, session and catalog cached, as on a running instance.
+    fake.mode = { kind: 'ok', words: ['warm'] };
+    expect((await ask(randomUUID(), 'warm up')).status).toBe(200);
+  });
+  afterAll(async () => {
+    await t.close();
+    await postgres.close();
+    await redis?.close();
+    await fake.close();
+  });
+
+  it('a new conversation: 3 PostgreSQL round trips (key lookup, claim, settlement) and no Redis command', async () => {
+    fake.mode = { kind: 'ok', words: ['one', ' two', ' three', ' four', ' five'] };
+    let status = 0;
+    const { statements, commands } = await measure(async () => {
+      const res = await ask(randomUUID(), 'count me');
+      status = res.status;
+      expect(res.body).toBe('one two three four five');
+    });
+    expect(status).toBe(200);
+    // The proxy is on the service's path: the claim and the settlement are seen.
+    expect(statements.some((request) => request.text.includes('chat_claim'))).toBe(true);
+    expect({ count: statements.length, statements: describeAll(statements) }).toEqual({ count: 3, statements: expect.any(String) });
+    expect(commands.length).toBeLessThanOrEqual(4);
+    expect(describeAll(commands)).toBe('');
+  });
+
+  it('a turn of an existing conversation: one more for its history, at most 6 in all', async () => {
+    fake.mode = { kind: 'ok', words: ['first'] };
+    const first = await ask(randomUUID(), 'start');
+    const conversationId = first.headers['x-conversation-id'] as string;
+    fake.mode = { kind: 'ok', words: ['second'] };
+    const { statements, commands } = await measure(async () => {
+      expect((await ask(randomUUID(), 'continue', conversationId)).status).toBe(200);
+    });
+    expect(statements.length).toBeLessThanOrEqual(6);
+    expect({ count: statements.length, statements: describeAll(statements) }).toEqual({ count: 4, statements: expect.any(String) });
+    expect(commands.length).toBeLessThanOrEqual(4);
+  });
+
+  it('a retry of a finished request: one round trip, no model call', async () => {
+    fake.mode = { kind: 'ok', words: ['stored'] };
+    const key = randomUUID();
+    expect((await ask(key, 'once')).status).toBe(200);
+    const calls = fake.requests.length;
+    const { statements, commands } = await measure(async () => {
+      const res = await ask(key, 'once');
+      expect(res.headers['idempotent-replayed']).toBe('true');
+      expect(res.body).toBe('stored');
+    });
+    expect(fake.requests.length).toBe(calls);
+    expect({ count: statements.length, statements: describeAll(statements) }).toEqual({ count: 1, statements: expect.any(String) });
+    expect(commands).toEqual([]);
+  });
+
+  it('an authenticated read (GET /v1/auth/me) and GET /v1/plans: no round trip at all', async () => {
+    const { statements, commands } = await measure(async () => {
+      expect((await t.http.get('/v1/auth/me').set('Cookie', cookie)).status).toBe(200);
+      expect((await t.http.get('/v1/plans')).status).toBe(200);
+    });
+    expect(describeAll(statements)).toBe('');
+    expect(commands).toEqual([]);
+  });
+});
