@@ -12,6 +12,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { ConversationsRepository } from '../conversations/conversations.repository';
 import { ModelProviders } from '../models/model-providers';
 import { ChatMessage, ModelProvider } from '../models/providers/model-provider';
+import { ChatAdmission, RunRequest } from './admission/chat-admission';
 import { ChatRequestsRepository, StoredRequest } from './chat-requests.repository';
 import { ChatStream, toChatStream } from './chat-stream';
 import { titleFrom } from './conversation-title';
@@ -69,6 +70,7 @@ export class ChatPipelineService implements OnModuleDestroy {
   private readonly running = new Set<Promise<void>>();
 
   constructor(
+    private readonly admission: ChatAdmission,
     private readonly requests: ChatRequestsRepository,
     private readonly conversations: ConversationsRepository,
     private readonly catalog: CatalogCache,
@@ -83,11 +85,22 @@ export class ChatPipelineService implements OnModuleDestroy {
    * Starts the turn, or replays / joins the request already made with its key. Resolves once the first
    * byte of the answer is known, so a failure before it is still a problem response.
    */
-  async start(user: SessionUser, turn: ChatTurn, signal?: AbortSignal): Promise<ChatStream> {
+  async start(user: SessionUser, turn: ChatTurn, request: RunRequest = {}): Promise<ChatStream> {
     this.assertWithinSizeLimit(turn);
-    const existing = await this.requests.findByKey(user.id, turn.idempotencyKey);
-    if (existing) return this.resume(existing, turn.fingerprint, signal);
+    const started = await this.admission.starting(request, () => this.claimOrFind(user, turn));
+    if ('existing' in started) return this.resume(started.existing, turn.fingerprint, request.signal);
+    const { plan, writer } = started;
+    // Detached from the request: outside its async context (nothing of the request stays reachable from the
+    // run), its log lines carry the request id explicitly.
+    const requestId = requestContext.getStore()?.requestId;
+    this.track(requestContext.exit(() => this.run(turn, plan, writer, requestId)));
+    return toChatStream(plan.conversationId, false, writer.answer, request.signal);
+  }
 
+  /** The database part of a start: the request already made with this key, or a new run claimed. */
+  private async claimOrFind(user: SessionUser, turn: ChatTurn): Promise<{ existing: StoredRequest } | { plan: RunPlan; writer: LiveWriter }> {
+    const existing = await this.requests.findByKey(user.id, turn.idempotencyKey);
+    if (existing) return { existing };
     await turn.checkNewRequest?.();
     const plan = await this.plan(user, turn);
     const writer = this.live.open(plan.runId);
@@ -98,15 +111,9 @@ export class ChatPipelineService implements OnModuleDestroy {
       writer.discard();
       throw error;
     }
-    if (winner) {
-      writer.discard();
-      return this.resume(winner, turn.fingerprint, signal);
-    }
-    // Detached from the request: outside its async context (nothing of the request stays reachable from the
-    // run), its log lines carry the request id explicitly.
-    const requestId = requestContext.getStore()?.requestId;
-    this.track(requestContext.exit(() => this.run(turn, plan, writer, requestId)));
-    return toChatStream(plan.conversationId, false, writer.answer, signal);
+    if (!winner) return { plan, writer };
+    writer.discard();
+    return { existing: winner };
   }
 
   /**

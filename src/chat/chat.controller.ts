@@ -1,9 +1,10 @@
-import { Body, Controller, HttpCode, Post, Res } from '@nestjs/common';
+import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
-import { Response } from 'express';
+import { Request, Response } from 'express';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { SessionUser } from '../auth/session-user';
 import { ApiProblems } from '../common/openapi/api-problems.decorator';
+import { ChatAdmission } from './admission/chat-admission';
 import { ChatService } from './chat.service';
 import { abortWhenClientLeaves, writeChatStream } from './chat-response.writer';
 import { ChatRequestDto } from './dto/chat-request.dto';
@@ -21,7 +22,10 @@ export const STREAMED_ANSWER_RESPONSE = {
 @ApiTags('chat')
 @Controller('chat')
 export class ChatController {
-  constructor(private readonly chat: ChatService) {}
+  constructor(
+    private readonly chat: ChatService,
+    private readonly admission: ChatAdmission,
+  ) {}
 
   @Post()
   @HttpCode(200)
@@ -29,8 +33,8 @@ export class ChatController {
   @ApiProduces('text/plain')
   @ApiOkResponse(STREAMED_ANSWER_RESPONSE)
   @ApiProblems(401, 403, 404, 422, 429, 502, 503)
-  async send(@CurrentUser() user: SessionUser, @Body() body: ChatRequestDto, @Res() res: Response): Promise<void> {
-    const stream = await this.chat.send(user, body, abortWhenClientLeaves(res));
+  async send(@CurrentUser() user: SessionUser, @Body() body: ChatRequestDto, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const stream = await this.chat.send(user, body, this.admission.runRequest(req, abortWhenClientLeaves(res)));
     await writeChatStream(res, stream);
   }
 }

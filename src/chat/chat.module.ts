@@ -1,7 +1,8 @@
-import { Module } from '@nestjs/common';
+import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { ConversationsModule } from '../conversations/conversations.module';
 import { CatalogModule } from '../catalog/catalog.module';
 import { ModelsModule } from '../models/models.module';
+import { ChatAdmission } from './admission/chat-admission';
 import { ChatController } from './chat.controller';
 import { ChatPipelineService } from './chat-pipeline.service';
 import { ChatRequestsRepository } from './chat-requests.repository';
@@ -13,7 +14,13 @@ import { LiveStreams } from './live/live-streams';
 @Module({
   imports: [CatalogModule, ModelsModule, ConversationsModule],
   controllers: [ChatController],
-  providers: [ChatPipelineService, ChatRequestsRepository, ChatService, ChatSweeperService, LiveStreams],
-  exports: [ChatPipelineService],
+  providers: [ChatAdmission, ChatPipelineService, ChatRequestsRepository, ChatService, ChatSweeperService, LiveStreams],
+  exports: [ChatAdmission, ChatPipelineService],
 })
-export class ChatModule {}
+export class ChatModule implements NestModule {
+  constructor(private readonly admission: ChatAdmission) {}
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(this.admission.middleware()).forRoutes({ path: 'chat', method: RequestMethod.POST });
+  }
+}

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
+import { RunRequest } from './admission/chat-admission';
 import { ChatPipelineService } from './chat-pipeline.service';
 import { ChatStream } from './chat-stream';
 import { ChatRequestDto } from './dto/chat-request.dto';
@@ -9,7 +10,7 @@ import { fingerprintOf } from './fingerprint';
 export class ChatService {
   constructor(private readonly pipeline: ChatPipelineService) {}
 
-  send(user: SessionUser, request: ChatRequestDto, signal?: AbortSignal): Promise<ChatStream> {
+  send(user: SessionUser, request: ChatRequestDto, runRequest: RunRequest = {}): Promise<ChatStream> {
     const messages = request.messages.map(({ role, content }) => ({ role, content }));
     return this.pipeline.start(
       user,
@@ -20,7 +21,7 @@ export class ChatService {
         conversationId: request.conversationId,
         messages,
       },
-      signal,
+      runRequest,
     );
   }
 }

@@ -80,6 +80,10 @@ export interface AppConfig {
     leaseMs: number;
     /** Characters of message content one request may send (413 beyond); also the history budget. */
     maxInputChars: number;
+    /** Chat responses one instance keeps open at most; more are refused at once (503 overloaded). */
+    maxStreams: number;
+    /** How long after arriving a run may wait to be claimed before it is refused (503 overloaded). */
+    startTimeoutMs: number;
   };
   mail: { smtpUrl?: string; from: string };
   oauth: { google: OAuthProviderConfig; github: GithubOAuthConfig };

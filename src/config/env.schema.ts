@@ -108,6 +108,8 @@ export const envSchema = z.object({
   PROVIDER_TIMEOUT_MS: integer(100, 600_000).default(60_000),
   CHAT_LEASE_MS: integer(500, 3_600_000).default(60_000),
   CHAT_MAX_INPUT_CHARS: integer(1_000, 10_000_000).default(100_000),
+  CHAT_MAX_STREAMS: integer(1, 1_000_000).default(2_000),
+  CHAT_START_TIMEOUT_MS: integer(50, 60_000).default(800),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: httpUrl.default('https://api.openai.com/v1'),
   ANTHROPIC_API_KEY: optionalString,

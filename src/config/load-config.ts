@@ -99,7 +99,13 @@ function toAppConfig(env: Env): AppConfig {
       openai: { apiKey: env.OPENAI_API_KEY, baseUrl: stripTrailingSlash(env.OPENAI_BASE_URL) },
       anthropic: { apiKey: env.ANTHROPIC_API_KEY, baseUrl: stripTrailingSlash(env.ANTHROPIC_BASE_URL) },
     },
-    chat: { providerTimeoutMs: env.PROVIDER_TIMEOUT_MS, leaseMs: env.CHAT_LEASE_MS, maxInputChars: env.CHAT_MAX_INPUT_CHARS },
+    chat: {
+      providerTimeoutMs: env.PROVIDER_TIMEOUT_MS,
+      leaseMs: env.CHAT_LEASE_MS,
+      maxInputChars: env.CHAT_MAX_INPUT_CHARS,
+      maxStreams: env.CHAT_MAX_STREAMS,
+      startTimeoutMs: env.CHAT_START_TIMEOUT_MS,
+    },
     mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM },
     oauth: {
       google: {

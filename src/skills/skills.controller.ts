@@ -1,8 +1,9 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
-import { Response } from 'express';
+import { Request, Response } from 'express';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { SessionUser } from '../auth/session-user';
+import { ChatAdmission } from '../chat/admission/chat-admission';
 import { STREAMED_ANSWER_RESPONSE } from '../chat/chat.controller';
 import { abortWhenClientLeaves, writeChatStream } from '../chat/chat-response.writer';
 import { ApiProblems } from '../common/openapi/api-problems.decorator';
@@ -15,7 +16,10 @@ import { SkillsService } from './skills.service';
 @ApiTags('skills')
 @Controller('skills')
 export class SkillsController {
-  constructor(private readonly skills: SkillsService) {}
+  constructor(
+    private readonly skills: SkillsService,
+    private readonly admission: ChatAdmission,
+  ) {}
 
   @Post()
   @ApiOperation({ summary: 'Create a private Skill with its version 1' })
@@ -90,8 +94,8 @@ export class SkillsController {
   @ApiProduces('text/plain')
   @ApiOkResponse(STREAMED_ANSWER_RESPONSE)
   @ApiProblems(401, 403, 404, 422, 429, 502, 503)
-  async run(@CurrentUser() user: SessionUser, @Param('id') id: string, @Body() body: SkillRunDto, @Res() res: Response): Promise<void> {
-    const stream = await this.skills.run(user, id, body, abortWhenClientLeaves(res));
+  async run(@CurrentUser() user: SessionUser, @Param('id') id: string, @Body() body: SkillRunDto, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const stream = await this.skills.run(user, id, body, this.admission.runRequest(req, abortWhenClientLeaves(res)));
     await writeChatStream(res, stream);
   }
 }

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
 import { ChatPipelineService } from '../chat/chat-pipeline.service';
+import { RunRequest } from '../chat/admission/chat-admission';
 import { ChatStream } from '../chat/chat-stream';
 import { fingerprintOf } from '../chat/fingerprint';
 import { AppError, FieldError } from '../common/errors/app-error';
@@ -94,7 +95,7 @@ export class SkillsService {
    * the single user message. An input refused by the version's input_schema is a 422 before anything is
    * claimed or billed.
    */
-  async run(user: SessionUser, id: string, request: SkillRunDto, signal?: AbortSignal): Promise<ChatStream> {
+  async run(user: SessionUser, id: string, request: SkillRunDto, runRequest: RunRequest = {}): Promise<ChatStream> {
     const { skill, latest } = await this.latestOf(user, id);
     const content = typeof request.input === 'string' ? request.input : JSON.stringify(request.input);
     return this.pipeline.start(
@@ -109,7 +110,7 @@ export class SkillsService {
         skill: { skillId: skill.id, skillVersionId: latest.id },
         checkNewRequest: () => this.checkInput(latest, request.input),
       },
-      signal,
+      runRequest,
     );
   }
 

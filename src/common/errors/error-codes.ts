@@ -41,6 +41,7 @@ export const ERROR_CODES = {
   internal_error: { status: 500, title: 'Internal server error' },
   not_ready: { status: 503, title: 'Service not ready' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
+  overloaded: { status: 503, title: 'Too busy right now' },
   storage_unavailable: { status: 503, title: 'Storage unavailable' },
   provider_not_configured: { status: 503, title: 'Provider not configured' },
   webhook_not_processed: { status: 503, title: 'Webhook not processed; deliver it again' },
