@@ -2,7 +2,7 @@ import { Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { CorsOptionsDelegate } from '@nestjs/common/interfaces/external/cors-options.interface';
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { Request } from 'express';
+import { Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import { AppModule } from './app.module';
 import { NestPinoLogger } from './common/logging/app-logger';
@@ -25,6 +25,28 @@ export const API_PREFIX = 'v1';
 function helmetOptions(config: AppConfig): Parameters<typeof helmet>[0] {
   const https = config.appUrl.startsWith('https:');
   return { contentSecurityPolicy: { directives: { upgradeInsecureRequests: https ? [] : null } } };
+}
+
+/**
+ * Helmet's headers for these options, computed once by running helmet against a recording response: they
+ * do not depend on the request, so every response gets them with a few setHeader calls instead of helmet's
+ * chain of middlewares.
+ */
+function securityHeaders(options: Parameters<typeof helmet>[0]): RequestHandler {
+  const headers = new Map<string, string>();
+  const recorder = {
+    setHeader: (name: string, value: unknown) => headers.set(name, String(value)),
+    removeHeader: (name: string) => headers.delete(name),
+    getHeader: (name: string) => headers.get(name),
+  };
+  let computed = false;
+  helmet(options)({ headers: {} } as Request, recorder as unknown as Response, () => (computed = true));
+  if (!computed) throw new Error('helmet did not answer synchronously: its headers depend on the request and cannot be precomputed');
+  const entries = [...headers];
+  return (_req, res, next) => {
+    for (const [name, value] of entries) res.setHeader(name, value);
+    next();
+  };
 }
 
 /** CORS headers (credentials included) only for the allowed origins; other origins get none at all. */
@@ -54,7 +76,7 @@ export async function createApp(config: AppConfig, logger: Logger, extraModules:
   // Registered before the body parsers so even a malformed body is logged and carries a request id.
   app.use(createHttpLogger(logger));
   app.use(app.get(DrainState).closeConnectionsWhileDraining());
-  app.use(helmet(helmetOptions(config)));
+  app.use(securityHeaders(helmetOptions(config)));
   app.enableCors(corsForAllowedOriginsOnly(config.corsOrigins));
   app.use(refuseNulInUrl);
   app.use(refuseCrossSiteWrites(config.corsOrigins, [`/${API_PREFIX}/webhooks/`]));
