@@ -66,12 +66,14 @@ export abstract class SseModelProvider implements ModelProvider {
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, '');
     this.apiKey = upstream.apiKey;
+    // A plain Agent never retries (only undici's RetryAgent/retry interceptor would). Keep-alive keeps
+    // undici's idle timeout (4 s, or the server's Keep-Alive hint less 1 s): short enough that a request
+    // is not written to a socket the server is closing, which without retries would fail a generation.
+    // One request per connection at a time (no pipelining), as many connections as concurrent streams.
     this.agent = new Agent({
       connectTimeout: transport.connectTimeoutMs,
       headersTimeout: transport.responseTimeoutMs,
       bodyTimeout: transport.responseTimeoutMs,
-      // Keep-alive with undici's defaults (idle sockets closed after 4 s unless the server hints longer):
-      // short enough that a request is not sent on a socket the server has just closed.
       pipelining: 1,
     });
   }
@@ -192,11 +194,19 @@ async function httpFailure(statusCode: number, body: Dispatcher.ResponseData['bo
   return message ? `HTTP ${statusCode}: ${message}` : `HTTP ${statusCode}`;
 }
 
+/**
+ * A transport failure in a line: undici's and Node's own messages (`other side closed`, `connect
+ * ECONNREFUSED 10.0.0.1:443`, `Connect Timeout Error`) with their code. Read by shape, not instanceof:
+ * Node's errors may come from another realm (Jest's sandbox).
+ */
 function describeTransportError(error: unknown): string {
-  if (!(error instanceof Error)) return `connection failed: ${typeof error}`;
-  const code = (error as { code?: unknown }).code;
-  const message = error.message || error.name;
-  return typeof code === 'string' && !message.includes(code) ? `${message} (${code})` : message;
+  if (typeof error !== 'object' || error === null) return 'connection failed';
+  const { message, name, code, errors } = error as { message?: unknown; name?: unknown; code?: unknown; errors?: unknown };
+  let text = typeof message === 'string' && message ? message : '';
+  // Happy Eyeballs (autoSelectFamily) reports an AggregateError without a message of its own.
+  if (!text && Array.isArray(errors) && errors.length > 0) text = describeTransportError(errors[0]);
+  if (!text) text = typeof name === 'string' && name ? name : 'connection failed';
+  return typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
 }
 
 function drain(body: Dispatcher.ResponseData['body'], chunks: AsyncIterator<unknown>): void {
