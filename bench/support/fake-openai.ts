@@ -102,7 +102,7 @@ export class FakeOpenAi {
   }
 }
 
-/** The spec in the request body: the AI SDK sends the user message as a string or as text parts. */
+/** The spec in the request body (it is in the user message's text). */
 function parseSpec(body: string): StreamSpec | undefined {
   const match = /bench:([A-Za-z0-9_-]+):(\d+):(\d+)/.exec(body);
   return match ? { id: match[1], tokens: Number(match[2]), delayMs: Number(match[3]) } : undefined;

@@ -1,0 +1,144 @@
+import { anthropicRequestBody, AnthropicStreamDecoder, LEADING_USER_PLACEHOLDER, toAnthropicPrompt } from './anthropic.provider';
+import { ChatMessage, GenerationEvent } from './model-provider';
+import { UpstreamError } from './upstream-error';
+
+const m = (role: ChatMessage['role'], content: string): ChatMessage => ({ role, content });
+
+describe('toAnthropicPrompt', () => {
+  it('moves every system message to `system`, in order, joined by a blank line', () => {
+    const prompt = toAnthropicPrompt([m('system', 'Skill rules.'), m('user', 'Hi'), m('assistant', 'Hello'), m('system', 'Be brief.'), m('user', 'Why?')]);
+    expect(prompt).toEqual({
+      system: 'Skill rules.\n\nBe brief.',
+      messages: [
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: 'Hello' },
+        { role: 'user', content: 'Why?' },
+      ],
+    });
+  });
+
+  it('omits `system` when there is none', () => {
+    expect(toAnthropicPrompt([m('user', 'Hi')])).toEqual({ messages: [{ role: 'user', content: 'Hi' }] });
+  });
+
+  it('merges consecutive messages of one role into one turn, one text block each (also across a system message)', () => {
+    const prompt = toAnthropicPrompt([m('user', 'one'), m('user', 'two'), m('system', 's'), m('user', 'three'), m('assistant', 'a'), m('assistant', 'b'), m('user', 'q')]);
+    expect(prompt.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'one' },
+          { type: 'text', text: 'two' },
+          { type: 'text', text: 'three' },
+        ],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      },
+      { role: 'user', content: 'q' },
+    ]);
+  });
+
+  it('leaves out messages without visible text (the API refuses empty text blocks), then merges what meets', () => {
+    const prompt = toAnthropicPrompt([m('system', '  '), m('user', 'one'), m('assistant', ''), m('user', 'two')]);
+    expect(prompt).toEqual({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'one' },
+            { type: 'text', text: 'two' },
+          ],
+        },
+      ],
+    });
+  });
+
+  it('puts a neutral user turn in front of a conversation that starts with the assistant', () => {
+    expect(toAnthropicPrompt([m('system', 'S'), m('assistant', 'Welcome!'), m('user', 'Hi')]).messages).toEqual([
+      { role: 'user', content: LEADING_USER_PLACEHOLDER },
+      { role: 'assistant', content: 'Welcome!' },
+      { role: 'user', content: 'Hi' },
+    ]);
+  });
+
+  it('trims the trailing whitespace of a final assistant turn (a prefill), and only there', () => {
+    expect(toAnthropicPrompt([m('user', 'Hi  '), m('assistant', 'First \n'), m('user', 'More'), m('assistant', '  The answer is \n')]).messages).toEqual([
+      { role: 'user', content: 'Hi  ' },
+      { role: 'assistant', content: 'First \n' },
+      { role: 'user', content: 'More' },
+      { role: 'assistant', content: '  The answer is' },
+    ]);
+  });
+
+  it('builds the request body: model, max_tokens, stream, system, messages', () => {
+    const body = JSON.parse(anthropicRequestBody({ upstreamModel: 'claude-haiku-4-5', maxOutputTokens: 64, messages: [m('system', 'S'), m('user', 'Q')] })) as Record<string, unknown>;
+    expect(body).toEqual({ model: 'claude-haiku-4-5', max_tokens: 64, stream: true, system: 'S', messages: [{ role: 'user', content: 'Q' }] });
+    expect(Object.keys(body)).toEqual(['model', 'max_tokens', 'stream', 'system', 'messages']);
+  });
+});
+
+describe('AnthropicStreamDecoder', () => {
+  const start = (usage: Record<string, number>) => ({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], usage } });
+  const text = (value: string) => ({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: value } });
+
+  function decode(payloads: Record<string, unknown>[]): { events: GenerationEvent[]; complete: boolean } {
+    const decoder = new AnthropicStreamDecoder();
+    const events: GenerationEvent[] = [];
+    let complete = false;
+    for (const payload of payloads) {
+      if (complete) throw new Error('event after completion');
+      complete = decoder.event(JSON.stringify(payload), typeof payload.type === 'string' ? payload.type : undefined, events);
+    }
+    return { events, complete };
+  }
+
+  it('yields text deltas and, at message_stop, the usage: input from message_start, output from message_delta', () => {
+    const { events, complete } = decode([
+      start({ input_tokens: 12, output_tokens: 1 }),
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'ping' },
+      text('Hello'),
+      text(''),
+      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'hmm' } },
+      text(' there'),
+      { type: 'content_block_stop', index: 0 },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 5 } },
+      { type: 'message_stop' },
+    ]);
+    expect(complete).toBe(true);
+    expect(events).toEqual([
+      { type: 'text', text: 'Hello' },
+      { type: 'text', text: ' there' },
+      { type: 'usage', inputTokens: 12, outputTokens: 5 },
+    ]);
+  });
+
+  it('counts cache writes and reads as input, and takes updated counts from message_delta', () => {
+    const { events } = decode([
+      start({ input_tokens: 10, cache_creation_input_tokens: 100, cache_read_input_tokens: 1000, output_tokens: 1 }),
+      text('x'),
+      { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { input_tokens: 11, output_tokens: 3 } },
+      { type: 'message_stop' },
+    ]);
+    expect(events.at(-1)).toEqual({ type: 'usage', inputTokens: 1111, outputTokens: 3 });
+  });
+
+  it('an error event fails the stream with the provider’s message', () => {
+    expect(() => decode([start({ input_tokens: 1, output_tokens: 1 }), text('part'), { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }])).toThrow(new UpstreamError('error event: Overloaded'));
+  });
+
+  it('a stream that ends before message_stop was cut short', () => {
+    const decoder = new AnthropicStreamDecoder();
+    decoder.event(JSON.stringify(start({ input_tokens: 1, output_tokens: 1 })), 'message_start', []);
+    expect(() => decoder.end()).toThrow(new UpstreamError('stream ended before message_stop'));
+  });
+
+  it('a payload that is not JSON is a malformed stream', () => {
+    expect(() => new AnthropicStreamDecoder().event('not json', 'content_block_delta', [])).toThrow(UpstreamError);
+  });
+});

@@ -1,0 +1,227 @@
+import { StringDecoder } from 'node:string_decoder';
+import { createParser, EventSourceParser } from 'eventsource-parser';
+import { Agent, Dispatcher } from 'undici';
+import { GenerationEvent, GenerationRequest, ModelProvider, ProviderError } from './model-provider';
+import { errorMessageOf, shortReason, UpstreamError } from './upstream-error';
+
+/**
+ * Turns one upstream's server-sent events into generation events. Pure (no I/O), one per response.
+ * Both methods throw UpstreamError for what the upstream reports as a failure.
+ */
+export interface StreamDecoder {
+  /** One SSE event (`event` is the SSE event name, if any): appends what it yields to `out`; true once the response is complete. */
+  event(data: string, event: string | undefined, out: GenerationEvent[]): boolean;
+  /** The body ended before `event` answered true: appends the closing events, or throws if the answer is incomplete. */
+  end(out: GenerationEvent[]): void;
+}
+
+/** One upstream call: the path under the base URL, the headers and the JSON body. */
+export interface UpstreamCall {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface UpstreamSettings {
+  apiKey?: string;
+  baseUrl: string;
+}
+
+export interface TransportSettings {
+  /** Longest wait for the TCP/TLS connection. */
+  connectTimeoutMs: number;
+  /**
+   * undici's own headers and body (between two chunks) timeouts. Only a backstop: the caller enforces the
+   * provider silence limit with the AbortSignal (src/chat/generation.ts), so this must be longer than that.
+   */
+  responseTimeoutMs: number;
+}
+
+/** Bytes of an error response read for its message; the rest is dropped. */
+const MAX_ERROR_BODY = 16 * 1024;
+/** After the final event, what is left of the body (the chunked terminator) is read in the background so the connection is reused. */
+const MAX_DRAIN_BYTES = 64 * 1024;
+const DRAIN_TIMEOUT_MS = 5_000;
+
+/**
+ * An upstream that answers `POST <baseUrl><path>` with a server-sent event stream. One request per
+ * generation over a dedicated keep-alive undici Agent (no retries: a retry would be a second billed
+ * provider call); the body is decoded with eventsource-parser and each event's JSON is parsed once by the
+ * decoder. The request's AbortSignal goes to undici, so an abort closes the upstream connection at once.
+ * Every failure (connection, HTTP status, error event, cut stream) is a ProviderError with a short
+ * reason: never the request body, never the API key.
+ */
+export abstract class SseModelProvider implements ModelProvider {
+  private readonly agent: Agent;
+  private readonly origin: string;
+  private readonly basePath: string;
+  protected readonly apiKey: string | undefined;
+
+  protected constructor(
+    readonly name: string,
+    upstream: UpstreamSettings,
+    transport: TransportSettings,
+  ) {
+    const url = new URL(upstream.baseUrl);
+    this.origin = url.origin;
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    this.apiKey = upstream.apiKey;
+    // A plain Agent never retries (only undici's RetryAgent/retry interceptor would). Keep-alive keeps
+    // undici's idle timeout (4 s, or the server's Keep-Alive hint less 1 s): short enough that a request
+    // is not written to a socket the server is closing, which without retries would fail a generation.
+    // One request per connection at a time (no pipelining), as many connections as concurrent streams.
+    this.agent = new Agent({
+      connectTimeout: transport.connectTimeoutMs,
+      headersTimeout: transport.responseTimeoutMs,
+      bodyTimeout: transport.responseTimeoutMs,
+      pipelining: 1,
+    });
+  }
+
+  isConfigured(): boolean {
+    return Boolean(this.apiKey);
+  }
+
+  /** Closes the connections, cutting upstream calls still running (called once the app no longer waits for them). */
+  close(): Promise<void> {
+    return this.agent.destroy();
+  }
+
+  protected abstract call(request: GenerationRequest): UpstreamCall;
+  protected abstract decoder(): StreamDecoder;
+
+  async *stream(request: GenerationRequest): AsyncIterable<GenerationEvent> {
+    const { signal } = request;
+    const call = this.call(request);
+    let response: Dispatcher.ResponseData;
+    try {
+      response = await this.agent.request({ origin: this.origin, path: this.basePath + call.path, method: 'POST', headers: call.headers, body: call.body, signal });
+    } catch (error) {
+      throw this.failure(error, signal);
+    }
+    const { statusCode, body } = response;
+    if (statusCode < 200 || statusCode > 299) throw new ProviderError(this.name, shortReason(await httpFailure(statusCode, body), this.apiKey));
+
+    const out: GenerationEvent[] = [];
+    const reader = new SseReader(this.decoder(), out);
+    const chunks = body[Symbol.asyncIterator]();
+    let state: 'open' | 'complete' | 'ended' = 'open';
+    try {
+      while (state === 'open') {
+        const next = await chunks.next();
+        if (next.done) {
+          state = 'ended';
+          reader.end();
+        } else if (reader.write(next.value as Buffer)) {
+          state = 'complete';
+        }
+        for (let index = 0; index < out.length; index += 1) yield out[index];
+        out.length = 0;
+      }
+    } catch (error) {
+      throw this.failure(error, signal);
+    } finally {
+      // Complete: read the little that is left so the connection goes back to the pool. Failed, aborted or
+      // abandoned by the consumer: destroy the body, which closes the upstream connection.
+      if (state === 'complete') drain(body, chunks);
+      else if (state === 'open') body.destroy();
+    }
+  }
+
+  private failure(error: unknown, signal: AbortSignal | undefined): ProviderError {
+    if (error instanceof ProviderError) return error;
+    if (error instanceof UpstreamError) return new ProviderError(this.name, shortReason(error.message, this.apiKey));
+    if (signal?.aborted) return new ProviderError(this.name, 'request aborted');
+    return new ProviderError(this.name, shortReason(describeTransportError(error), this.apiKey));
+  }
+}
+
+/**
+ * Response body bytes → generation events: UTF-8 decoding (a character split across chunks stays whole;
+ * undici's body ignores setEncoding), SSE framing (eventsource-parser) and the upstream's decoder.
+ */
+export class SseReader {
+  private readonly utf8 = new StringDecoder('utf8');
+  private readonly parser: EventSourceParser;
+  private complete = false;
+
+  constructor(
+    private readonly decoder: StreamDecoder,
+    private readonly out: GenerationEvent[],
+  ) {
+    this.parser = createParser({
+      onEvent: (message) => {
+        if (!this.complete) this.complete = decoder.event(message.data, message.event, out);
+      },
+    });
+  }
+
+  /** Feeds one chunk; true once the decoder has seen the response complete (the rest of the body is not read). */
+  write(chunk: Buffer): boolean {
+    this.parser.feed(this.utf8.write(chunk));
+    return this.complete;
+  }
+
+  /**
+   * The body ended. An event without its closing blank line is dropped (SSE rules), so a cut stream is
+   * never taken for a complete one; the decoder then appends the closing events or throws.
+   */
+  end(): void {
+    this.parser.feed(this.utf8.end());
+    if (!this.complete) this.decoder.end(this.out);
+  }
+}
+
+/** `HTTP <status>: <the upstream's error message>`, from a JSON error body when there is one. */
+async function httpFailure(statusCode: number, body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  try {
+    for await (const chunk of body) {
+      chunks.push(chunk as Buffer);
+      bytes += (chunk as Buffer).length;
+      if (bytes > MAX_ERROR_BODY) break;
+    }
+  } catch {
+    // The status alone says enough.
+  }
+  let message: string | undefined;
+  try {
+    message = errorMessageOf(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+  } catch {
+    // Not JSON (a proxy's HTML page, say): not quoted.
+  }
+  return message ? `HTTP ${statusCode}: ${message}` : `HTTP ${statusCode}`;
+}
+
+/**
+ * A transport failure in a line: undici's and Node's own messages (`other side closed`, `connect
+ * ECONNREFUSED 10.0.0.1:443`, `Connect Timeout Error`) with their code. Read by shape, not instanceof:
+ * Node's errors may come from another realm (Jest's sandbox).
+ */
+function describeTransportError(error: unknown): string {
+  if (typeof error !== 'object' || error === null) return 'connection failed';
+  const { message, name, code, errors } = error as { message?: unknown; name?: unknown; code?: unknown; errors?: unknown };
+  let text = typeof message === 'string' && message ? message : '';
+  // Happy Eyeballs (autoSelectFamily) reports an AggregateError without a message of its own.
+  if (!text && Array.isArray(errors) && errors.length > 0) text = describeTransportError(errors[0]);
+  if (!text) text = typeof name === 'string' && name ? name : 'connection failed';
+  return typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
+}
+
+function drain(body: Dispatcher.ResponseData['body'], chunks: AsyncIterator<unknown>): void {
+  const timer = setTimeout(() => body.destroy(), DRAIN_TIMEOUT_MS);
+  timer.unref();
+  void (async () => {
+    let bytes = 0;
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
+      bytes += (next.value as Buffer).length;
+      if (bytes > MAX_DRAIN_BYTES) {
+        body.destroy();
+        return;
+      }
+    }
+  })()
+    .catch(() => undefined)
+    .finally(() => clearTimeout(timer));
+}

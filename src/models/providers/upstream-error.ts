@@ -1,0 +1,59 @@
+/**
+ * What an upstream reported as a failure (an HTTP error, an error event, a malformed or cut stream), in
+ * the upstream's own words; the adapter turns it into a ProviderError. Never carries the request.
+ */
+export class UpstreamError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UpstreamError';
+  }
+}
+
+const MAX_REASON_CHARS = 300;
+
+/**
+ * A failure reason fit for a log line: its first line, at most 300 characters, with the API key replaced
+ * should an upstream ever echo it (the key is replaced before cutting, so no prefix of it survives).
+ */
+export function shortReason(text: string, secret?: string): string {
+  const end = text.search(/[\r\n]/);
+  let line = end === -1 ? text : text.slice(0, end);
+  if (secret && line.includes(secret)) line = line.split(secret).join('[redacted]');
+  return line.trim().slice(0, MAX_REASON_CHARS);
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The message of an error payload in the shapes the supported servers use: `{error: {message, type}}`
+ * (OpenAI, llama.cpp, OpenRouter, Anthropic's `{type: 'error', error: {...}}`), `{error: "..."}` (Ollama),
+ * `{message: "..."}` (vLLM), `{detail: "..."}` (FastAPI servers). Only string fields are taken: a
+ * validation `detail` array, for instance, may quote the request's messages.
+ */
+export function errorMessageOf(payload: unknown): string | undefined {
+  if (!isRecord(payload)) return undefined;
+  const error = payload.error;
+  if (typeof error === 'string' && error) return error;
+  if (isRecord(error)) {
+    if (typeof error.message === 'string' && error.message) return error.message;
+    if (typeof error.type === 'string' && error.type) return error.type;
+    if (typeof error.code === 'string' || typeof error.code === 'number') return String(error.code);
+  }
+  if (typeof payload.message === 'string' && payload.message) return payload.message;
+  if (typeof payload.detail === 'string' && payload.detail) return payload.detail;
+  return undefined;
+}
+
+/** Parses one event's JSON (once); a payload that is not a JSON object is a malformed stream. */
+export function parseEventJson(data: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    throw new UpstreamError('malformed stream event (not JSON)');
+  }
+  if (!isRecord(value)) throw new UpstreamError('malformed stream event (not a JSON object)');
+  return value;
+}
