@@ -347,7 +347,8 @@ async function main(): Promise<number> {
         break;
       }
       for (const [index, record] of records.entries()) {
-        const order: TargetName[] = (round + index) % 2 === 1 ? ['bare', 'service'] : ['service', 'bare'];
+        const alternating: TargetName[] = (round + index) % 2 === 1 ? ['bare', 'service'] : ['service', 'bare'];
+        const order = alternating.filter((name) => !record.scenario.targets || record.scenario.targets.includes(name));
         const entry: ScenarioRecord['rounds'][number] = { round, order };
         record.rounds.push(entry);
         for (const name of order) {

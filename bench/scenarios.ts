@@ -71,6 +71,8 @@ export interface Scenario {
   /** Exact definition, for bench/RESULTS.md. */
   definition: (settings: Settings) => string;
   metrics: MetricDef[];
+  /** The targets it runs against (default both). */
+  targets?: TargetName[];
   run: (ctx: Context, target: Target, round: number) => Promise<Measurement>;
 }
 
@@ -407,7 +409,42 @@ const requestRate: Scenario = {
   },
 };
 
-export const SCENARIOS: readonly Scenario[] = [sequential, openLoop, burstSmall, burstLarge, overload, requestRate];
+const replay: Scenario = {
+  id: 'g',
+  title: 'Idempotent replay (service only)',
+  definition: (s) =>
+    `One request of \`${SHORT_MODEL.id}\`, then ${s.replay.requests - 1} retries of it one at a time (same user, idempotencyKey and body): each must be a 200 with ` +
+    '`Idempotent-Replayed: true` and the same 3 tokens. Replays per second, start (sent → first byte) p50/p99 of the retries and CPU per request. ' +
+    'The bare relay has no stored answers to replay, so this runs against the service only and has no target: it is here to see the replay path move.',
+  metrics: [
+    { key: 'replaysPerSecond', label: 'replays per second', unit: '/s' },
+    { key: 'startP50', label: 'start p50', unit: 'ms' },
+    { key: 'startP99', label: 'start p99', unit: 'ms' },
+    { key: 'cpuPerRequest', label: 'CPU per request', unit: 'ms' },
+    { key: 'notReplayed', label: 'retries not a replayed complete 200', unit: '' },
+  ],
+  targets: ['service'],
+  async run(ctx, target) {
+    const requests = ctx.settings.replay.requests;
+    const { result, cpu, wallMs, notes } = await measured(ctx, target, () =>
+      ctx.loadgen.chat({ kind: 'sequential', sameRequest: true, target: chatTarget(ctx, target, SHORT_MODEL, 10_000, 'g'), requests }, requests * 10_000 + 30_000),
+    );
+    const retries = result.starts.slice(1);
+    return {
+      values: {
+        replaysPerSecond: result.replayed / (wallMs / 1000),
+        startP50: percentile(retries, 50),
+        startP99: percentile(retries, 99),
+        cpuPerRequest: cpu / requests,
+        notReplayed: requests - 1 - Math.min(result.replayed, result.outcomes.ok),
+      },
+      problems: result.problems,
+      notes: [...result.examples, generatorNote(result, wallMs), ...notes].filter(isString),
+    };
+  },
+};
+
+export const SCENARIOS: readonly Scenario[] = [sequential, openLoop, burstSmall, burstLarge, overload, requestRate, replay];
 
 function isString(value: string | undefined): value is string {
   return typeof value === 'string';

@@ -14,6 +14,8 @@ export interface Settings {
   burstLarge: { streams: number; deadlineMs: number };
   /** e. simultaneous streams, served or refused at once */
   overload: { streams: number; fastRefusalMs: number; deadlineMs: number };
+  /** g. retries of one finished request (service only) */
+  replay: { requests: number };
   /** f. keep-alive GETs */
   requestRate: { connections: number; warmupMs: number; durationMs: number };
   /** Before every measurement: no mock stream open and both targets' CPU under `cpuPercent` of a core for `windowMs`. */
@@ -35,6 +37,7 @@ export const FULL: Settings = {
   burstLarge: { streams: 1_000, deadlineMs: 30_000 },
   overload: { streams: 5_000, fastRefusalMs: 1_000, deadlineMs: 30_000 },
   requestRate: { connections: 50, warmupMs: 1_000, durationMs: 5_000 },
+  replay: { requests: 500 },
   settle: { cpuPercent: 5, windowMs: 1_000, maxWaitMs: 20_000 },
   budgetMs: 14 * 60_000,
 };
@@ -49,6 +52,7 @@ export const QUICK: Settings = {
   burstLarge: { streams: 300, deadlineMs: 15_000 },
   overload: { streams: 1_000, fastRefusalMs: 1_000, deadlineMs: 15_000 },
   requestRate: { connections: 50, warmupMs: 500, durationMs: 2_000 },
+  replay: { requests: 200 },
   settle: { cpuPercent: 5, windowMs: 500, maxWaitMs: 15_000 },
   budgetMs: 6 * 60_000,
 };

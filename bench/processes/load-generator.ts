@@ -47,6 +47,7 @@ class ChatJob {
       headers: [],
       tokenLateness: [],
       refusals: [],
+      replayed: 0,
       lostTokens: 0,
       duplicatedTokens: 0,
       outOfOrderTokens: 0,
@@ -135,6 +136,7 @@ class ChatJob {
         return;
       }
       this.result.headers.push(headersAt - sentAt);
+      if (res.headers['idempotent-replayed'] === 'true') this.result.replayed += 1;
       let text = '';
       let firstAt = 0;
       let completed = 0;
@@ -205,9 +207,9 @@ function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message.slice(0, 200) : String(error).slice(0, 200);
 }
 
-async function sequential(target: ChatTarget, requests: number): Promise<ChatJobResult> {
+async function sequential(target: ChatTarget, requests: number, sameRequest: boolean): Promise<ChatJobResult> {
   const job = new ChatJob(target, requests);
-  for (let index = 0; index < requests; index++) await job.chat(index, now());
+  for (let index = 0; index < requests; index++) await job.chat(sameRequest ? 0 : index, now());
   return job.finish();
 }
 
@@ -306,7 +308,7 @@ async function requestRate(job: Extract<LoadJob, { kind: 'requestRate' }>): Prom
 function run(job: LoadJob): Promise<JobResult> {
   switch (job.kind) {
     case 'sequential':
-      return sequential(job.target, job.requests);
+      return sequential(job.target, job.requests, job.sameRequest === true);
     case 'burst':
       return burst(job.target, job.requests);
     case 'openLoop':

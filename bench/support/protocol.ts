@@ -25,7 +25,8 @@ export interface ChatTarget {
 }
 
 export type LoadJob =
-  | { kind: 'sequential'; target: ChatTarget; requests: number }
+  /** One request at a time; with `sameRequest` every request repeats request 0 (same key, body and user): retries. */
+  | { kind: 'sequential'; target: ChatTarget; requests: number; sameRequest?: boolean }
   | { kind: 'burst'; target: ChatTarget; requests: number }
   | {
       kind: 'openLoop';
@@ -83,6 +84,8 @@ export interface ChatJobResult {
   tokenLateness: number[];
   /** Request sent -> end of a 503 refusal, ms (fast and slow). */
   refusals: number[];
+  /** 200s with `Idempotent-Replayed: true`. */
+  replayed: number;
   lostTokens: number;
   duplicatedTokens: number;
   outOfOrderTokens: number;

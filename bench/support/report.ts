@@ -80,13 +80,14 @@ export function targetOutcomes(records: ScenarioRecord[]): TargetOutcome[] {
 function row(record: ScenarioRecord, metric: MetricDef): string {
   const key = `${record.scenario.id}.${metric.key}`;
   const rule = TARGETS[key];
+  const notRun = (name: TargetName) => record.scenario.targets !== undefined && !record.scenario.targets.includes(name);
   const bare = spread(valuesOf(record, 'bare', metric.key));
   const service = spread(valuesOf(record, 'service', metric.key));
   const ratios = spread(pairsOf(record, metric.key).map(ratio));
   const ratioText = ratios.count === 0 || metric.ratio === false ? '–' : `${fmtSpread(ratios)}×`;
   const targetText = rule ? describeRule(rule, metric.unit) : '–';
   const result = rule ? verdictText(judge(rule, pairsOf(record, metric.key)), rule.kind, metric.unit) : '';
-  return `| ${metric.label}${metric.unit ? ` (${metric.unit})` : ''} | ${fmtSpread(bare)} | ${fmtSpread(service)} | ${ratioText} | ${targetText} | ${result} |`;
+  return `| ${metric.label}${metric.unit ? ` (${metric.unit})` : ''} | ${notRun('bare') ? 'not run' : fmtSpread(bare)} | ${notRun('service') ? 'not run' : fmtSpread(service)} | ${ratioText} | ${targetText} | ${result} |`;
 }
 
 function counts(map: Record<string, number>, limit = 8): string {
@@ -107,7 +108,7 @@ function settingsLines(s: Settings): string[] {
     `- ${s.users} users (plan enterprise, one session each, inserted with SQL), chat requests spread over them round-robin, every request with its own idempotencyKey`,
     `- a: ${s.sequential.requests} sequential requests; b: ${s.rate.durationMs / 1000} s probes, start ${s.rate.start}/s, cap ${s.rate.cap}/s, precision ×${s.rate.precision}, start p99 ≤ ${s.rate.maxStartMs} ms; ` +
       `c: ${s.burstSmall.streams} streams; d: ${s.burstLarge.streams} streams; e: ${s.overload.streams} streams (fast refusal ≤ ${s.overload.fastRefusalMs} ms); ` +
-      `f: ${s.requestRate.connections} connections, ${s.requestRate.warmupMs / 1000} s warm-up + ${s.requestRate.durationMs / 1000} s`,
+      `f: ${s.requestRate.connections} connections, ${s.requestRate.warmupMs / 1000} s warm-up + ${s.requestRate.durationMs / 1000} s; g: ${s.replay.requests} requests of one key (service only)`,
     `- before every measurement: no mock stream open and both targets under ${s.settle.cpuPercent} % of a core for ${s.settle.windowMs / 1000} s (at most ${s.settle.maxWaitMs / 1000} s wait)`,
     '- numbers are `median [min–max]` over rounds; the ratio column is the median [min–max] of the per-round ratios service / bare of the same round',
   ];
@@ -168,7 +169,7 @@ export function renderResults(info: RunInfo): string {
         if (Object.keys(measurement.problems).length > 0) parts.push(`problems: ${counts(measurement.problems)}`);
         parts.push(...measurement.notes);
         if (measurement.logs && Object.keys(measurement.logs).length > 0) parts.push(`service log (warn+): ${counts(measurement.logs, 5)}`);
-        if (parts.length > 0) notes.push(`- round ${round.round} ${name}${round.order[0] === name ? ' (first)' : ''}: ${parts.join(' — ')}`);
+        if (parts.length > 0) notes.push(`- round ${round.round} ${name}${round.order.length > 1 && round.order[0] === name ? ' (first)' : ''}: ${parts.join(' — ')}`);
       }
     }
     if (notes.length > 0) lines.push('', ...notes);
