@@ -9,7 +9,6 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -17,13 +16,13 @@ import Redis from 'ioredis';
 import { createScratchDatabase, ScratchDatabase } from '../scripts/lib/scratch-database';
 import { Context, Measurement, SCENARIOS, Target, TargetName } from './scenarios';
 import { FULL, QUICK, Settings } from './settings';
-import { compileHarness, forkHarness, HarnessChild, killAllNow, REPO, spawnNode, stopChild } from './support/children';
+import { compileHarness, forkHarness, HarnessChild, killAllNow, REPO, stopChild } from './support/children';
 import { createUsers, databaseSummary, deleteRedisKeys, postgresVersion, SHORT_MODEL, writeBenchCatalog } from './support/environment';
 import { LoadGeneratorClient } from './support/loadgen-client';
 import { cpuMs, isAlive, postgresCpuMs } from './support/proc';
 import { isObject } from './support/protocol';
 import { renderResults, RunInfo, ScenarioRecord, targetOutcomes } from './support/report';
-import { ServiceLog } from './support/service-log';
+import { httpOk, ServiceProcess } from './support/service-process';
 
 const RESULTS_FILE = join(REPO, 'bench', 'RESULTS.md');
 
@@ -95,28 +94,6 @@ class Cleanup {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = isObject(address) && typeof address.port === 'number' ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function httpOk(url: string, init: RequestInit = {}, timeoutMs = 5_000): Promise<boolean> {
-  try {
-    const res = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
-    await res.arrayBuffer();
-    return res.ok;
-  } catch {
-    return false;
-  }
-}
-
 async function mockStats(mockUrl: string): Promise<Record<string, number>> {
   const res = await fetch(`${mockUrl}/stats`, { signal: AbortSignal.timeout(5_000) });
   const body: unknown = await res.json();
@@ -149,16 +126,6 @@ async function settle(pids: number[], mockUrl: string, s: Settings['settle']): P
     if (at - started > s.maxWaitMs) return { settled: false, waitedMs: at - started };
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-}
-
-async function waitForReady(url: string, pid: number, timeoutMs: number, serviceLog: ServiceLog): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (performance.now() < deadline) {
-    if (!isAlive(pid)) throw new Error(`the service exited during start-up. Last log lines:\n${serviceLog.tail(30).join('\n')}`);
-    if (await httpOk(`${url}/v1/health/ready`, {}, 2_000)) return;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`the service was not ready within ${timeoutMs} ms. Last log lines:\n${serviceLog.tail(30).join('\n')}`);
 }
 
 async function fetchText(url: string, cookie?: string): Promise<string> {
@@ -242,16 +209,11 @@ async function main(): Promise<number> {
     cleanup.add('stop the mock provider', () => stopChild(mock.child));
     const mockUrl = `http://127.0.0.1:${mock.ports.mock}`;
 
-    const servicePort = await freePort();
-    const serviceUrl = `http://127.0.0.1:${servicePort}`;
     const serviceLogFile = join(temp, 'service.log');
-    const serviceLog = new ServiceLog(serviceLogFile);
-    const service = spawnNode(
-      'dist/main.js',
+    const service = new ServiceProcess(
       {
         NODE_ENV: 'production',
         HOST: '127.0.0.1',
-        PORT: String(servicePort),
         DATABASE_URL: db.url,
         REDIS_URL: redisUrl,
         REDIS_KEY_PREFIX: redisPrefix,
@@ -263,16 +225,17 @@ async function main(): Promise<number> {
         STORAGE_DIR: join(temp, 'files'),
         LOG_LEVEL: 'info',
       },
-      openSync(serviceLogFile, 'a'),
+      serviceLogFile,
+      t0,
     );
-    // Stop the service before the database is dropped (cleanup runs in reverse).
-    cleanup.add('stop the service', () => stopChild(service, 15_000));
-    const servicePid = service.pid ?? -1;
-    log(`service pid ${servicePid} on ${serviceUrl}, log ${serviceLogFile}`);
-    await waitForReady(serviceUrl, servicePid, 120_000, serviceLog);
+    // Stopped before the database is dropped (cleanup runs in reverse).
+    cleanup.add('stop the service', () => service.stop());
+    await service.start();
+    const serviceLog = service.log;
+    log(`service pid ${service.pid} on ${service.url}, log ${serviceLogFile}`);
 
     const cookies = await createUsers(db.url, settings.users, tag);
-    const fixtures = { plans: await fetchText(`${serviceUrl}/v1/plans`), me: await fetchText(`${serviceUrl}/v1/auth/me`, cookies[0]) };
+    const fixtures = { plans: await fetchText(`${service.url}/v1/plans`), me: await fetchText(`${service.url}/v1/auth/me`, cookies[0]) };
     const fixturesFile = join(temp, 'fixtures.json');
     writeFileSync(fixturesFile, JSON.stringify(fixtures));
     const bare: HarnessChild = await forkHarness(compiled, 'processes/bare-relay.js', { MOCK_URL: `${mockUrl}/v1`, CATALOG_FILE: catalogFile, FIXTURES_FILE: fixturesFile }, harnessLog);
@@ -294,12 +257,12 @@ async function main(): Promise<number> {
       },
       service: {
         name: 'service',
-        pid: servicePid,
-        chatUrl: serviceUrl,
-        restUrl: serviceUrl,
+        pid: service.pid,
+        chatUrl: service.url,
+        restUrl: service.url,
         cookies,
         database: db.name,
-        alive: async () => isAlive(servicePid) && (await httpOk(`${serviceUrl}/v1/health/live`)),
+        alive: () => service.alive(),
       },
     };
     let unsettled = 0;
@@ -309,12 +272,12 @@ async function main(): Promise<number> {
       mockPid: mock.pid,
       cores: cpus().length,
       otherLoad,
-      ownCpuMs: () => [process.pid, mock.pid, bare.pid, loadgen.pid, servicePid].reduce((total, pid) => total + (cpuMs(pid) || 0), 0) + postgresCpuMs(db.name),
+      ownCpuMs: () => [process.pid, mock.pid, bare.pid, loadgen.pid, service.pid].reduce((total, pid) => total + (cpuMs(pid) || 0), 0) + postgresCpuMs(db.name),
       loadgen,
       runTag: tag,
       fixtures,
       settle: async () => {
-        const result = await settle([bare.pid, servicePid], mockUrl, settings.settle);
+        const result = await settle([bare.pid, service.pid], mockUrl, settings.settle);
         if (!result.settled) unsettled += 1;
         return result.waitedMs;
       },
@@ -334,7 +297,7 @@ async function main(): Promise<number> {
 
     const records: ScenarioRecord[] = scenarios.map((scenario) => ({ scenario, rounds: [] }));
     const errors: string[] = [];
-    let serviceDied: string[] | undefined;
+    const restartedBefore = new Set<string>();
     const runStarted = performance.now();
     let longestRound = 0;
     let roundsRun = 0;
@@ -355,9 +318,13 @@ async function main(): Promise<number> {
           if (interrupted) throw new Error('interrupted');
           const target = targets[name];
           const label = `round ${round}/${settings.rounds} ${record.scenario.id}. ${record.scenario.title} — ${name}`;
+          if (name === 'service' && !(await service.ensureRunning().catch(() => false)) && isAlive(service.pid)) {
+            Object.assign(target, { pid: service.pid, chatUrl: service.url, restUrl: service.url });
+            log(`the service had exited; started it again (pid ${service.pid})`);
+            restartedBefore.add(`${round}.${record.scenario.id}`);
+          }
           if (!isAlive(target.pid)) {
             entry[name] = { values: {}, problems: {}, notes: [], failed: `the ${name} process is gone` };
-            if (name === 'service' && !serviceDied) serviceDied = serviceLog.tail(40);
             log(`${label}: skipped, the process is gone`);
             continue;
           }
@@ -376,13 +343,11 @@ async function main(): Promise<number> {
           }
           if (unsettled > 0) measurement.notes.push(`${unsettled} wait(s) for a quiet machine gave up after ${settings.settle.maxWaitMs / 1000} s`);
           if (name === 'service') measurement.logs = serviceLog.seriousSince(logMark);
+          if (name === 'service' && restartedBefore.has(`${round}.${record.scenario.id}`)) measurement.notes.push('the service had exited before this measurement and was started again (see "Service exits")');
           entry[name] = measurement;
           log(`  ${Object.entries(measurement.values).map(([key, value]) => `${key}=${Number.isFinite(value) ? Math.round(value * 100) / 100 : value}`).join(' ')}`);
           if (Object.keys(measurement.problems).length > 0) log(`  problems: ${JSON.stringify(measurement.problems).slice(0, 400)}`);
-          if (name === 'service' && !isAlive(servicePid) && !serviceDied) {
-            serviceDied = serviceLog.tail(40);
-            log(`the service died. Last log lines:\n${serviceDied.join('\n')}`);
-          }
+          if (name === 'service' && !isAlive(service.pid)) log(`the service exited during this measurement. Last log lines:\n${serviceLog.tail(20).join('\n')}`);
         }
       }
       roundsRun = round;
@@ -414,7 +379,7 @@ async function main(): Promise<number> {
       records,
       serviceLog: serviceLog.seriousSince(0),
       otherLoad,
-      serviceDied,
+      serviceExits: service.exits,
       database,
       mockStats: finalMockStats,
       errors,

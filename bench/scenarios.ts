@@ -4,7 +4,7 @@
  * target process into named numbers; bench/targets.ts says which of them must meet what.
  */
 import { performance } from 'node:perf_hooks';
-import { cpuMs, listenOverflows, machineCpuMs, postgresCpuMs, RssSampler } from './support/proc';
+import { BackendCpu, cpuMs, isAlive, listenOverflows, machineCpuMs, RssSampler } from './support/proc';
 import { ChatJobResult, ChatTarget, RateJobResult } from './support/protocol';
 import { LoadGeneratorClient } from './support/loadgen-client';
 import { BenchModel, SHORT_MODEL, STREAM_MODEL } from './support/environment';
@@ -25,7 +25,7 @@ export interface Target {
   cookies: string[];
   /** Database whose PostgreSQL backends are charged to this target (the service only). */
   database?: string;
-  /** Answers within 5 s and the process exists. */
+  /** The process exists and answers a cheap GET within 5 s (service: /v1/health/live). */
   alive: () => Promise<boolean>;
 }
 
@@ -78,6 +78,9 @@ export interface Scenario {
 
 let jobSequence = 0;
 
+/** How long e waits for the target to answer again after the burst. */
+const RECOVERY_LIMIT_MS = 20_000;
+
 function chatTarget(ctx: Context, target: Target, model: BenchModel, deadlineMs: number, label: string): ChatTarget {
   jobSequence += 1;
   return {
@@ -115,7 +118,7 @@ interface Measured<T> {
 
 /** CPU of the target (and of its PostgreSQL backends), listen-queue overflows and the mock's load around `work`. */
 async function measured<T>(ctx: Context, target: Target, work: () => Promise<T>): Promise<Measured<T>> {
-  const pg0 = target.database ? postgresCpuMs(target.database) : Number.NaN;
+  const backends = target.database ? new BackendCpu(target.database) : undefined;
   const cpu0 = cpuMs(target.pid);
   const mock0 = cpuMs(ctx.mockPid);
   const overflows0 = listenOverflows();
@@ -125,7 +128,7 @@ async function measured<T>(ctx: Context, target: Target, work: () => Promise<T>)
   const result = await work();
   const wallMs = performance.now() - started;
   const cpu = cpuMs(target.pid) - cpu0;
-  const pgCpu = target.database ? postgresCpuMs(target.database) - pg0 : Number.NaN;
+  const pgCpu = backends ? backends.stop() : Number.NaN;
   const overflows = listenOverflows() - overflows0;
   const machine = machineCpuMs();
   const capacity = wallMs * ctx.cores;
@@ -328,7 +331,8 @@ const overload: Scenario = {
     `${s.overload.streams} requests of \`${STREAM_MODEL.id}\` issued at once. Each must be served (a complete 200 with all tokens) or refused at once: ` +
     `503 application/problem+json with a Retry-After header, answered within ${s.overload.fastRefusalMs} ms of sending (later = a slow refusal). ` +
     `Anything else (other status, 503 without Retry-After or problem+json, reset, broken stream, lost tokens, unfinished after ${s.overload.deadlineMs / 1000} s) is an other error. ` +
-    'Alive = the process still exists afterwards and answers (service: GET /v1/health/live within 5 s). The bare relay has no admission control; its numbers are for reference.',
+    'Alive = the process still exists afterwards (no crash); then the time until it answers a cheap GET within 5 s (service: GET /v1/health/live, bare: GET /v1/plans of its Express app; ' +
+    `n/a = not within ${RECOVERY_LIMIT_MS / 1000} s). The bare relay has no admission control; its numbers are for reference.`,
   metrics: [
     { key: 'served', label: 'served', unit: '' },
     { key: 'refusedFast', label: 'refused fast', unit: '' },
@@ -340,13 +344,24 @@ const overload: Scenario = {
     { key: 'rssPeak', label: 'peak RSS', unit: 'MiB' },
     { key: 'overflows', label: 'listen-queue overflows (machine-wide)', unit: '', ratio: false },
     { key: 'alive', label: 'alive afterwards (1 = yes)', unit: '', ratio: false },
+    { key: 'recoveryMs', label: 'answers a cheap GET again after', unit: 'ms' },
   ],
   async run(ctx, target) {
     const { streams, deadlineMs } = ctx.settings.overload;
     const run = await burstRun(ctx, target, 'e', streams, deadlineMs);
     const { result } = run;
     const refused = result.outcomes.refusedFast + result.outcomes.refusedSlow;
-    const alive = (await target.alive()) ? 1 : 0;
+    // Alive = the process did not crash; recovery = how long until it answers a cheap GET again.
+    const alive = isAlive(target.pid) ? 1 : 0;
+    const recoveryStarted = performance.now();
+    let recoveryMs = Number.NaN;
+    while (alive === 1 && performance.now() - recoveryStarted < RECOVERY_LIMIT_MS) {
+      if (await target.alive()) {
+        recoveryMs = performance.now() - recoveryStarted;
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     return {
       values: {
         served: result.outcomes.ok,
@@ -359,6 +374,7 @@ const overload: Scenario = {
         rssPeak: run.rss.peak / 1024 / 1024,
         overflows: run.overflows,
         alive,
+        recoveryMs,
       },
       problems: result.problems,
       notes: [...result.examples, generatorNote(result, run.wallMs), ...run.notes].filter(isString),
@@ -393,6 +409,7 @@ const requestRate: Scenario = {
     const problems: Record<string, number> = {};
     for (const [name, result] of [['plans', plans.result], ['me', me.result]] as const) {
       if (result.wrong > 0) problems[`${name}: wrong body length`] = result.wrong;
+      if (result.late > 0) problems[`${name}: answered after the measured window (not counted)`] = result.late;
       for (const [error, count] of Object.entries(result.errors)) problems[`${name}: ${error}`] = count;
     }
     return {

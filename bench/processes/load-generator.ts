@@ -273,7 +273,7 @@ async function requestRate(job: Extract<LoadJob, { kind: 'requestRate' }>): Prom
   const pool = new Pool(job.baseUrl, { connections: job.connections, pipelining: 1, keepAliveTimeout: 30_000 });
   const from = now() + job.warmupMs;
   const to = from + job.durationMs;
-  const result: RateJobResult = { kind: 'rate', perSecond: 0, ok: 0, completed: 0, wrong: 0, errors: {}, latencies: [], generatorCpuMs: 0 };
+  const result: RateJobResult = { kind: 'rate', perSecond: 0, ok: 0, completed: 0, late: 0, wrong: 0, errors: {}, latencies: [], generatorCpuMs: 0 };
   let sequence = 0;
   const worker = async () => {
     while (now() < to) {
@@ -289,6 +289,7 @@ async function requestRate(job: Extract<LoadJob, { kind: 'requestRate' }>): Prom
       }
       const endedAt = now();
       result.completed += 1;
+      if (endedAt >= to) result.late += 1;
       if (endedAt < from || endedAt >= to) continue;
       if (outcome === 'ok') {
         result.ok += 1;

@@ -51,24 +51,67 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-/**
- * CPU used so far by the PostgreSQL backends connected to one database (their process title names it:
- * `postgres: user database 127.0.0.1(port) ...`), ms. Backends that exited in between are not counted.
- */
-export function postgresCpuMs(database: string): number {
-  let total = 0;
+/** CPU used so far by each PostgreSQL backend connected to one database (its process title names it), ms by pid. */
+export function postgresBackends(database: string): Map<number, number> {
+  const backends = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
+      // `postgres: [cluster: ]user database host(port) state`
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
       if (!cmdline.startsWith('postgres:') || !cmdline.includes(` ${database} `)) continue;
       const cpu = cpuMs(Number(entry));
-      if (Number.isFinite(cpu)) total += cpu;
+      if (Number.isFinite(cpu)) backends.set(Number(entry), cpu);
     } catch {
       // the process ended while we looked
     }
   }
+  return backends;
+}
+
+/** Sum of the CPU used so far by the database's current backends, ms. */
+export function postgresCpuMs(database: string): number {
+  let total = 0;
+  for (const cpu of postgresBackends(database).values()) total += cpu;
   return total;
+}
+
+/**
+ * CPU the database's backends use from construction to stop(), ms. Sampled every `everyMs` per backend, so a
+ * backend that exits meanwhile (the service's pool closes idle connections) keeps what it had used until its
+ * last sample instead of taking its whole history out of a plain before/after sum.
+ */
+export class BackendCpu {
+  private readonly first = new Map<number, number>();
+  private readonly last = new Map<number, number>();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly database: string,
+    everyMs = 250,
+  ) {
+    for (const [pid, cpu] of postgresBackends(database)) {
+      this.first.set(pid, cpu);
+      this.last.set(pid, cpu);
+    }
+    this.timer = setInterval(() => this.sample(), everyMs);
+  }
+
+  private sample(): void {
+    for (const [pid, cpu] of postgresBackends(this.database)) {
+      // A backend born meanwhile counts from 0.
+      if (!this.first.has(pid)) this.first.set(pid, 0);
+      this.last.set(pid, cpu);
+    }
+  }
+
+  stop(): number {
+    clearInterval(this.timer);
+    this.sample();
+    let total = 0;
+    for (const [pid, cpu] of this.last) total += cpu - (this.first.get(pid) ?? 0);
+    return total;
+  }
 }
 
 /** Samples a process's RSS every `everyMs` until stop(): the value before and the peak. */

@@ -108,6 +108,8 @@ export interface RateJobResult {
   ok: number;
   /** Answers of any kind over the whole job, warm-up included. */
   completed: number;
+  /** Requests sent in the window but answered (or failed) after it: not counted. */
+  late: number;
   wrong: number;
   errors: Record<string, number>;
   latencies: number[];

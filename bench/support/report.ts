@@ -2,6 +2,7 @@
 import { Measurement, MetricDef, Scenario, TargetName } from '../scenarios';
 import { Settings } from '../settings';
 import { describeRule, judge, ratio, RoundPair, TARGETS, Verdict } from '../targets';
+import { ServiceExit } from './service-process';
 import { fmt, fmtSpread, median, spread } from './stats';
 
 export interface RoundRecord {
@@ -29,7 +30,7 @@ export interface RunInfo {
   serviceLog: Record<string, number>;
   /** Share of all cores used by processes outside the bench, per measurement. */
   otherLoad: number[];
-  serviceDied: string[] | undefined;
+  serviceExits: ServiceExit[];
   database: { byStatus: Record<string, number>; reservedLeft: number; ledgerEntries: number } | undefined;
   mockStats: Record<string, number> | undefined;
   errors: string[];
@@ -153,7 +154,16 @@ export function renderResults(info: RunInfo): string {
     }),
   ];
   if (info.errors.length > 0) lines.push('', '**The run had errors:**', '', ...info.errors.map((error) => `- ${error}`));
-  if (info.serviceDied) lines.push('', '**The service process died.** Its last log lines:', '', '```', ...info.serviceDied, '```');
+  for (const exit of info.serviceExits) {
+    lines.push(
+      '',
+      `**The service process exited ${exit.atSeconds} s into the run** (code ${exit.code}, signal ${exit.signal ?? 'none'}) without being asked to; the bench started it again for the remaining measurements. Its last log lines:`,
+      '',
+      '```',
+      ...exit.lastLines.map((line) => line.slice(0, 400)),
+      '```',
+    );
+  }
 
   for (const record of info.records) {
     const { scenario } = record;
