@@ -79,7 +79,7 @@ export interface Scenario {
 let jobSequence = 0;
 
 /** How long e waits for the target to answer again after the burst. */
-const RECOVERY_LIMIT_MS = 20_000;
+const RECOVERY_LIMIT_MS = 10_000;
 
 function chatTarget(ctx: Context, target: Target, model: BenchModel, deadlineMs: number, label: string): ChatTarget {
   jobSequence += 1;
@@ -409,7 +409,7 @@ const requestRate: Scenario = {
     const problems: Record<string, number> = {};
     for (const [name, result] of [['plans', plans.result], ['me', me.result]] as const) {
       if (result.wrong > 0) problems[`${name}: wrong body length`] = result.wrong;
-      if (result.late > 0) problems[`${name}: answered after the measured window (not counted)`] = result.late;
+      if (result.late > 0) problems[`${name}: answered over 1 s after the measured window (not counted)`] = result.late;
       for (const [error, count] of Object.entries(result.errors)) problems[`${name}: ${error}`] = count;
     }
     return {
@@ -461,7 +461,11 @@ const replay: Scenario = {
   },
 };
 
-export const SCENARIOS: readonly Scenario[] = [sequential, openLoop, burstSmall, burstLarge, overload, requestRate, replay];
+/**
+ * In the order they run in a round: e last, because a target it overloads can take a while to recover and
+ * that must not leak into f or g (the next round waits longer for a quiet machine first).
+ */
+export const SCENARIOS: readonly Scenario[] = [sequential, openLoop, burstSmall, burstLarge, requestRate, replay, overload];
 
 function isString(value: string | undefined): value is string {
   return typeof value === 'string';

@@ -18,11 +18,14 @@ export interface Settings {
   replay: { requests: number };
   /** f. keep-alive GETs */
   requestRate: { connections: number; warmupMs: number; durationMs: number };
-  /** Before every measurement: no mock stream open and both targets' CPU under `cpuPercent` of a core for `windowMs`. */
+  /**
+   * Before every measurement: no mock stream open and both targets' CPU under `cpuPercent` of a core for
+   * `windowMs`, waiting at most `maxWaitMs` (3 × that before a round's first measurement: after e).
+   */
   settle: { cpuPercent: number; windowMs: number; maxWaitMs: number };
   /**
    * Safety net for the time limit (15 minutes full): a round is not started when the time since the start
-   * of the bench plus the longest round so far would pass this. A skipped round is reported.
+   * of the bench plus the previous round's duration would pass this. A skipped round is reported.
    */
   budgetMs: number;
 }
@@ -32,13 +35,13 @@ export const FULL: Settings = {
   rounds: 3,
   users: 200,
   sequential: { requests: 200, deadlineMs: 10_000 },
-  rate: { durationMs: 8_000, start: 20, cap: 400, floor: 2, precision: 1.1, maxStartMs: 1_000, deadlineMs: 15_000 },
-  burstSmall: { streams: 200, deadlineMs: 30_000 },
-  burstLarge: { streams: 1_000, deadlineMs: 30_000 },
-  overload: { streams: 5_000, fastRefusalMs: 1_000, deadlineMs: 30_000 },
+  rate: { durationMs: 6_000, start: 20, cap: 400, floor: 2, precision: 1.1, maxStartMs: 1_000, deadlineMs: 15_000 },
+  burstSmall: { streams: 200, deadlineMs: 15_000 },
+  burstLarge: { streams: 1_000, deadlineMs: 15_000 },
+  overload: { streams: 5_000, fastRefusalMs: 1_000, deadlineMs: 20_000 },
   requestRate: { connections: 50, warmupMs: 1_000, durationMs: 5_000 },
-  replay: { requests: 500 },
-  settle: { cpuPercent: 5, windowMs: 1_000, maxWaitMs: 20_000 },
+  replay: { requests: 200 },
+  settle: { cpuPercent: 5, windowMs: 1_000, maxWaitMs: 15_000 },
   budgetMs: 14 * 60_000,
 };
 
@@ -52,7 +55,7 @@ export const QUICK: Settings = {
   burstLarge: { streams: 300, deadlineMs: 15_000 },
   overload: { streams: 1_000, fastRefusalMs: 1_000, deadlineMs: 15_000 },
   requestRate: { connections: 50, warmupMs: 500, durationMs: 2_000 },
-  replay: { requests: 200 },
+  replay: { requests: 100 },
   settle: { cpuPercent: 5, windowMs: 500, maxWaitMs: 15_000 },
   budgetMs: 6 * 60_000,
 };

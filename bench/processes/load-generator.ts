@@ -273,6 +273,9 @@ async function requestRate(job: Extract<LoadJob, { kind: 'requestRate' }>): Prom
   const pool = new Pool(job.baseUrl, { connections: job.connections, pipelining: 1, keepAliveTimeout: 30_000 });
   const from = now() + job.warmupMs;
   const to = from + job.durationMs;
+  // Whatever is still unanswered 5 s after the window is aborted: a stuck target must not stall the job.
+  const abort = new AbortController();
+  const abortTimer = setTimeout(() => abort.abort(), to - now() + 5_000);
   const result: RateJobResult = { kind: 'rate', perSecond: 0, ok: 0, completed: 0, late: 0, wrong: 0, errors: {}, latencies: [], generatorCpuMs: 0 };
   let sequence = 0;
   const worker = async () => {
@@ -281,7 +284,7 @@ async function requestRate(job: Extract<LoadJob, { kind: 'requestRate' }>): Prom
       const startedAt = now();
       let outcome: string;
       try {
-        const res = await pool.request({ path: job.path, method: 'GET', headers: cookie ? { cookie } : {} });
+        const res = await pool.request({ path: job.path, method: 'GET', headers: cookie ? { cookie } : {}, signal: abort.signal });
         const bytes = (await res.body.arrayBuffer()).byteLength;
         outcome = res.statusCode !== 200 ? `status ${res.statusCode}` : bytes === job.expectedBytes ? 'ok' : 'wrong';
       } catch (error) {
@@ -289,7 +292,8 @@ async function requestRate(job: Extract<LoadJob, { kind: 'requestRate' }>): Prom
       }
       const endedAt = now();
       result.completed += 1;
-      if (endedAt >= to) result.late += 1;
+      // Requests in flight when the window closes end just after it: only those much later are worth telling.
+      if (endedAt >= to + 1_000) result.late += 1;
       if (endedAt < from || endedAt >= to) continue;
       if (outcome === 'ok') {
         result.ok += 1;
@@ -299,6 +303,7 @@ async function requestRate(job: Extract<LoadJob, { kind: 'requestRate' }>): Prom
     }
   };
   await Promise.all(Array.from({ length: job.connections }, worker));
+  clearTimeout(abortTimer);
   await pool.destroy().catch(() => undefined);
   const used = process.cpuUsage(cpu);
   result.perSecond = result.ok / (job.durationMs / 1000);

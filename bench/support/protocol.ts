@@ -108,7 +108,7 @@ export interface RateJobResult {
   ok: number;
   /** Answers of any kind over the whole job, warm-up included. */
   completed: number;
-  /** Requests sent in the window but answered (or failed) after it: not counted. */
+  /** Requests answered (or failed) more than 1 s after the window: not counted. */
   late: number;
   wrong: number;
   errors: Record<string, number>;

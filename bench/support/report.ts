@@ -146,7 +146,7 @@ export function renderResults(info: RunInfo): string {
     '',
     '| scenario | metric | target | result |',
     '|---|---|---|---|',
-    ...outcomes.map((outcome) => {
+    ...outcomes.sort((a, b) => a.scenario.localeCompare(b.scenario)).map((outcome) => {
       const record = info.records.find((r) => r.scenario.id === outcome.scenario);
       const metric = record?.scenario.metrics.find((def) => `${outcome.scenario}.${def.key}` === outcome.key);
       const rule = TARGETS[outcome.key];
@@ -165,7 +165,7 @@ export function renderResults(info: RunInfo): string {
     );
   }
 
-  for (const record of info.records) {
+  for (const record of [...info.records].sort((a, b) => a.scenario.id.localeCompare(b.scenario.id))) {
     const { scenario } = record;
     lines.push('', `## ${scenario.id}. ${scenario.title}`, '', scenario.definition(info.settings), '', '| metric | bare | service | service / bare | target | result |', '|---|---|---|---|---|---|');
     for (const metric of scenario.metrics) lines.push(row(record, metric));
