@@ -102,11 +102,20 @@ async function mockStats(mockUrl: string): Promise<Record<string, number>> {
   return stats;
 }
 
+interface Settled {
+  settled: boolean;
+  waitedMs: number;
+  /** The pids still above the CPU threshold when it gave up. */
+  busy: number[];
+  /** Mock streams still open when it gave up. */
+  mockActive: number;
+}
+
 /**
  * Waits until no mock stream is open and every pid used under `cpuPercent` of a core over the last
- * `windowMs`. Returns whether it settled and how long it waited.
+ * `windowMs`, for at most `maxWaitMs`.
  */
-async function settle(pids: number[], mockUrl: string, s: Settings['settle'], maxWaitMs = s.maxWaitMs): Promise<{ settled: boolean; waitedMs: number }> {
+async function settle(pids: number[], mockUrl: string, s: Settings['settle']): Promise<Settled> {
   const started = performance.now();
   const samples: { at: number; cpu: number[] }[] = [];
   for (;;) {
@@ -115,17 +124,24 @@ async function settle(pids: number[], mockUrl: string, s: Settings['settle'], ma
     samples.push({ at, cpu });
     while (samples.length > 1 && samples[1].at <= at - s.windowMs) samples.shift();
     const oldest = samples[0];
-    let quiet = false;
-    if (at - oldest.at >= s.windowMs) {
-      quiet = cpu.every((value, index) => !Number.isFinite(value) || ((value - oldest.cpu[index]) / (at - oldest.at)) * 100 <= s.cpuPercent);
-    }
-    if (quiet) {
-      const active = await mockStats(mockUrl).then((stats) => stats.active ?? 0, () => 0);
-      if (active === 0) return { settled: true, waitedMs: at - started };
-    }
-    if (at - started > maxWaitMs) return { settled: false, waitedMs: at - started };
+    const full = at - oldest.at >= s.windowMs;
+    const busy = pids.filter((_, index) => !full || ((cpu[index] - oldest.cpu[index]) / (at - oldest.at)) * 100 > s.cpuPercent);
+    const mockActive = busy.length === 0 || at - started > s.maxWaitMs ? await mockStats(mockUrl).then((stats) => stats.active ?? 0, () => 0) : -1;
+    if (busy.length === 0 && mockActive === 0) return { settled: true, waitedMs: at - started, busy, mockActive };
+    if (at - started > s.maxWaitMs) return { settled: false, waitedMs: at - started, busy, mockActive };
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/** Waits (at most `limitMs`) until the mock has no open stream: the targets' upstream work is over. */
+async function drainMock(mockUrl: string, limitMs: number): Promise<number> {
+  const started = performance.now();
+  while (performance.now() - started < limitMs) {
+    const active = await mockStats(mockUrl).then((stats) => stats.active ?? 0, () => 0);
+    if (active === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return performance.now() - started;
 }
 
 async function fetchText(url: string, cookie?: string): Promise<string> {
@@ -281,18 +297,27 @@ async function main(): Promise<number> {
         if (!result.settled) unsettled += 1;
         return result.waitedMs;
       },
+      drain: () => drainMock(mockUrl, 10_000),
     };
-
-    // Warm-up (not recorded): JIT, connection pools, caches of both targets.
-    log('warm-up');
-    for (const target of Object.values(targets)) {
-      const warm = (label: string, deadlineMs: number) => ({ baseUrl: target.chatUrl, model: SHORT_MODEL.id, tokens: 3, intervalMs: 0, cookies: target.cookies, keyPrefix: `warm-${label}-${tag}-${target.name}`, deadlineMs, fastRefusalMs: 1_000 });
+    const warmUp = async (target: Target) => {
+      const warm = (label: string, deadlineMs: number) => ({ baseUrl: target.chatUrl, model: SHORT_MODEL.id, tokens: 3, intervalMs: 0, cookies: target.cookies, keyPrefix: `warm-${label}-${tag}-${target.name}-${randomBytes(3).toString('hex')}`, deadlineMs, fastRefusalMs: 1_000 });
       await loadgen.chat({ kind: 'sequential', target: warm('seq', 10_000), requests: 30 }, 120_000);
       await loadgen.chat({ kind: 'burst', target: warm('burst', 20_000), requests: 50 }, 60_000);
       for (const path of ['/v1/plans', '/v1/auth/me']) {
         await loadgen.rate({ kind: 'requestRate', baseUrl: target.restUrl, path, cookies, connections: 10, warmupMs: 0, durationMs: 500, expectedBytes: 0 }, 30_000);
       }
-    }
+    };
+    /** A service still busy with an earlier measurement's leftovers is started afresh (and warmed up) instead. */
+    const restartService = async (reason: string) => {
+      log(`restarting the service: ${reason}`);
+      await service.restart();
+      Object.assign(targets.service, { pid: service.pid, chatUrl: service.url, restUrl: service.url });
+      await warmUp(targets.service);
+    };
+
+    // Warm-up (not recorded): JIT, connection pools, caches of both targets.
+    log('warm-up');
+    for (const target of Object.values(targets)) await warmUp(target);
     const setupMs = performance.now() - t0 - (buildMs ?? 0);
 
     const records: ScenarioRecord[] = scenarios.map((scenario) => ({ scenario, rounds: [] }));
@@ -329,9 +354,14 @@ async function main(): Promise<number> {
             continue;
           }
           unsettled = 0;
-          // The first measurement of a round follows the previous round's e: give the targets longer to recover.
-          const first = index === 0 && name === order[0];
-          const settled = await settle([bare.pid, service.pid], mockUrl, settings.settle, first ? 3 * settings.settle.maxWaitMs : settings.settle.maxWaitMs);
+          let settled = await settle([bare.pid, service.pid], mockUrl, settings.settle);
+          let restartNote: string | undefined;
+          if (!settled.settled && (settled.busy.includes(service.pid) || settled.mockActive > 0)) {
+            const why = `still busy ${Math.round(settled.waitedMs / 1000)} s after the previous measurement (${settled.busy.includes(service.pid) ? 'CPU' : ''}${settled.busy.includes(service.pid) && settled.mockActive > 0 ? ', ' : ''}${settled.mockActive > 0 ? `${settled.mockActive} upstream streams open` : ''})`;
+            await restartService(why);
+            restartNote = `the service was ${why} and was restarted (and warmed up) before this measurement`;
+            settled = await settle([bare.pid, service.pid], mockUrl, settings.settle);
+          }
           if (!settled.settled) unsettled += 1;
           const waited = settled.waitedMs;
           const logMark = serviceLog.mark();
@@ -345,7 +375,8 @@ async function main(): Promise<number> {
             errors.push(`${label}: ${message}`);
             log(`${label}: FAILED: ${message}`);
           }
-          if (unsettled > 0) measurement.notes.push(`${unsettled} wait(s) for quiet targets gave up (at most ${settings.settle.maxWaitMs / 1000} s each)`);
+          if (restartNote) measurement.notes.push(restartNote);
+          if (unsettled > 0) measurement.notes.push(`${unsettled} wait(s) for quiet targets gave up after ${settings.settle.maxWaitMs / 1000} s`);
           if (name === 'service') measurement.logs = serviceLog.seriousSince(logMark);
           if (name === 'service' && restartedBefore.has(`${round}.${record.scenario.id}`)) measurement.notes.push('the service had exited before this measurement and was started again (see "Service exits")');
           entry[name] = measurement;

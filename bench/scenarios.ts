@@ -42,6 +42,8 @@ export interface Context {
   runTag: string;
   /** Waits until nothing is left over from the previous measurement; returns the ms waited. */
   settle: () => Promise<number>;
+  /** Waits (at most 10 s) until the mock has no open stream; returns the ms waited. */
+  drain: () => Promise<number>;
   /** Bytes of the service's answers the bare Express app mirrors (f). */
   fixtures: { plans: string; me: string };
 }
@@ -260,9 +262,12 @@ const openLoop: Scenario = {
 
 async function burstRun(ctx: Context, target: Target, label: string, streams: number, deadlineMs: number): Promise<Measured<ChatJobResult> & { rss: { before: number; peak: number; after: number } }> {
   const sampler = new RssSampler(target.pid, 50);
-  const run = await measured(ctx, target, () =>
-    ctx.loadgen.chat({ kind: 'burst', target: chatTarget(ctx, target, STREAM_MODEL, deadlineMs, label), requests: streams }, deadlineMs + 60_000),
-  );
+  // CPU and RSS until the target's upstream streams are over too: work it does after the client gave up counts.
+  const run = await measured(ctx, target, async () => {
+    const result = await ctx.loadgen.chat({ kind: 'burst', target: chatTarget(ctx, target, STREAM_MODEL, deadlineMs, label), requests: streams }, deadlineMs + 60_000);
+    await ctx.drain();
+    return result;
+  });
   return { ...run, rss: sampler.stop() };
 }
 
@@ -298,7 +303,8 @@ const burstMetrics: MetricDef[] = [
 const burstDefinition = (streams: number, deadlineMs: number) =>
   `${streams} requests of \`${STREAM_MODEL.id}\` (50 tokens, 10 per second) issued at once on fresh keep-alive connections; each must be a complete 200 with all tokens in order ` +
   `(a request unfinished ${deadlineMs / 1000} s after it was sent is aborted and counted as an error). Start = sent → first body byte; token lateness = per stream, the worst arrival of token k ` +
-  `against first byte + k × 100 ms. CPU per stream = target CPU over the scenario / ${streams}; RSS growth per stream = (peak RSS, sampled every 50 ms, − RSS before) / ${streams}.`;
+  `against first byte + k × 100 ms. CPU per stream = target CPU from the start until the last answer and the last upstream stream (at most 10 s more) / ${streams}; ` +
+  `RSS growth per stream = (peak RSS, sampled every 50 ms, − RSS before) / ${streams}.`;
 
 const burstSmall: Scenario = {
   id: 'c',

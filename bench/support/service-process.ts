@@ -27,6 +27,7 @@ export class ServiceProcess {
   readonly log: ServiceLog;
   url = '';
   pid = -1;
+  /** Times started (1 + restarts). */
   starts = 0;
 
   constructor(
@@ -56,6 +57,14 @@ export class ServiceProcess {
     if (isAlive(this.pid)) return true;
     await this.start();
     return false;
+  }
+
+  /** Stops it (SIGTERM, SIGKILL after 3 s) and starts a fresh one on a new port; not counted as an exit. */
+  async restart(): Promise<void> {
+    this.stopping = true;
+    if (this.child) await stopChild(this.child, 3_000);
+    this.stopping = false;
+    await this.start();
   }
 
   async stop(): Promise<void> {
