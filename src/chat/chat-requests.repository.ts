@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { uuidv7 } from '../common/ids';
-import { PrismaService } from '../infra/prisma/prisma.service';
+import { PreparedStatement, PrismaService } from '../infra/prisma/prisma.service';
 import { ChatMessage } from '../models/providers/model-provider';
 
 export interface NewChatRequest {
@@ -50,6 +50,60 @@ export interface Settlement {
 
 const OUTCOME = { id: true, fingerprint: true, status: true, conversationId: true, responseBody: true, errorCode: true } as const;
 
+const FIND_BY_KEY: PreparedStatement = {
+  name: 'chat_find_by_key',
+  text: `SELECT id::text, fingerprint, status::text, "conversationId"::text AS "conversationId", "responseBody", "errorCode"
+           FROM "ChatRequest" WHERE "userId" = $1::uuid AND "idempotencyKey" = $2`,
+};
+
+const CLAIM: PreparedStatement = {
+  name: 'chat_claim',
+  text: `SELECT outcome, id::text, fingerprint, status, "conversationId"::text AS "conversationId", "responseBody", "errorCode"
+           FROM chat_claim($1::uuid, $2::uuid, $3, $4, $5::uuid, $6::boolean, $7, $8, $9::uuid, $10::uuid, $11::date, $12::int, $13::timestamptz)`,
+};
+
+/**
+ * The settlement (see `settle`). $1 run id, $2 status, $3 body, $4 error code, $5 finished at, $6 billed,
+ * $7 skill id, $8 skill version id, $9-$11 message ids, roles and contents, $12 ledger entry id, $13 ledger
+ * status, $14 model id, $15 input tokens, $16 output tokens, $17 credits.
+ */
+const SETTLE: PreparedStatement = {
+  name: 'chat_settle',
+  text: `
+    WITH finished AS (
+      UPDATE "ChatRequest"
+         SET status = $2::"ChatRequestStatus", "responseBody" = $3, "errorCode" = $4, "finishedAt" = $5::timestamptz
+       WHERE id = $1::uuid AND status = 'streaming'
+      RETURNING id, "userId", "conversationId", "usageDay", "reservedCredits"
+    ), conversation AS (
+      UPDATE "Conversation" c
+         SET "updatedAt" = $5::timestamptz,
+             "skillId" = COALESCE($7::uuid, c."skillId"),
+             "skillVersionId" = COALESCE($8::uuid, c."skillVersionId")
+        FROM finished f
+       WHERE c.id = f."conversationId" AND $6::boolean
+      RETURNING c.id
+    ), messages AS (
+      INSERT INTO "Message" (id, "conversationId", "chatRequestId", role, content, "createdAt")
+      SELECT m.id, c.id, $1::uuid, m.role::"MessageRole", m.content, $5::timestamptz
+        FROM conversation c, unnest($9::uuid[], $10::text[], $11::text[]) WITH ORDINALITY AS m(id, role, content, n)
+       ORDER BY m.n
+    ), ledger AS (
+      INSERT INTO "LedgerEntry" (id, "userId", kind, status, "chatRequestId", "modelId", "conversationId", "skillId", "skillVersionId",
+                                 "inputTokens", "outputTokens", credits, "createdAt")
+      SELECT $12::uuid, f."userId", 'usage', $13::"LedgerStatus", f.id, $14, f."conversationId", $7::uuid, $8::uuid,
+             $15::int, $16::int, $17::int, $5::timestamptz
+        FROM finished f
+       WHERE $6::boolean
+    ), usage AS (
+      UPDATE "DailyUsage" d
+         SET reserved = d.reserved - f."reservedCredits", used = d.used + $17::int
+        FROM finished f
+       WHERE d."userId" = f."userId" AND d.day = f."usageDay"
+    )
+    SELECT count(*)::int AS settled FROM finished`,
+};
+
 interface ClaimRow {
   outcome: 'claimed' | 'model_not_allowed' | 'quota_exceeded' | 'taken';
   id: string | null;
@@ -64,8 +118,9 @@ interface ClaimRow {
 export class ChatRequestsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  findByKey(userId: string, idempotencyKey: string): Promise<StoredRequest | null> {
-    return this.prisma.chatRequest.findUnique({ where: { userId_idempotencyKey: { userId, idempotencyKey } }, select: OUTCOME });
+  async findByKey(userId: string, idempotencyKey: string): Promise<StoredRequest | null> {
+    const [row] = await this.prisma.statement<StoredRequest>(FIND_BY_KEY, [userId, idempotencyKey]);
+    return row ?? null;
   }
 
   findOutcome(id: string): Promise<StoredRequest | null> {
@@ -77,13 +132,21 @@ export class ChatRequestsRepository {
    * in one statement (the `chat_claim` function of the migrations): all of it happens, or none of it.
    */
   async claim(request: NewChatRequest): Promise<ClaimResult> {
-    const isoDay = request.usageDay.toISOString().slice(0, 10);
-    const [row] = await this.prisma.$queryRaw<ClaimRow[]>`
-      SELECT outcome, id::text, fingerprint, status, "conversationId"::text AS "conversationId", "responseBody", "errorCode"
-      FROM chat_claim(${request.id}::uuid, ${request.userId}::uuid, ${request.idempotencyKey}, ${request.fingerprint},
-                      ${request.conversationId}::uuid, ${request.newConversationTitle !== undefined}, ${request.newConversationTitle ?? ''},
-                      ${request.modelId}, ${request.skillId ?? null}::uuid, ${request.skillVersionId ?? null}::uuid,
-                      ${isoDay}::date, ${request.reservedCredits}::int, ${request.leaseExpiresAt}::timestamptz)`;
+    const [row] = await this.prisma.statement<ClaimRow>(CLAIM, [
+      request.id,
+      request.userId,
+      request.idempotencyKey,
+      request.fingerprint,
+      request.conversationId,
+      request.newConversationTitle !== undefined,
+      request.newConversationTitle ?? '',
+      request.modelId,
+      request.skillId ?? null,
+      request.skillVersionId ?? null,
+      request.usageDay.toISOString().slice(0, 10),
+      request.reservedCredits,
+      request.leaseExpiresAt,
+    ]);
     if (row.outcome !== 'taken') return { outcome: row.outcome };
     return {
       outcome: 'taken',
@@ -110,43 +173,26 @@ export class ChatRequestsRepository {
    * the reservation turned into usage (`credits`, at most what was reserved).
    */
   async settle(run: Settlement): Promise<boolean> {
-    const messageIds = run.messages.map(() => uuidv7(run.finishedAt.getTime()));
-    const ledgerStatus = run.status === 'completed' ? 'completed' : 'partial';
-    const [row] = await this.prisma.$queryRaw<{ settled: number }[]>`
-      WITH finished AS (
-        UPDATE "ChatRequest"
-           SET status = ${run.status}::"ChatRequestStatus", "responseBody" = ${run.responseBody}, "errorCode" = ${run.errorCode}, "finishedAt" = ${run.finishedAt}
-         WHERE id = ${run.id}::uuid AND status = 'streaming'
-        RETURNING id, "userId", "conversationId", "usageDay", "reservedCredits"
-      ), conversation AS (
-        UPDATE "Conversation" c
-           SET "updatedAt" = ${run.finishedAt},
-               "skillId" = COALESCE(${run.skill?.skillId ?? null}::uuid, c."skillId"),
-               "skillVersionId" = COALESCE(${run.skill?.skillVersionId ?? null}::uuid, c."skillVersionId")
-          FROM finished f
-         WHERE c.id = f."conversationId" AND ${run.billed}
-        RETURNING c.id
-      ), messages AS (
-        INSERT INTO "Message" (id, "conversationId", "chatRequestId", role, content, "createdAt")
-        SELECT m.id, c.id, ${run.id}::uuid, m.role::"MessageRole", m.content, ${run.finishedAt}
-          FROM conversation c,
-               unnest(${messageIds}::uuid[], ${run.messages.map((message) => message.role)}::text[], ${run.messages.map((message) => message.content)}::text[])
-                 WITH ORDINALITY AS m(id, role, content, n)
-         ORDER BY m.n
-      ), ledger AS (
-        INSERT INTO "LedgerEntry" (id, "userId", kind, status, "chatRequestId", "modelId", "conversationId", "skillId", "skillVersionId",
-                                   "inputTokens", "outputTokens", credits, "createdAt")
-        SELECT ${uuidv7(run.finishedAt.getTime())}::uuid, f."userId", 'usage', ${ledgerStatus}::"LedgerStatus", f.id, ${run.modelId}, f."conversationId",
-               ${run.skill?.skillId ?? null}::uuid, ${run.skill?.skillVersionId ?? null}::uuid, ${run.inputTokens}::int, ${run.outputTokens}::int, ${run.credits}::int, ${run.finishedAt}
-          FROM finished f
-         WHERE ${run.billed}
-      ), usage AS (
-        UPDATE "DailyUsage" d
-           SET reserved = d.reserved - f."reservedCredits", used = d.used + ${run.credits}::int
-          FROM finished f
-         WHERE d."userId" = f."userId" AND d.day = f."usageDay"
-      )
-      SELECT count(*)::int AS settled FROM finished`;
+    const at = run.finishedAt.getTime();
+    const [row] = await this.prisma.statement<{ settled: number }>(SETTLE, [
+      run.id,
+      run.status,
+      run.responseBody,
+      run.errorCode,
+      run.finishedAt,
+      run.billed,
+      run.skill?.skillId ?? null,
+      run.skill?.skillVersionId ?? null,
+      run.messages.map(() => uuidv7(at)),
+      run.messages.map((message) => message.role),
+      run.messages.map((message) => message.content),
+      uuidv7(at),
+      run.status === 'completed' ? 'completed' : 'partial',
+      run.modelId,
+      run.inputTokens,
+      run.outputTokens,
+      run.credits,
+    ]);
     return row.settled === 1;
   }
 

@@ -1,7 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { Cursor, olderThan } from '../common/pagination';
-import { PrismaService } from '../infra/prisma/prisma.service';
+import { PreparedStatement, PrismaService } from '../infra/prisma/prisma.service';
 import { ChatMessage } from '../models/providers/model-provider';
+
+/** A conversation's latest messages, newest first, if the user owns it (one row with nulls when it has none). */
+const RECENT_MESSAGES: PreparedStatement = {
+  name: 'conversation_recent_messages',
+  text: `SELECT m.role::text AS role, m.content
+           FROM "Conversation" c
+           LEFT JOIN LATERAL (
+             SELECT role, content, seq FROM "Message" WHERE "conversationId" = c.id ORDER BY seq DESC LIMIT $3::int
+           ) m ON true
+          WHERE c.id = $1::uuid AND c."userId" = $2::uuid
+          ORDER BY m.seq DESC`,
+};
 
 @Injectable()
 export class ConversationsRepository {
@@ -41,15 +53,9 @@ export class ConversationsRepository {
    * null if there is no such conversation of theirs.
    */
   async findOwnedRecentMessages(userId: string, id: string, maxMessages: number): Promise<{ messages: ChatMessage[] } | null> {
-    const rows = await this.prisma.$queryRaw<{ role: ChatMessage['role'] | null; content: string | null }[]>`
-      SELECT m.role::text AS role, m.content
-        FROM "Conversation" c
-        LEFT JOIN LATERAL (
-          SELECT role, content, seq FROM "Message" WHERE "conversationId" = c.id ORDER BY seq DESC LIMIT ${maxMessages}
-        ) m ON true
-       WHERE c.id = ${id}::uuid AND c."userId" = ${userId}::uuid
-       ORDER BY m.seq DESC`;
+    const rows = await this.prisma.statement<{ role: ChatMessage['role'] | null; content: string | null }>(RECENT_MESSAGES, [id, userId, maxMessages]);
     if (rows.length === 0) return null;
     return { messages: rows.flatMap((row) => (row.role && row.content !== null ? [{ role: row.role, content: row.content }] : [])) };
   }
+
 }

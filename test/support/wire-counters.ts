@@ -77,6 +77,8 @@ function postgresParser(record: (text: string) => void): Parser {
   let pending = Buffer.alloc(0);
   let started = false;
   let lastQuery = '';
+  /** Prepared statements of this connection by name ('' is the unnamed one): a Bind names what runs. */
+  const statements = new Map<string, string>();
   return (chunk) => {
     pending = Buffer.concat([pending, chunk]);
     for (;;) {
@@ -99,7 +101,11 @@ function postgresParser(record: (text: string) => void): Parser {
       if (type === 'P') {
         // Parse: statement name \0 query \0 ...
         const nameEnd = payload.indexOf(0);
-        lastQuery = payload.subarray(nameEnd + 1, payload.indexOf(0, nameEnd + 1)).toString('utf8');
+        statements.set(payload.subarray(0, nameEnd).toString('utf8'), payload.subarray(nameEnd + 1, payload.indexOf(0, nameEnd + 1)).toString('utf8'));
+      } else if (type === 'B') {
+        // Bind: portal name \0 statement name \0 ...
+        const portalEnd = payload.indexOf(0);
+        lastQuery = statements.get(payload.subarray(portalEnd + 1, payload.indexOf(0, portalEnd + 1)).toString('utf8')) ?? '';
       } else if (type === 'S') {
         record(lastQuery);
       } else if (type === 'Q') {

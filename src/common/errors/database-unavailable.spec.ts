@@ -27,4 +27,15 @@ describe('isDatabaseUnavailable', () => {
     expect(isDatabaseUnavailable(new TypeError('x is undefined'))).toBe(false);
     expect(isDatabaseUnavailable('P1001')).toBe(false);
   });
+
+  it('recognises node-postgres errors by SQLSTATE and socket code', () => {
+    const pgError = (code: string) => Object.assign(new Error('x'), { code, severity: 'FATAL' });
+    expect(isDatabaseUnavailable(pgError('57P01'))).toBe(true);
+    expect(isDatabaseUnavailable(pgError('53300'))).toBe(true);
+    expect(isDatabaseUnavailable(pgError('40P01'))).toBe(true);
+    expect(isDatabaseUnavailable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED', syscall: 'connect' }))).toBe(true);
+    expect(isDatabaseUnavailable(pgError('23505'))).toBe(false);
+    expect(isDatabaseUnavailable(pgError('42P01'))).toBe(false);
+    expect(isDatabaseUnavailable(Object.assign(new Error('x'), { code: 'EACCES', syscall: 'open' }))).toBe(false);
+  });
 });
