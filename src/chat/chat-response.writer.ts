@@ -27,7 +27,8 @@ export function writeChatStream(res: Response, stream: ChatStream): Promise<void
   res.setHeader('x-conversation-id', stream.conversationId);
   if (stream.replayed) res.setHeader('Idempotent-Replayed', 'true');
   res.socket?.setNoDelay(true);
-  res.flushHeaders();
+  // The first text (or the end) is already there (toChatStream waited for it): the head goes out with it.
+  const batch = new WriteBatch(res);
   return new Promise((resolve) => {
     let finished = false;
     let stop: (() => void) | undefined;
@@ -41,7 +42,9 @@ export function writeChatStream(res: Response, stream: ChatStream): Promise<void
     res.on('close', finish);
     stop = stream.answer.subscribe({
       text: (chunk) => {
-        if (!res.destroyed) res.write(chunk);
+        if (res.destroyed) return;
+        batch.open();
+        res.write(chunk);
       },
       end: (outcome) => {
         endResponse(res, outcome);
@@ -50,6 +53,27 @@ export function writeChatStream(res: Response, stream: ChatStream): Promise<void
     });
     if (finished) stop();
   });
+}
+
+/**
+ * Chunks written in the same turn of the event loop (a provider packet holding several tokens, the
+ * replay of a joined run) leave in one socket write: the response is corked at the first and uncorked on
+ * the next tick. A chunk alone still leaves at once.
+ */
+class WriteBatch {
+  private corked = false;
+
+  constructor(private readonly res: Response) {}
+
+  open(): void {
+    if (this.corked) return;
+    this.corked = true;
+    this.res.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      this.res.uncork();
+    });
+  }
 }
 
 function endResponse(res: Response, outcome: RunOutcome): void {
