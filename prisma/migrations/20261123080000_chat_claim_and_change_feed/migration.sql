@@ -10,8 +10,9 @@
 --   quota_exceeded     the reservation does not fit; nothing changed (the key stays unused).
 --   taken              another request holds the key (it committed while this one waited on it); nothing
 --                      changed, and the row carries that request's outcome so the caller can replay or join it.
--- The reservation comes before the insert: concurrent claims of one user queue on the DailyUsage row lock
--- and each sees the previous one's reservation, so together they never exceed the limit.
+-- Concurrent claims of one user queue on the DailyUsage row lock and each sees the previous one's
+-- reservation, so together they never exceed the limit. The reservation is the last step, so that lock is
+-- held only from it to the commit; a refused reservation deletes the rows this claim inserted.
 CREATE FUNCTION "chat_claim"(
     p_id uuid,
     p_user uuid,
@@ -53,15 +54,6 @@ BEGIN
         RETURN;
     END IF;
 
-    INSERT INTO "DailyUsage" AS d ("userId", day, reserved)
-    SELECT p_user, p_day, p_credits WHERE p_credits <= v_limit
-    ON CONFLICT ("userId", day) DO UPDATE SET reserved = d.reserved + EXCLUDED.reserved
-        WHERE d.used + d.reserved + EXCLUDED.reserved <= v_limit;
-    IF NOT FOUND THEN
-        RETURN QUERY SELECT 'quota_exceeded'::text, NULL::uuid, NULL::text, NULL::text, NULL::uuid, NULL::text, NULL::text;
-        RETURN;
-    END IF;
-
     IF p_new_conversation THEN
         INSERT INTO "Conversation" (id, "userId", title, "skillId", "skillVersionId", "createdAt", "updatedAt")
         VALUES (p_conversation, p_user, p_title, p_skill, p_skill_version, now(), now());
@@ -73,14 +65,28 @@ BEGIN
             p_skill, p_skill_version, p_day, p_credits, p_lease_until)
     ON CONFLICT ("userId", "idempotencyKey") DO NOTHING;
     IF NOT FOUND THEN
-        -- Undo this claim's reservation and conversation in the same statement: nothing of it remains.
-        UPDATE "DailyUsage" SET reserved = reserved - p_credits WHERE "userId" = p_user AND day = p_day;
+        -- Another request claimed the key first (it committed while this one waited on it): nothing of this
+        -- claim remains, and its row goes back so the caller can replay or join it.
         IF p_new_conversation THEN
             DELETE FROM "Conversation" WHERE "Conversation".id = p_conversation;
         END IF;
         RETURN QUERY
             SELECT 'taken'::text, r.id, r.fingerprint, r.status::text, r."conversationId", r."responseBody", r."errorCode"
               FROM "ChatRequest" r WHERE r."userId" = p_user AND r."idempotencyKey" = p_key;
+        RETURN;
+    END IF;
+
+    -- Last, so the user's DailyUsage row stays locked only from here to the commit.
+    INSERT INTO "DailyUsage" AS d ("userId", day, reserved)
+    SELECT p_user, p_day, p_credits WHERE p_credits <= v_limit
+    ON CONFLICT ("userId", day) DO UPDATE SET reserved = d.reserved + EXCLUDED.reserved
+        WHERE d.used + d.reserved + EXCLUDED.reserved <= v_limit;
+    IF NOT FOUND THEN
+        DELETE FROM "ChatRequest" WHERE "ChatRequest".id = p_id;
+        IF p_new_conversation THEN
+            DELETE FROM "Conversation" WHERE "Conversation".id = p_conversation;
+        END IF;
+        RETURN QUERY SELECT 'quota_exceeded'::text, NULL::uuid, NULL::text, NULL::text, NULL::uuid, NULL::text, NULL::text;
         RETURN;
     END IF;
 
