@@ -297,8 +297,9 @@ async function main(): Promise<number> {
         if (!result.settled) unsettled += 1;
         return result.waitedMs;
       },
-      drain: () => drainMock(mockUrl, 10_000),
+      drain: () => drainMock(mockUrl, 5_000),
     };
+    /** Short chats (one at a time, then 50 at once) and half a second of each GET: JIT, pools, caches. */
     const warmUp = async (target: Target) => {
       const warm = (label: string, deadlineMs: number) => ({ baseUrl: target.chatUrl, model: SHORT_MODEL.id, tokens: 3, intervalMs: 0, cookies: target.cookies, keyPrefix: `warm-${label}-${tag}-${target.name}-${randomBytes(3).toString('hex')}`, deadlineMs, fastRefusalMs: 1_000 });
       await loadgen.chat({ kind: 'sequential', target: warm('seq', 10_000), requests: 30 }, 120_000);
