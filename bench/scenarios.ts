@@ -199,7 +199,7 @@ const openLoop: Scenario = {
     `Requests of \`${STREAM_MODEL.id}\` (50 tokens, 10 per second) started on a fixed schedule at R per second for ${s.rate.durationMs / 1000} s whatever happens to earlier ones, then drained. ` +
     `R passes when every stream is a complete 200 with all 50 tokens in order and the start p99 (scheduled send → first body byte) is ≤ ${s.rate.maxStartMs} ms. ` +
     `Search: the first round starts at ${s.rate.start}/s and doubles (or halves) until the answer is bracketed, later rounds start at the previous round's answer (steps ×${s.rate.precision}, growing); ` +
-    `then bisection (geometric) until hi/lo ≤ ${s.rate.precision}, at most ${s.rate.maxProbes} probes; cap ${s.rate.cap}/s, floor ${s.rate.floor}/s. A probe stops early (aborting what is in flight) once it can no longer pass. ` +
+    `then bisection (geometric) until hi/lo ≤ ${s.rate.precision}, at most ${s.rate.maxProbes} probes in the first round and ${s.rate.maxProbesLater} later; cap ${s.rate.cap}/s, floor ${s.rate.floor}/s. A probe stops early (aborting what is in flight) once it can no longer pass. ` +
     'Reported: the highest passing R.',
   metrics: [
     { key: 'maxRate', label: 'highest passing rate', unit: '/s' },
@@ -233,6 +233,7 @@ const openLoop: Scenario = {
     };
 
     const previous = previousRate.get(target.name);
+    const maxProbes = previous ? s.maxProbesLater : s.maxProbes;
     let rate = roundRate(Math.min(s.cap, Math.max(s.floor, previous ?? s.start)));
     // From the previous round's answer one step of the precision brackets it when nothing moved.
     let factor = previous ? s.precision : 2;
@@ -242,21 +243,23 @@ const openLoop: Scenario = {
       const pass = await probe(rate);
       if (pass) lo = rate;
       else hi = rate;
-      if ((pass && rate >= s.cap) || (!pass && rate <= s.floor) || (lo > 0 && hi < Number.POSITIVE_INFINITY) || probes.length >= s.maxProbes) break;
+      if ((pass && rate >= s.cap) || (!pass && rate <= s.floor) || (lo > 0 && hi < Number.POSITIVE_INFINITY) || probes.length >= maxProbes) break;
       rate = roundRate(pass ? Math.min(s.cap, rate * factor) : Math.max(s.floor, rate / factor));
       factor = Math.min(2, factor * factor);
     }
-    while (lo > 0 && hi < Number.POSITIVE_INFINITY && hi / lo > s.precision && probes.length < s.maxProbes) {
+    while (lo > 0 && hi < Number.POSITIVE_INFINITY && hi / lo > s.precision && probes.length < maxProbes) {
       const mid = roundRate(Math.sqrt(lo * hi));
       if (mid <= lo || mid >= hi) break;
       if (await probe(mid)) lo = mid;
       else hi = mid;
     }
+    // Let the last probe's tail (streams of aborted requests) finish here, not in the next measurement.
+    await ctx.settle();
     if (lo > 0) previousRate.set(target.name, lo);
     const notes = [`probes: ${probes.map((p) => p.text).join('; ')}`];
     if (lo >= s.cap) notes.push(`reached the cap (${s.cap}/s): the real limit is higher`);
-    if (lo === 0) notes.push(probes.some((p) => p.rate <= s.floor) ? `even the floor (${s.floor}/s) failed` : `no probe passed within ${s.maxProbes} probes`);
-    else if (hi / lo > s.precision && lo < s.cap) notes.push(`stopped at ${s.maxProbes} probes with the answer between ${lo}/s and ${hi === Number.POSITIVE_INFINITY ? '?' : `${hi}/s`}`);
+    if (lo === 0) notes.push(probes.some((p) => p.rate <= s.floor) ? `even the floor (${s.floor}/s) failed` : `no probe passed within ${maxProbes} probes`);
+    else if (hi / lo > s.precision && lo < s.cap) notes.push(`stopped at ${maxProbes} probes with the answer between ${lo}/s and ${hi === Number.POSITIVE_INFINITY ? '?' : `${hi}/s`}`);
     if (mockBusy > 0) notes.push(`the mock provider used more than half a core in ${mockBusy} probe(s)`);
     return { values: { maxRate: lo, probes: probes.length }, problems, notes };
   },
