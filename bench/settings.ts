@@ -35,14 +35,14 @@ export const FULL: Settings = {
   rounds: 3,
   users: 200,
   sequential: { requests: 200, deadlineMs: 10_000 },
-  rate: { durationMs: 5_000, start: 40, cap: 400, floor: 2, precision: 1.1, maxProbes: 7, maxProbesLater: 4, maxStartMs: 1_000, deadlineMs: 15_000 },
+  rate: { durationMs: 5_000, start: 40, cap: 400, floor: 2, precision: 1.1, maxProbes: 6, maxProbesLater: 4, maxStartMs: 1_000, deadlineMs: 15_000 },
   burstSmall: { streams: 200, deadlineMs: 12_000 },
   burstLarge: { streams: 1_000, deadlineMs: 12_000 },
   overload: { streams: 5_000, fastRefusalMs: 1_000, deadlineMs: 15_000 },
   requestRate: { connections: 50, warmupMs: 1_000, durationMs: 5_000 },
   replay: { requests: 200 },
   settle: { cpuPercent: 5, windowMs: 1_000, maxWaitMs: 6_000 },
-  budgetMs: 14.5 * 60_000,
+  budgetMs: 14.25 * 60_000,
 };
 
 export const QUICK: Settings = {

@@ -198,7 +198,10 @@ export function renderResults(info: RunInfo): string {
       '## Database after the run',
       '',
       `ChatRequest rows by status: ${Object.entries(info.database.byStatus).map(([status, count]) => `${status} ${count}`).join(', ') || 'none'}; ` +
-        `credits still reserved: ${info.database.reservedLeft}; ledger entries: ${info.database.ledgerEntries}.`,
+        `credits still reserved: ${info.database.reservedLeft}; ledger entries: ${info.database.ledgerEntries}.` +
+        (info.serviceStarts > 1 || info.serviceExits.length > 0
+          ? ' Rows still `streaming` (and their reserved credits) are runs of a service process the bench restarted or that exited; the lease sweeper fails them and releases the credits once their lease (CHAT_LEASE_MS) runs out.'
+          : ''),
     );
   }
   if (info.mockStats) lines.push('', `Mock provider totals: ${Object.entries(info.mockStats).map(([name, value]) => `${name} ${value}`).join(', ')}.`);
