@@ -297,13 +297,14 @@ async function main(): Promise<number> {
         if (!result.settled) unsettled += 1;
         return result.waitedMs;
       },
-      drain: () => drainMock(mockUrl, 10_000),
+      drain: () => drainMock(mockUrl, 5_000),
     };
-    const warmUp = async (target: Target) => {
+    /** Short chats (one at a time, then 50 at once) and half a second of each GET: JIT, pools, caches. */
+    const warmUp = async (target: Target, gets = true) => {
       const warm = (label: string, deadlineMs: number) => ({ baseUrl: target.chatUrl, model: SHORT_MODEL.id, tokens: 3, intervalMs: 0, cookies: target.cookies, keyPrefix: `warm-${label}-${tag}-${target.name}-${randomBytes(3).toString('hex')}`, deadlineMs, fastRefusalMs: 1_000 });
       await loadgen.chat({ kind: 'sequential', target: warm('seq', 10_000), requests: 30 }, 120_000);
       await loadgen.chat({ kind: 'burst', target: warm('burst', 20_000), requests: 50 }, 60_000);
-      for (const path of ['/v1/plans', '/v1/auth/me']) {
+      for (const path of gets ? ['/v1/plans', '/v1/auth/me'] : []) {
         await loadgen.rate({ kind: 'requestRate', baseUrl: target.restUrl, path, cookies, connections: 10, warmupMs: 0, durationMs: 500, expectedBytes: 0 }, 30_000);
       }
     };
@@ -312,7 +313,7 @@ async function main(): Promise<number> {
       log(`restarting the service: ${reason}`);
       await service.restart();
       Object.assign(targets.service, { pid: service.pid, chatUrl: service.url, restUrl: service.url });
-      await warmUp(targets.service);
+      await warmUp(targets.service, false);
     };
 
     // Warm-up (not recorded): JIT, connection pools, caches of both targets.
@@ -323,6 +324,7 @@ async function main(): Promise<number> {
     const records: ScenarioRecord[] = scenarios.map((scenario) => ({ scenario, rounds: [] }));
     const errors: string[] = [];
     const restartedBefore = new Set<string>();
+    let pendingRestartNote: string | undefined;
     const runStarted = performance.now();
     let lastRound = 0;
     for (let round = 1; round <= settings.rounds; round++) {
@@ -355,7 +357,8 @@ async function main(): Promise<number> {
           }
           unsettled = 0;
           let settled = await settle([bare.pid, service.pid], mockUrl, settings.settle);
-          let restartNote: string | undefined;
+          let restartNote = pendingRestartNote;
+          pendingRestartNote = undefined;
           if (!settled.settled && (settled.busy.includes(service.pid) || settled.mockActive > 0)) {
             const why = `still busy ${Math.round(settled.waitedMs / 1000)} s after the previous measurement (${settled.busy.includes(service.pid) ? 'CPU' : ''}${settled.busy.includes(service.pid) && settled.mockActive > 0 ? ', ' : ''}${settled.mockActive > 0 ? `${settled.mockActive} upstream streams open` : ''})`;
             await restartService(why);
@@ -382,6 +385,16 @@ async function main(): Promise<number> {
           entry[name] = measurement;
           log(`  ${Object.entries(measurement.values).map(([key, value]) => `${key}=${Number.isFinite(value) ? Math.round(value * 100) / 100 : value}`).join(' ')}`);
           if (Object.keys(measurement.problems).length > 0) log(`  problems: ${JSON.stringify(measurement.problems).slice(0, 400)}`);
+          // A service still streaming upstream 2 s after its measurement is working through requests whose clients
+          // left (the burst scenarios): restart it now rather than wait for it before the next measurement.
+          const last = round === settings.rounds && index === records.length - 1 && name === order[order.length - 1];
+          if (name === 'service' && !last && isAlive(service.pid) && (await drainMock(mockUrl, 2_000)) >= 2_000) {
+            const active = await mockStats(mockUrl).then((stats) => stats.active ?? 0, () => 0);
+            if (active > 0) {
+              await restartService(`${active} upstream streams still open after the measurement`);
+              pendingRestartNote = `the service was restarted (and warmed up) before this measurement: ${active} upstream streams were still open 2 s after the previous one`;
+            }
+          }
           if (name === 'service' && !isAlive(service.pid)) log(`the service exited during this measurement. Last log lines:\n${serviceLog.tail(20).join('\n')}`);
         }
       }
@@ -414,6 +427,7 @@ async function main(): Promise<number> {
       serviceLog: serviceLog.seriousSince(0),
       otherLoad,
       serviceExits: service.exits,
+      serviceStarts: service.starts,
       database,
       mockStats: finalMockStats,
       errors,

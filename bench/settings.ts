@@ -6,8 +6,8 @@ export interface Settings {
   users: number;
   /** a. sequential 3-token requests */
   sequential: { requests: number; deadlineMs: number };
-  /** b. open-loop stream starts per second: probe length, search start, cap, floor and precision (hi/lo) */
-  rate: { durationMs: number; start: number; cap: number; floor: number; precision: number; maxStartMs: number; deadlineMs: number };
+  /** b. open-loop stream starts per second: probe length, search start, cap, floor, precision (hi/lo), most probes per search (first round / later rounds) */
+  rate: { durationMs: number; start: number; cap: number; floor: number; precision: number; maxProbes: number; maxProbesLater: number; maxStartMs: number; deadlineMs: number };
   /** c. simultaneous streams */
   burstSmall: { streams: number; deadlineMs: number };
   /** d. simultaneous streams */
@@ -35,14 +35,14 @@ export const FULL: Settings = {
   rounds: 3,
   users: 200,
   sequential: { requests: 200, deadlineMs: 10_000 },
-  rate: { durationMs: 6_000, start: 20, cap: 400, floor: 2, precision: 1.1, maxStartMs: 1_000, deadlineMs: 15_000 },
-  burstSmall: { streams: 200, deadlineMs: 15_000 },
-  burstLarge: { streams: 1_000, deadlineMs: 15_000 },
-  overload: { streams: 5_000, fastRefusalMs: 1_000, deadlineMs: 20_000 },
+  rate: { durationMs: 5_000, start: 40, cap: 400, floor: 2, precision: 1.1, maxProbes: 6, maxProbesLater: 4, maxStartMs: 1_000, deadlineMs: 15_000 },
+  burstSmall: { streams: 200, deadlineMs: 12_000 },
+  burstLarge: { streams: 1_000, deadlineMs: 12_000 },
+  overload: { streams: 5_000, fastRefusalMs: 1_000, deadlineMs: 15_000 },
   requestRate: { connections: 50, warmupMs: 1_000, durationMs: 5_000 },
   replay: { requests: 200 },
-  settle: { cpuPercent: 5, windowMs: 1_000, maxWaitMs: 10_000 },
-  budgetMs: 14.5 * 60_000,
+  settle: { cpuPercent: 5, windowMs: 1_000, maxWaitMs: 6_000 },
+  budgetMs: 14.25 * 60_000,
 };
 
 export const QUICK: Settings = {
@@ -50,12 +50,12 @@ export const QUICK: Settings = {
   mode: 'quick',
   rounds: 1,
   sequential: { requests: 100, deadlineMs: 10_000 },
-  rate: { ...FULL.rate, durationMs: 3_000, precision: 1.5 },
-  burstSmall: { streams: 100, deadlineMs: 15_000 },
-  burstLarge: { streams: 300, deadlineMs: 15_000 },
+  rate: { ...FULL.rate, durationMs: 3_000, precision: 1.5, maxProbes: 6, maxProbesLater: 4 },
+  burstSmall: { streams: 100, deadlineMs: 12_000 },
+  burstLarge: { streams: 300, deadlineMs: 12_000 },
   overload: { streams: 1_000, fastRefusalMs: 1_000, deadlineMs: 15_000 },
   requestRate: { connections: 50, warmupMs: 500, durationMs: 2_000 },
   replay: { requests: 100 },
-  settle: { cpuPercent: 5, windowMs: 500, maxWaitMs: 10_000 },
+  settle: { cpuPercent: 5, windowMs: 500, maxWaitMs: 6_000 },
   budgetMs: 6 * 60_000,
 };

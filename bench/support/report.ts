@@ -31,6 +31,8 @@ export interface RunInfo {
   /** Share of all cores used by processes outside the bench, per measurement. */
   otherLoad: number[];
   serviceExits: ServiceExit[];
+  /** Times the service was started: 1 + restarts (after it stayed busy, or after it exited). */
+  serviceStarts: number;
   database: { byStatus: Record<string, number>; reservedLeft: number; ledgerEntries: number } | undefined;
   mockStats: Record<string, number> | undefined;
   errors: string[];
@@ -134,6 +136,7 @@ export function renderResults(info: RunInfo): string {
     `| PostgreSQL | ${m.postgres} |`,
     `| Redis | ${m.redis} |`,
     `| other load | processes outside the bench used ${info.otherLoad.length > 0 ? `${fmt(median(info.otherLoad) * 100)} % (median) and up to ${fmt(Math.max(...info.otherLoad) * 100)} %` : 'n/a'} of the machine's CPU during the measurements |`,
+    `| service restarts | ${info.serviceStarts - 1}${info.serviceStarts > 1 ? ' (it stayed busy after a measurement, or exited: see the notes below each table)' : ''} |`,
     `| time | ${info.buildMs !== undefined ? `build ${duration(info.buildMs)}, ` : 'build skipped, '}setup ${duration(info.setupMs)}, scenarios ${duration(info.runMs)}, total ${duration(info.totalMs)} |`,
     '',
     '## Settings',
@@ -195,7 +198,10 @@ export function renderResults(info: RunInfo): string {
       '## Database after the run',
       '',
       `ChatRequest rows by status: ${Object.entries(info.database.byStatus).map(([status, count]) => `${status} ${count}`).join(', ') || 'none'}; ` +
-        `credits still reserved: ${info.database.reservedLeft}; ledger entries: ${info.database.ledgerEntries}.`,
+        `credits still reserved: ${info.database.reservedLeft}; ledger entries: ${info.database.ledgerEntries}.` +
+        (info.serviceStarts > 1 || info.serviceExits.length > 0
+          ? ' Rows still `streaming` (and their reserved credits) are runs of a service process the bench restarted or that exited; the lease sweeper fails them and releases the credits once their lease (CHAT_LEASE_MS) runs out.'
+          : ''),
     );
   }
   if (info.mockStats) lines.push('', `Mock provider totals: ${Object.entries(info.mockStats).map(([name, value]) => `${name} ${value}`).join(', ')}.`);

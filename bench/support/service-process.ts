@@ -59,17 +59,17 @@ export class ServiceProcess {
     return false;
   }
 
-  /** Stops it (SIGTERM, SIGKILL after 3 s) and starts a fresh one on a new port; not counted as an exit. */
+  /** Stops it (SIGTERM, SIGKILL after 1 s: it is stuck anyway) and starts a fresh one on a new port; not counted as an exit. */
   async restart(): Promise<void> {
     this.stopping = true;
-    if (this.child) await stopChild(this.child, 3_000);
+    if (this.child) await stopChild(this.child, 1_000);
     this.stopping = false;
     await this.start();
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    if (this.child) await stopChild(this.child, 15_000);
+    if (this.child) await stopChild(this.child, 5_000);
   }
 
   /** The process exists and answers GET /v1/health/live within 5 s. */
