@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { chat, listen } from './support/chat-client';
 import { registerUser } from './support/factories';
 import { FakeModelServer } from './support/fake-model-servers';
+import { sql } from './support/sql';
 import { bootTestApp, TestApp } from './support/test-app';
 import { CountingProxy, WireRequest } from './support/wire-counters';
 
@@ -76,7 +77,7 @@ describe('round trips of one chat request', () => {
     await fake.close();
   });
 
-  it('a new conversation: 3 PostgreSQL round trips (key lookup, claim, settlement) and no Redis command', async () => {
+  it('a new conversation: 2 PostgreSQL round trips (the claim, which also looks the key up, and the settlement) and no Redis command', async () => {
     fake.mode = { kind: 'ok', words: ['one', ' two', ' three', ' four', ' five'] };
     let status = 0;
     const { statements, commands } = await measure(async () => {
@@ -87,7 +88,8 @@ describe('round trips of one chat request', () => {
     expect(status).toBe(200);
     // The proxy is on the service's path: the claim and the settlement are seen.
     expect(statements.some((request) => request.text.includes('chat_claim'))).toBe(true);
-    expect({ count: statements.length, statements: describeAll(statements) }).toEqual({ count: 3, statements: expect.any(String) });
+    expect(statements.some((request) => request.text.includes('chat_settle'))).toBe(true);
+    expect({ count: statements.length, statements: describeAll(statements) }).toEqual({ count: 2, statements: expect.any(String) });
     expect(commands.length).toBeLessThanOrEqual(4);
     expect(describeAll(commands)).toBe('');
   });
@@ -101,11 +103,11 @@ describe('round trips of one chat request', () => {
       expect((await ask(randomUUID(), 'continue', conversationId)).status).toBe(200);
     });
     expect(statements.length).toBeLessThanOrEqual(6);
-    expect({ count: statements.length, statements: describeAll(statements) }).toEqual({ count: 4, statements: expect.any(String) });
+    expect({ count: statements.length, statements: describeAll(statements) }).toEqual({ count: 3, statements: expect.any(String) });
     expect(commands.length).toBeLessThanOrEqual(4);
   });
 
-  it('a retry of a finished request: one round trip, no model call', async () => {
+  it('a retry of a finished request: one round trip (the claim answers the stored request), no model call', async () => {
     fake.mode = { kind: 'ok', words: ['stored'] };
     const key = randomUUID();
     expect((await ask(key, 'once')).status).toBe(200);
@@ -127,5 +129,32 @@ describe('round trips of one chat request', () => {
     });
     expect(describeAll(statements)).toBe('');
     expect(commands).toEqual([]);
+  });
+
+  it('a burst of chats from several users is claimed and settled in shared statements, each billed exactly once', async () => {
+    const users = await Promise.all(Array.from({ length: 8 }, () => registerUser(t.http)));
+    await sql(`UPDATE "User" SET "planCode" = 'enterprise' WHERE id = ANY($1::uuid[])`, [users.map((user) => user.id)]);
+    fake.mode = { kind: 'ok', words: ['burst', ' reply'] };
+    const keys = Array.from({ length: 48 }, () => randomUUID());
+    const { statements } = await measure(async () => {
+      const responses = await Promise.all(
+        keys.map((key, index) => chat(base, users[index % users.length].cookie, { model: 'openai/gpt-4o-mini', idempotencyKey: key, messages: [{ role: 'user', content: `n${index}` }] }).response),
+      );
+      expect(responses.map((res) => res.status)).toEqual(keys.map(() => 200));
+      expect(new Set(responses.map((res) => res.body))).toEqual(new Set(['burst reply']));
+    });
+    const claims = statements.filter((request) => request.text.includes('chat_claim_many')).length;
+    const settlements = statements.filter((request) => request.text.includes('chat_settle_many')).length;
+    expect(claims).toBeGreaterThan(0);
+    expect(claims + settlements).toBeLessThan(2 * keys.length);
+    const [ledger] = await sql<{ entries: number; runs: number; reserved: number; used: number }>(
+      `SELECT (SELECT count(*)::int FROM "LedgerEntry" l WHERE l."userId" = ANY($1::uuid[])) AS entries,
+              (SELECT count(*)::int FROM "ChatRequest" r WHERE r."idempotencyKey" = ANY($2::text[]) AND r.status = 'completed') AS runs,
+              (SELECT coalesce(sum(reserved), 0)::int FROM "DailyUsage" d WHERE d."userId" = ANY($1::uuid[])) AS reserved,
+              (SELECT coalesce(sum(used), 0)::int FROM "DailyUsage" d WHERE d."userId" = ANY($1::uuid[])) AS used`,
+      [users.map((user) => user.id), keys],
+    );
+    const [{ billed }] = await sql<{ billed: number }>(`SELECT coalesce(sum(credits), 0)::int AS billed FROM "LedgerEntry" WHERE "userId" = ANY($1::uuid[])`, [users.map((user) => user.id)]);
+    expect(ledger).toEqual({ entries: keys.length, runs: keys.length, reserved: 0, used: billed });
   });
 });

@@ -12,8 +12,10 @@ import { APP_CONFIG } from '../config/config.module';
 import { ConversationsRepository } from '../conversations/conversations.repository';
 import { ModelProviders } from '../models/model-providers';
 import { ChatMessage, ModelProvider } from '../models/providers/model-provider';
-import { ChatAdmission, RunRequest } from './admission/chat-admission';
-import { ChatRequestsRepository, StoredRequest } from './chat-requests.repository';
+import { NotDispatched } from '../infra/database/batcher';
+import { overloaded, RunRequest } from './admission/chat-admission';
+import { ClaimResult, StoredRequest } from './chat-requests.repository';
+import { RunStore } from './run-store';
 import { ChatStream, toChatStream } from './chat-stream';
 import { titleFrom } from './conversation-title';
 import { generate, Generation } from './generation';
@@ -70,8 +72,7 @@ export class ChatPipelineService implements OnModuleDestroy {
   private readonly running = new Set<Promise<void>>();
 
   constructor(
-    private readonly admission: ChatAdmission,
-    private readonly requests: ChatRequestsRepository,
+    private readonly store: RunStore,
     private readonly conversations: ConversationsRepository,
     private readonly catalog: CatalogCache,
     private readonly providers: ModelProviders,
@@ -87,33 +88,45 @@ export class ChatPipelineService implements OnModuleDestroy {
    */
   async start(user: SessionUser, turn: ChatTurn, request: RunRequest = {}): Promise<ChatStream> {
     this.assertWithinSizeLimit(turn);
-    const started = await this.admission.starting(request, () => this.claimOrFind(user, turn));
-    if ('existing' in started) return this.resume(started.existing, turn.fingerprint, request.signal);
-    const { plan, writer } = started;
-    // Detached from the request: outside its async context (nothing of the request stays reachable from the
-    // run), its log lines carry the request id explicitly.
-    const requestId = requestContext.getStore()?.requestId;
-    this.track(requestContext.exit(() => this.run(turn, plan, writer, requestId)));
-    return toChatStream(plan.conversationId, false, writer.answer, request.signal);
-  }
-
-  /** The database part of a start: the request already made with this key, or a new run claimed. */
-  private async claimOrFind(user: SessionUser, turn: ChatTurn): Promise<{ existing: StoredRequest } | { plan: RunPlan; writer: LiveWriter }> {
-    const existing = await this.requests.findByKey(user.id, turn.idempotencyKey);
-    if (existing) return { existing };
-    await turn.checkNewRequest?.();
-    const plan = await this.plan(user, turn);
+    if (turn.checkNewRequest) {
+      // Checks that apply only to new requests run after the key is looked up, so a retry still replays.
+      const existing = await this.store.findByKey(user.id, turn.idempotencyKey);
+      if (existing) return this.resume(existing, turn.fingerprint, request.signal);
+      await turn.checkNewRequest();
+    }
+    const plan = await this.planOrReplay(user, turn, request);
+    if ('existing' in plan) return plan.existing;
     const writer = this.live.open(plan.runId);
-    let winner: StoredRequest | undefined;
+    let holder: StoredRequest | undefined;
     try {
-      winner = await this.claim(user, turn, plan);
+      holder = await this.claim(user, turn, plan, request);
     } catch (error) {
       writer.discard();
       throw error;
     }
-    if (!winner) return { plan, writer };
-    writer.discard();
-    return { existing: winner };
+    if (holder) {
+      writer.discard();
+      return this.resume(holder, turn.fingerprint, request.signal);
+    }
+    // Detached from the request: outside its async context (nothing of the request stays reachable from the
+    // run), its log lines carry the request id explicitly.
+    const requestId = requestContext.getStore()?.requestId;
+    this.track(requestContext.exit(() => this.run(user, turn, plan, writer, requestId)));
+    return toChatStream(plan.conversationId, false, writer.answer, request.signal);
+  }
+
+  /**
+   * What the run will be; when the request could not be made now (model, plan, provider or conversation
+   * refused) but its key holds an earlier request, that one is answered: a retry always replays.
+   */
+  private async planOrReplay(user: SessionUser, turn: ChatTurn, request: RunRequest): Promise<RunPlan | { existing: Promise<ChatStream> }> {
+    try {
+      return await this.plan(user, turn);
+    } catch (error) {
+      const existing = turn.checkNewRequest || !(error instanceof AppError) ? null : await this.store.findByKey(user.id, turn.idempotencyKey);
+      if (!existing) throw error;
+      return { existing: this.resume(existing, turn.fingerprint, request.signal) };
+    }
   }
 
   /**
@@ -183,24 +196,35 @@ export class ChatPipelineService implements OnModuleDestroy {
   }
 
   /**
-   * Idempotency claim, plan access (as stored now) and quota reservation in one statement: a refusal leaves
-   * the key unused. Answers the request that holds the key when another one claimed it first.
+   * The key answered if already taken, plan access (as stored now), quota reservation and a new
+   * conversation, in one statement shared with the claims arriving meanwhile: a refusal leaves the key
+   * unused. Answers the request that holds the key when there is one. 503 overloaded when the claim could
+   * not be written within the start deadline.
    */
-  private async claim(user: SessionUser, turn: ChatTurn, plan: RunPlan): Promise<StoredRequest | undefined> {
+  private async claim(user: SessionUser, turn: ChatTurn, plan: RunPlan, request: RunRequest): Promise<StoredRequest | undefined> {
     const now = this.clock.now();
-    const claimed = await this.requests.claim({
-      id: plan.runId,
-      userId: user.id,
-      idempotencyKey: turn.idempotencyKey,
-      fingerprint: turn.fingerprint,
-      conversationId: plan.conversationId,
-      newConversationTitle: plan.newConversation ? titleFrom(turn.messages) : undefined,
-      modelId: plan.model.id,
-      ...turn.skill,
-      usageDay: plan.usageDay,
-      reservedCredits: plan.reservedCredits,
-      leaseExpiresAt: new Date(now.getTime() + this.config.chat.leaseMs),
-    });
+    let claimed: ClaimResult;
+    try {
+      claimed = await this.store.claim(
+        {
+          id: plan.runId,
+          userId: user.id,
+          idempotencyKey: turn.idempotencyKey,
+          fingerprint: turn.fingerprint,
+          conversationId: plan.conversationId,
+          newConversationTitle: plan.newConversation ? titleFrom(turn.messages) : undefined,
+          modelId: plan.model.id,
+          ...turn.skill,
+          usageDay: plan.usageDay,
+          reservedCredits: plan.reservedCredits,
+          leaseExpiresAt: new Date(now.getTime() + this.config.chat.leaseMs),
+        },
+        { deadline: request.startBy, signal: request.signal },
+      );
+    } catch (error) {
+      if (error instanceof NotDispatched) throw overloaded(`${this.store.waitingClaims} chats are waiting to start.`);
+      throw error;
+    }
     switch (claimed.outcome) {
       case 'claimed':
         return undefined;
@@ -211,6 +235,8 @@ export class ChatPipelineService implements OnModuleDestroy {
       case 'model_not_allowed':
         // The plan changed since this instance read it; the database's answer is the one that counts.
         throw modelNotAllowed(user, plan.model.id);
+      case 'not_found':
+        throw new AppError('not_found', 'No such conversation.');
     }
   }
 
@@ -230,10 +256,10 @@ export class ChatPipelineService implements OnModuleDestroy {
   }
 
   /** Detached from the client: generation goes on after a disconnect, so the answer is stored and billed. */
-  private async run(turn: ChatTurn, plan: RunPlan, writer: LiveWriter, requestId?: string): Promise<void> {
+  private async run(user: SessionUser, turn: ChatTurn, plan: RunPlan, writer: LiveWriter, requestId?: string): Promise<void> {
     const leaseMs = this.config.chat.leaseMs;
     const heartbeat = setInterval(() => {
-      this.requests.renewLease(plan.runId, new Date(this.clock.now().getTime() + leaseMs)).catch((error: unknown) => this.log.warn({ err: error, requestId, runId: plan.runId }, 'lease renewal failed'));
+      this.store.renewLease(plan.runId, new Date(this.clock.now().getTime() + leaseMs)).catch((error: unknown) => this.log.warn({ err: error, requestId, runId: plan.runId }, 'lease renewal failed'));
     }, Math.max(100, Math.floor(leaseMs / 3)));
     heartbeat.unref();
     let outcome: RunOutcome;
@@ -244,7 +270,7 @@ export class ChatPipelineService implements OnModuleDestroy {
       });
       if (generation.failure) this.log.warn({ requestId, runId: plan.runId, model: plan.model.id, failure: generation.failure, reason: generation.failureReason }, 'model provider failed');
       outcome = generation.failure ? { status: 'failed', errorCode: generation.failure } : { status: 'completed' };
-      const settled = await this.settle(turn, plan, generation, outcome);
+      const settled = await this.settle(user, turn, plan, generation, outcome);
       if (!settled) outcome = { status: 'failed', errorCode: 'generation_interrupted' };
     } catch (error) {
       // Settlement failed (database down): the lease runs out and the sweeper releases the reservation.
@@ -257,11 +283,11 @@ export class ChatPipelineService implements OnModuleDestroy {
   }
 
   /** Assistant message, ledger entry and quota settlement in one statement; false if already swept. */
-  private settle(turn: ChatTurn, plan: RunPlan, generation: Generation, outcome: RunOutcome): Promise<boolean> {
+  private settle(user: SessionUser, turn: ChatTurn, plan: RunPlan, generation: Generation, outcome: RunOutcome): Promise<boolean> {
     const billed = outcome.status === 'completed' || generation.text.length > 0;
     const inputTokens = generation.usage?.inputTokens ?? plan.estimatedInputTokens;
     const outputTokens = generation.usage?.outputTokens ?? generation.chunks;
-    return this.requests.settle({
+    return this.store.settle(user.id, {
       id: plan.runId,
       status: outcome.status,
       responseBody: generation.text,
@@ -312,7 +338,7 @@ export class ChatPipelineService implements OnModuleDestroy {
         quietSeconds += 1;
         if (quietSeconds < nextCheck) continue;
         nextCheck = quietSeconds + Math.min(quietSeconds, MAX_SECONDS_BETWEEN_CHECKS);
-        const stored = await this.requests.findOutcome(runId).catch((error: unknown) => {
+        const stored = await this.store.findOutcome(runId).catch((error: unknown) => {
           this.log.warn({ err: error, runId }, 'could not read a followed run');
           return 'unknown' as const;
         });

@@ -29,7 +29,12 @@ export interface StoredRequest {
   errorCode: string | null;
 }
 
-export type ClaimResult = { outcome: 'claimed' } | { outcome: 'model_not_allowed' } | { outcome: 'quota_exceeded' } | { outcome: 'taken'; request: StoredRequest };
+export type ClaimResult =
+  | { outcome: 'claimed' }
+  | { outcome: 'model_not_allowed' }
+  | { outcome: 'quota_exceeded' }
+  | { outcome: 'not_found' }
+  | { outcome: 'taken'; request: StoredRequest };
 
 /** How a run ended and what it costs; `billed` runs store their messages and a ledger entry. */
 export interface Settlement {
@@ -56,56 +61,10 @@ const FIND_BY_KEY: PreparedStatement = {
            FROM "ChatRequest" WHERE "userId" = $1::uuid AND "idempotencyKey" = $2`,
 };
 
-const CLAIM: PreparedStatement = {
-  name: 'chat_claim',
-  text: `SELECT outcome, id::text, fingerprint, status, "conversationId"::text AS "conversationId", "responseBody", "errorCode"
-           FROM chat_claim($1::uuid, $2::uuid, $3, $4, $5::uuid, $6::boolean, $7, $8, $9::uuid, $10::uuid, $11::date, $12::int, $13::timestamptz)`,
-};
-
-/**
- * The settlement (see `settle`). $1 run id, $2 status, $3 body, $4 error code, $5 finished at, $6 billed,
- * $7 skill id, $8 skill version id, $9-$11 message ids, roles and contents, $12 ledger entry id, $13 ledger
- * status, $14 model id, $15 input tokens, $16 output tokens, $17 credits.
- */
-const SETTLE: PreparedStatement = {
-  name: 'chat_settle',
-  text: `
-    WITH finished AS (
-      UPDATE "ChatRequest"
-         SET status = $2::"ChatRequestStatus", "responseBody" = $3, "errorCode" = $4, "finishedAt" = $5::timestamptz
-       WHERE id = $1::uuid AND status = 'streaming'
-      RETURNING id, "userId", "conversationId", "usageDay", "reservedCredits"
-    ), conversation AS (
-      UPDATE "Conversation" c
-         SET "updatedAt" = $5::timestamptz,
-             "skillId" = COALESCE($7::uuid, c."skillId"),
-             "skillVersionId" = COALESCE($8::uuid, c."skillVersionId")
-        FROM finished f
-       WHERE c.id = f."conversationId" AND $6::boolean
-      RETURNING c.id
-    ), messages AS (
-      INSERT INTO "Message" (id, "conversationId", "chatRequestId", role, content, "createdAt")
-      SELECT m.id, c.id, $1::uuid, m.role::"MessageRole", m.content, $5::timestamptz
-        FROM conversation c, unnest($9::uuid[], $10::text[], $11::text[]) WITH ORDINALITY AS m(id, role, content, n)
-       ORDER BY m.n
-    ), ledger AS (
-      INSERT INTO "LedgerEntry" (id, "userId", kind, status, "chatRequestId", "modelId", "conversationId", "skillId", "skillVersionId",
-                                 "inputTokens", "outputTokens", credits, "createdAt")
-      SELECT $12::uuid, f."userId", 'usage', $13::"LedgerStatus", f.id, $14, f."conversationId", $7::uuid, $8::uuid,
-             $15::int, $16::int, $17::int, $5::timestamptz
-        FROM finished f
-       WHERE $6::boolean
-    ), usage AS (
-      UPDATE "DailyUsage" d
-         SET reserved = d.reserved - f."reservedCredits", used = d.used + $17::int
-        FROM finished f
-       WHERE d."userId" = f."userId" AND d.day = f."usageDay"
-    )
-    SELECT count(*)::int AS settled FROM finished`,
-};
-
 interface ClaimRow {
-  outcome: 'claimed' | 'model_not_allowed' | 'quota_exceeded' | 'taken';
+  /** The claim's position in the batch, from 1. */
+  n: number;
+  outcome: 'claimed' | 'model_not_allowed' | 'quota_exceeded' | 'not_found' | 'taken';
   id: string | null;
   fingerprint: string | null;
   status: string | null;
@@ -113,6 +72,20 @@ interface ClaimRow {
   responseBody: string | null;
   errorCode: string | null;
 }
+
+const CLAIM_MANY: PreparedStatement = {
+  name: 'chat_claim_many',
+  text: `SELECT n, outcome, id::text, fingerprint, status, "conversationId"::text AS "conversationId", "responseBody", "errorCode"
+           FROM chat_claim_many($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::boolean[], $7::text[], $8::text[],
+                                $9::uuid[], $10::uuid[], $11::date[], $12::int[], $13::timestamptz[])`,
+};
+
+const SETTLE_MANY: PreparedStatement = {
+  name: 'chat_settle_many',
+  text: `SELECT n FROM chat_settle_many($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::boolean[], $7::uuid[],
+                                       $8::uuid[], $9::text[], $10::int[], $11::int[], $12::int[], $13::uuid[], $14::int[],
+                                       $15::uuid[], $16::text[], $17::text[])`,
+};
 
 @Injectable()
 export class ChatRequestsRepository {
@@ -128,37 +101,30 @@ export class ChatRequestsRepository {
   }
 
   /**
-   * The idempotency claim, the plan's access to the model, the quota reservation and a new conversation,
-   * in one statement (the `chat_claim` function of the migrations): all of it happens, or none of it.
+   * Claims runs in one statement and one transaction (the `chat_claim_many` function of the migrations), in
+   * the order given: each claim (the key answered if already taken, plan access, quota reservation, new
+   * conversation) happens wholly or not at all. Answers one result per request, in order.
    */
-  async claim(request: NewChatRequest): Promise<ClaimResult> {
-    const [row] = await this.prisma.statement<ClaimRow>(CLAIM, [
-      request.id,
-      request.userId,
-      request.idempotencyKey,
-      request.fingerprint,
-      request.conversationId,
-      request.newConversationTitle !== undefined,
-      request.newConversationTitle ?? '',
-      request.modelId,
-      request.skillId ?? null,
-      request.skillVersionId ?? null,
-      request.usageDay.toISOString().slice(0, 10),
-      request.reservedCredits,
-      request.leaseExpiresAt,
+  async claimMany(requests: NewChatRequest[]): Promise<ClaimResult[]> {
+    const column = <T>(pick: (request: NewChatRequest) => T): T[] => requests.map(pick);
+    const rows = await this.prisma.statement<ClaimRow>(CLAIM_MANY, [
+      column((request) => request.id),
+      column((request) => request.userId),
+      column((request) => request.idempotencyKey),
+      column((request) => request.fingerprint),
+      column((request) => request.conversationId),
+      column((request) => request.newConversationTitle !== undefined),
+      column((request) => request.newConversationTitle ?? ''),
+      column((request) => request.modelId),
+      column((request) => request.skillId ?? null),
+      column((request) => request.skillVersionId ?? null),
+      column((request) => request.usageDay.toISOString().slice(0, 10)),
+      column((request) => request.reservedCredits),
+      column((request) => request.leaseExpiresAt),
     ]);
-    if (row.outcome !== 'taken') return { outcome: row.outcome };
-    return {
-      outcome: 'taken',
-      request: {
-        id: row.id as string,
-        fingerprint: row.fingerprint as string,
-        status: row.status as string,
-        conversationId: row.conversationId as string,
-        responseBody: row.responseBody,
-        errorCode: row.errorCode,
-      },
-    };
+    const results: ClaimResult[] = new Array(requests.length);
+    for (const row of rows) results[row.n - 1] = toClaimResult(row);
+    return results;
   }
 
   /** Extends the lease of a run still streaming (the instance generating it is alive). */
@@ -167,33 +133,36 @@ export class ChatRequestsRepository {
   }
 
   /**
-   * Settles a run in one statement, only if it is still streaming (false when the sweeper failed it first):
-   * the outcome on the request, and for a billed run the messages (after the conversation row is locked, so
-   * two turns settling at once append one after the other) and the ledger entry (unique per request), and
-   * the reservation turned into usage (`credits`, at most what was reserved).
+   * Settles runs in one statement and one transaction (the `chat_settle_many` function), in the order
+   * given, each only if still streaming: the outcome, for a billed run its messages, ledger entry (unique
+   * per request) and the conversation's last activity, and the reservation turned into usage. Answers, per
+   * run, whether it was settled (false: the sweeper had failed it).
    */
-  async settle(run: Settlement): Promise<boolean> {
-    const at = run.finishedAt.getTime();
-    const [row] = await this.prisma.statement<{ settled: number }>(SETTLE, [
-      run.id,
-      run.status,
-      run.responseBody,
-      run.errorCode,
-      run.finishedAt,
-      run.billed,
-      run.skill?.skillId ?? null,
-      run.skill?.skillVersionId ?? null,
-      run.messages.map(() => uuidv7(at)),
-      run.messages.map((message) => message.role),
-      run.messages.map((message) => message.content),
-      uuidv7(at),
-      run.status === 'completed' ? 'completed' : 'partial',
-      run.modelId,
-      run.inputTokens,
-      run.outputTokens,
-      run.credits,
+  async settleMany(runs: Settlement[]): Promise<boolean[]> {
+    const column = <T>(pick: (run: Settlement) => T): T[] => runs.map(pick);
+    const messages = runs.flatMap((run, index) => run.messages.map((message) => ({ run: index + 1, at: run.finishedAt.getTime(), ...message })));
+    const rows = await this.prisma.statement<{ n: number }>(SETTLE_MANY, [
+      column((run) => run.id),
+      column((run) => run.status),
+      column((run) => run.responseBody),
+      column((run) => run.errorCode),
+      column((run) => run.finishedAt),
+      column((run) => run.billed),
+      column((run) => run.skill?.skillId ?? null),
+      column((run) => run.skill?.skillVersionId ?? null),
+      column((run) => run.modelId),
+      column((run) => run.inputTokens),
+      column((run) => run.outputTokens),
+      column((run) => run.credits),
+      column((run) => uuidv7(run.finishedAt.getTime())),
+      messages.map((message) => message.run),
+      messages.map((message) => uuidv7(message.at)),
+      messages.map((message) => message.role),
+      messages.map((message) => message.content),
     ]);
-    return row.settled === 1;
+    const settled = new Array<boolean>(runs.length).fill(false);
+    for (const row of rows) settled[row.n - 1] = true;
+    return settled;
   }
 
   /**
@@ -215,4 +184,19 @@ export class ChatRequestsRepository {
       SELECT id::text FROM swept`;
     return rows.map((row) => row.id);
   }
+}
+
+function toClaimResult(row: ClaimRow): ClaimResult {
+  if (row.outcome !== 'taken') return { outcome: row.outcome };
+  return {
+    outcome: 'taken',
+    request: {
+      id: row.id as string,
+      fingerprint: row.fingerprint as string,
+      status: row.status as string,
+      conversationId: row.conversationId as string,
+      responseBody: row.responseBody,
+      errorCode: row.errorCode,
+    },
+  };
 }

@@ -8,13 +8,14 @@ import { ChatPipelineService } from './chat-pipeline.service';
 import { ChatRequestsRepository } from './chat-requests.repository';
 import { ChatService } from './chat.service';
 import { ChatSweeperService } from './chat-sweeper.service';
+import { RunStore } from './run-store';
 import { LiveStreams } from './live/live-streams';
 
 /** POST /v1/chat and the pipeline Skill runs reuse (exported for the skills module). */
 @Module({
   imports: [CatalogModule, ModelsModule, ConversationsModule],
   controllers: [ChatController],
-  providers: [ChatAdmission, ChatPipelineService, ChatRequestsRepository, ChatService, ChatSweeperService, LiveStreams],
+  providers: [ChatAdmission, ChatPipelineService, ChatRequestsRepository, ChatService, ChatSweeperService, LiveStreams, RunStore],
   exports: [ChatAdmission, ChatPipelineService],
 })
 export class ChatModule implements NestModule {

@@ -4,10 +4,6 @@ import { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../../common/errors/app-error';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
-import { StartGate, StartRefused } from './start-gate';
-
-/** Connections of the pool kept out of the start gate's reach: settlements and everything else use them. */
-const CONNECTIONS_KEPT_FREE = 2;
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -27,18 +23,15 @@ export interface RunRequest {
  * Admission control for the routes that start runs (POST /v1/chat, POST /v1/skills/:id/run), so that an
  * instance under more load than it can carry refuses at once instead of degrading for everyone:
  * - past CHAT_MAX_STREAMS open chat responses, a new request is refused before anything else is done;
- * - an admitted request gets a slot for its database work (key lookup, history, claim) within
- *   CHAT_START_TIMEOUT_MS of arriving, or is refused then. Both refusals are 503 `overloaded` with
- *   Retry-After: nothing was stored or billed, and the same idempotency key may be sent again.
+ * - an admitted request whose claim has not been written within CHAT_START_TIMEOUT_MS of arriving (claims
+ *   wait for a batch when the database is busy: see RunStore) is refused then. Both refusals are 503
+ *   `overloaded` with Retry-After: nothing was stored or billed, and the same idempotency key may be sent again.
  */
 @Injectable()
 export class ChatAdmission {
   private open = 0;
-  private readonly gate: StartGate;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
-    this.gate = new StartGate(Math.max(1, config.database.poolSize - CONNECTIONS_KEPT_FREE));
-  }
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   /** Chat responses open on this instance (admitted and not yet closed). */
   get openStreams(): number {
@@ -60,25 +53,10 @@ export class ChatAdmission {
   runRequest(req: Request, signal: AbortSignal): RunRequest {
     return { signal, startBy: (req.admittedAt ?? performance.now()) + this.config.chat.startTimeoutMs };
   }
-
-  /** Runs the start's database work in a slot of the gate; 503 when none frees up before the deadline. */
-  async starting<T>(request: RunRequest, work: () => Promise<T>): Promise<T> {
-    let release: () => void;
-    try {
-      release = await this.gate.enter(request.startBy ?? Number.POSITIVE_INFINITY, performance.now(), request.signal);
-    } catch (error) {
-      if (error instanceof StartRefused) throw overloaded(`${this.gate.queued} chats are waiting to start.`);
-      throw error;
-    }
-    try {
-      return await work();
-    } finally {
-      release();
-    }
-  }
 }
 
-function overloaded(why: string): AppError {
+/** 503 overloaded: the request was refused before anything was stored or billed. */
+export function overloaded(why: string): AppError {
   return new AppError('overloaded', `${why} Nothing was stored or billed: retry in a moment (the same idempotencyKey is fine).`, {
     headers: { 'Retry-After': '1' },
   });

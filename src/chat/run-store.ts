@@ -1,0 +1,70 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { Batcher, SubmitOptions } from '../infra/database/batcher';
+import { ChatRequestsRepository, ClaimResult, NewChatRequest, Settlement, StoredRequest } from './chat-requests.repository';
+
+/** Most claims or settlements in one statement. */
+const MAX_BATCH = 32;
+/** Connections of the pool left to everything else (sessions, history, the other features). */
+const CONNECTIONS_KEPT_FREE = 2;
+
+/**
+ * Where runs are claimed and settled. Claims and settlements that arrive while others are being written
+ * are written together, in one statement and one transaction each (group commit), so a burst of chats
+ * costs the database far less per chat; alone, each leaves at once. Within a batch, runs go in user
+ * order, so concurrent batches take the users' quota rows in the same order (no deadlock between them).
+ */
+@Injectable()
+export class RunStore {
+  private readonly claims: Batcher<NewChatRequest, ClaimResult>;
+  private readonly settlements: Batcher<Settlement & { userId: string }, boolean>;
+
+  constructor(
+    private readonly requests: ChatRequestsRepository,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    // Claims may use most of the pool; settlements keep a share of their own so a flood of new chats
+    // cannot hold the running ones back from finishing.
+    const available = Math.max(2, config.database.poolSize - CONNECTIONS_KEPT_FREE);
+    const settling = Math.max(1, Math.floor(available / 4));
+    this.claims = new Batcher((batch) => inUserOrder(batch, (requests) => this.requests.claimMany(requests)), { maxBatch: MAX_BATCH, maxInFlight: available - settling });
+    this.settlements = new Batcher((batch) => inUserOrder(batch, (runs) => this.requests.settleMany(runs)), { maxBatch: MAX_BATCH, maxInFlight: settling });
+  }
+
+  /** Claims waiting for their statement. */
+  get waitingClaims(): number {
+    return this.claims.waiting;
+  }
+
+  /** Rejects with NotDispatched when it is still waiting at `deadline` or its client leaves first. */
+  claim(request: NewChatRequest, options: SubmitOptions): Promise<ClaimResult> {
+    return this.claims.submit(request, options);
+  }
+
+  /** False when the run was no longer streaming (the sweeper failed it first). */
+  settle(userId: string, run: Settlement): Promise<boolean> {
+    return this.settlements.submit({ ...run, userId });
+  }
+
+  findByKey(userId: string, idempotencyKey: string): Promise<StoredRequest | null> {
+    return this.requests.findByKey(userId, idempotencyKey);
+  }
+
+  findOutcome(runId: string): Promise<StoredRequest | null> {
+    return this.requests.findOutcome(runId);
+  }
+
+  renewLease(runId: string, until: Date): Promise<void> {
+    return this.requests.renewLease(runId, until);
+  }
+}
+
+/** Runs `write` over the items sorted by user and answers its results in the items' own order. */
+async function inUserOrder<I extends { userId: string }, R>(items: I[], write: (sorted: I[]) => Promise<R[]>): Promise<R[]> {
+  const order = items.map((item, index) => ({ item, index })).sort((a, b) => (a.item.userId < b.item.userId ? -1 : a.item.userId > b.item.userId ? 1 : a.index - b.index));
+  const results = await write(order.map((entry) => entry.item));
+  const answered = new Array<R>(items.length);
+  order.forEach((entry, position) => (answered[entry.index] = results[position]));
+  return answered;
+}
