@@ -5,6 +5,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import { AppModule } from './app.module';
+import { ChatAdmission } from './chat/admission/chat-admission';
 import { NestPinoLogger } from './common/logging/app-logger';
 import { Logger } from './common/logging/logger';
 import { bodyParsers } from './common/http/body-parsers';
@@ -80,6 +81,8 @@ export async function createApp(config: AppConfig, logger: Logger, extraModules:
   app.enableCors(corsForAllowedOriginsOnly(config.corsOrigins));
   app.use(refuseNulInUrl);
   app.use(refuseCrossSiteWrites(config.corsOrigins, [`/${API_PREFIX}/webhooks/`]));
+  // Before the body is read: a chat refused for load costs next to nothing.
+  app.use(app.get(ChatAdmission).middleware());
   app.use(...bodyParsers(config.http.bodyLimitBytes));
   app.setGlobalPrefix(API_PREFIX);
   setupOpenApi(app, buildOpenApiDocument(app, { cookieName: config.session.cookieName }));

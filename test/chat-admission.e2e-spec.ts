@@ -92,4 +92,41 @@ describe('chat admission control', () => {
       }
     });
   });
+
+  describe('runs starting (CHAT_MAX_STARTING=1)', () => {
+    let t: TestApp;
+    let base: string;
+    beforeAll(async () => {
+      t = await bootTestApp({ OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl, CHAT_MAX_STARTING: '1' });
+      base = await listen(t);
+    });
+    afterAll(() => t.close());
+
+    it('refuses a chat at once, before reading its body, while another is still starting', async () => {
+      fake.mode = { kind: 'ok', words: ['ok'] };
+      const blocked = await registerUser(t.http);
+      const other = await registerUser(t.http);
+      expect((await chat(base, blocked.cookie, body(randomUUID())).response).status).toBe(200);
+      const locker = new Client({ connectionString: process.env.TEST_DATABASE_URL });
+      await locker.connect();
+      try {
+        await locker.query('BEGIN');
+        await locker.query(`SELECT 1 FROM "DailyUsage" WHERE "userId" = $1 FOR UPDATE`, [blocked.id]);
+        const waiting = chat(base, blocked.cookie, body(randomUUID()));
+        await new Promise((done) => setTimeout(done, 100));
+        // Even a body that is not JSON is refused for load first: it is never read.
+        const refused = await t.http.post('/v1/chat').set('Cookie', other.cookie).set('Content-Type', 'application/json').send('{not json');
+        expect(refused.status).toBe(503);
+        expect(refused.body).toMatchObject({ code: 'overloaded' });
+        expect(refused.headers['retry-after']).toBe('1');
+        // Other routes are not affected.
+        expect((await t.http.get('/v1/billing/quota').set('Cookie', other.cookie)).status).toBe(200);
+        await locker.query('COMMIT');
+        expect((await waiting.response).status).toBe(200);
+        expect((await chat(base, other.cookie, body(randomUUID())).response).status).toBe(200);
+      } finally {
+        await locker.end();
+      }
+    });
+  });
 });

@@ -87,15 +87,32 @@ export class ChatPipelineService implements OnModuleDestroy {
    * byte of the answer is known, so a failure before it is still a problem response.
    */
   async start(user: SessionUser, turn: ChatTurn, request: RunRequest = {}): Promise<ChatStream> {
+    let begun: Awaited<ReturnType<ChatPipelineService['begin']>>;
+    try {
+      begun = await this.begin(user, turn, request);
+    } finally {
+      request.started?.();
+    }
+    if ('existing' in begun) return this.resume(begun.existing, turn.fingerprint, request.signal);
+    const { plan, writer } = begun;
+    // Detached from the request: outside its async context (nothing of the request stays reachable from the
+    // run), its log lines carry the request id explicitly.
+    const requestId = requestContext.getStore()?.requestId;
+    this.track(requestContext.exit(() => this.run(user, turn, plan, writer, requestId)));
+    return toChatStream(plan.conversationId, false, writer.answer, request.signal);
+  }
+
+  /** The start of a run, up to its claim: the request already made with this key, or a new run claimed. */
+  private async begin(user: SessionUser, turn: ChatTurn, request: RunRequest): Promise<{ existing: StoredRequest } | { plan: RunPlan; writer: LiveWriter }> {
     this.assertWithinSizeLimit(turn);
     if (turn.checkNewRequest) {
       // Checks that apply only to new requests run after the key is looked up, so a retry still replays.
       const existing = await this.store.findByKey(user.id, turn.idempotencyKey);
-      if (existing) return this.resume(existing, turn.fingerprint, request.signal);
+      if (existing) return { existing };
       await turn.checkNewRequest();
     }
-    const plan = await this.planOrReplay(user, turn, request);
-    if ('existing' in plan) return plan.existing;
+    const plan = await this.planOrReplay(user, turn);
+    if ('existing' in plan) return plan;
     const writer = this.live.open(plan.runId);
     let holder: StoredRequest | undefined;
     try {
@@ -104,28 +121,22 @@ export class ChatPipelineService implements OnModuleDestroy {
       writer.discard();
       throw error;
     }
-    if (holder) {
-      writer.discard();
-      return this.resume(holder, turn.fingerprint, request.signal);
-    }
-    // Detached from the request: outside its async context (nothing of the request stays reachable from the
-    // run), its log lines carry the request id explicitly.
-    const requestId = requestContext.getStore()?.requestId;
-    this.track(requestContext.exit(() => this.run(user, turn, plan, writer, requestId)));
-    return toChatStream(plan.conversationId, false, writer.answer, request.signal);
+    if (!holder) return { plan, writer };
+    writer.discard();
+    return { existing: holder };
   }
 
   /**
    * What the run will be; when the request could not be made now (model, plan, provider or conversation
    * refused) but its key holds an earlier request, that one is answered: a retry always replays.
    */
-  private async planOrReplay(user: SessionUser, turn: ChatTurn, request: RunRequest): Promise<RunPlan | { existing: Promise<ChatStream> }> {
+  private async planOrReplay(user: SessionUser, turn: ChatTurn): Promise<RunPlan | { existing: StoredRequest }> {
     try {
       return await this.plan(user, turn);
     } catch (error) {
       const existing = turn.checkNewRequest || !(error instanceof AppError) ? null : await this.store.findByKey(user.id, turn.idempotencyKey);
       if (!existing) throw error;
-      return { existing: this.resume(existing, turn.fingerprint, request.signal) };
+      return { existing };
     }
   }
 

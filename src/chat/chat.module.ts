@@ -1,4 +1,4 @@
-import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { ConversationsModule } from '../conversations/conversations.module';
 import { CatalogModule } from '../catalog/catalog.module';
 import { ModelsModule } from '../models/models.module';
@@ -18,10 +18,4 @@ import { LiveStreams } from './live/live-streams';
   providers: [ChatAdmission, ChatPipelineService, ChatRequestsRepository, ChatService, ChatSweeperService, LiveStreams, RunStore],
   exports: [ChatAdmission, ChatPipelineService],
 })
-export class ChatModule implements NestModule {
-  constructor(private readonly admission: ChatAdmission) {}
-
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(this.admission.middleware()).forRoutes({ path: 'chat', method: RequestMethod.POST });
-  }
-}
+export class ChatModule {}

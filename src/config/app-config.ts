@@ -82,6 +82,8 @@ export interface AppConfig {
     maxInputChars: number;
     /** Chat responses one instance keeps open at most; more are refused at once (503 overloaded). */
     maxStreams: number;
+    /** Runs one instance lets start at once (body, session, checks, claim); more are refused at once. */
+    maxStarting: number;
     /** How long after arriving a run may wait to be claimed before it is refused (503 overloaded). */
     startTimeoutMs: number;
   };

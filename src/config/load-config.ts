@@ -104,6 +104,7 @@ function toAppConfig(env: Env): AppConfig {
       leaseMs: env.CHAT_LEASE_MS,
       maxInputChars: env.CHAT_MAX_INPUT_CHARS,
       maxStreams: env.CHAT_MAX_STREAMS,
+      maxStarting: env.CHAT_MAX_STARTING,
       startTimeoutMs: env.CHAT_START_TIMEOUT_MS,
     },
     mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM },

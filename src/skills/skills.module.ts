@@ -1,5 +1,4 @@
-import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
-import { ChatAdmission } from '../chat/admission/chat-admission';
+import { Module } from '@nestjs/common';
 import { ChatModule } from '../chat/chat.module';
 import { JsonSchemaService } from './json-schema.service';
 import { SkillsController } from './skills.controller';
@@ -14,10 +13,4 @@ import { SkillTemplatesSeederService } from './templates/skill-templates-seeder.
   providers: [JsonSchemaService, SkillsRepository, SkillsService, SkillTemplatesRepository, SkillTemplatesSeederService],
   exports: [SkillTemplatesRepository, JsonSchemaService],
 })
-export class SkillsModule implements NestModule {
-  constructor(private readonly admission: ChatAdmission) {}
-
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(this.admission.middleware()).forRoutes({ path: 'skills/:id/run', method: RequestMethod.POST });
-  }
-}
+export class SkillsModule {}

@@ -5,10 +5,17 @@ import { AppError } from '../../common/errors/app-error';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 
+/** What admission knows of a request it let in (chat and Skill runs only). */
+export interface Admission {
+  /** performance.now() when it was let in. */
+  at: number;
+  /** Its start is over (claimed, replayed or refused): it no longer counts as starting. Idempotent. */
+  started: () => void;
+}
+
 declare module 'express-serve-static-core' {
   interface Request {
-    /** performance.now() when admission let the request in (chat and Skill runs only). */
-    admittedAt?: number;
+    admission?: Admission;
   }
 }
 
@@ -17,19 +24,26 @@ export interface RunRequest {
   signal?: AbortSignal;
   /** performance.now() time by which the run must have been claimed, or it is refused (503). */
   startBy?: number;
+  /** Called once the start is over, whatever its outcome. */
+  started?: () => void;
 }
 
+/** The routes that start runs: POST /v1/chat and POST /v1/skills/:id/run. */
+const RUN_ROUTE = /^\/v1\/(chat|skills\/[^/]+\/run)\/?(\?|$)/;
+
 /**
- * Admission control for the routes that start runs (POST /v1/chat, POST /v1/skills/:id/run), so that an
- * instance under more load than it can carry refuses at once instead of degrading for everyone:
- * - past CHAT_MAX_STREAMS open chat responses, a new request is refused before anything else is done;
- * - an admitted request whose claim has not been written within CHAT_START_TIMEOUT_MS of arriving (claims
- *   wait for a batch when the database is busy: see RunStore) is refused then. Both refusals are 503
- *   `overloaded` with Retry-After: nothing was stored or billed, and the same idempotency key may be sent again.
+ * Admission control for the routes that start runs, so that an instance under more load than it can carry
+ * refuses at once instead of degrading for everyone. Checked first thing (before the body is read), a
+ * request is refused when this instance already has CHAT_MAX_STREAMS chat responses open or
+ * CHAT_MAX_STARTING runs still starting (body, session, checks and claim not done yet); an admitted request
+ * whose claim could not be written within CHAT_START_TIMEOUT_MS (the database stalled) is refused then.
+ * Every refusal is 503 `overloaded` with Retry-After: nothing was stored or billed, and the same
+ * idempotency key may be sent again.
  */
 @Injectable()
 export class ChatAdmission {
   private open = 0;
+  private starting = 0;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
@@ -38,20 +52,34 @@ export class ChatAdmission {
     return this.open;
   }
 
-  /** The route middleware: refuses past the open-streams limit, else counts the request until it closes. */
+  /** App-level middleware, before the body parsers: other routes pass untouched. */
   middleware(): RequestHandler {
     return (req: Request, res: Response, next: NextFunction): void => {
-      if (this.open >= this.config.chat.maxStreams) return next(overloaded(`This instance is serving ${this.open} chats, its limit.`));
+      if (req.method !== 'POST' || !RUN_ROUTE.test(req.url)) return next();
+      const { maxStreams, maxStarting } = this.config.chat;
+      if (this.open >= maxStreams) return next(overloaded(`This instance is serving ${this.open} chats, its limit.`));
+      if (this.starting >= maxStarting) return next(overloaded(`${this.starting} chats are starting on this instance, its limit.`));
       this.open += 1;
-      res.once('close', () => (this.open -= 1));
-      req.admittedAt = performance.now();
+      this.starting += 1;
+      let starting = true;
+      const started = () => {
+        if (!starting) return;
+        starting = false;
+        this.starting -= 1;
+      };
+      res.once('close', () => {
+        started();
+        this.open -= 1;
+      });
+      req.admission = { at: performance.now(), started };
       next();
     };
   }
 
-  /** What the pipeline needs of an admitted request: its client's signal and its start deadline. */
+  /** What the pipeline needs of an admitted request: its client's signal, its start deadline, its end of start. */
   runRequest(req: Request, signal: AbortSignal): RunRequest {
-    return { signal, startBy: (req.admittedAt ?? performance.now()) + this.config.chat.startTimeoutMs };
+    const admission = req.admission;
+    return { signal, startBy: (admission?.at ?? performance.now()) + this.config.chat.startTimeoutMs, started: admission?.started };
   }
 }
 
