@@ -31,8 +31,9 @@ async function bootstrap(): Promise<void> {
     const runtime: AppConfig = { ...config, database: { ...config.database, url: databaseUrl } };
     const app = await createApp(runtime, log);
     shutdown.add('close app (database pool, redis)', () => app.close());
-    await app.listen(config.http.port, config.http.host);
+    await app.init();
     const server = app.getHttpServer() as Server;
+    await listen(server, config.http);
     shutdown.add('drain http', () => drainHttp(server, app.get(DrainState)));
     shutdown.whenTimedOut(() => server.closeAllConnections());
     log.info({ url: `http://localhost:${config.http.port}`, docs: `http://localhost:${config.http.port}/docs` }, 'chat api listening');
@@ -40,6 +41,20 @@ async function bootstrap(): Promise<void> {
     log.fatal({ err: error }, startupFailureMessage(error));
     await shutdown.run('startup failed', 1);
   }
+}
+
+/**
+ * Listens with the configured accept queue: a burst of connections beyond Node's default of 511 would
+ * otherwise be dropped by the kernel and retried by clients seconds later.
+ */
+function listen(server: Server, http: AppConfig['http']): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ port: http.port, host: http.host, backlog: http.backlog }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
 }
 
 /** Stop accepting, tell clients to close keep-alive connections, and wait for in-flight requests. */

@@ -28,7 +28,7 @@ export function writeChatStream(res: Response, stream: ChatStream): Promise<void
   if (stream.replayed) res.setHeader('Idempotent-Replayed', 'true');
   res.socket?.setNoDelay(true);
   // The first text (or the end) is already there (toChatStream waited for it): the head goes out with it.
-  const batch = new WriteBatch(res);
+  // Node corks the socket for each chunk until the next tick, so chunks written in one tick share a write.
   return new Promise((resolve) => {
     let finished = false;
     let stop: (() => void) | undefined;
@@ -42,9 +42,7 @@ export function writeChatStream(res: Response, stream: ChatStream): Promise<void
     res.on('close', finish);
     stop = stream.answer.subscribe({
       text: (chunk) => {
-        if (res.destroyed) return;
-        batch.open();
-        res.write(chunk);
+        if (!res.destroyed) res.write(chunk);
       },
       end: (outcome) => {
         endResponse(res, outcome);
@@ -53,27 +51,6 @@ export function writeChatStream(res: Response, stream: ChatStream): Promise<void
     });
     if (finished) stop();
   });
-}
-
-/**
- * Chunks written in the same turn of the event loop (a provider packet holding several tokens, the
- * replay of a joined run) leave in one socket write: the response is corked at the first and uncorked on
- * the next tick. A chunk alone still leaves at once.
- */
-class WriteBatch {
-  private corked = false;
-
-  constructor(private readonly res: Response) {}
-
-  open(): void {
-    if (this.corked) return;
-    this.corked = true;
-    this.res.cork();
-    process.nextTick(() => {
-      this.corked = false;
-      this.res.uncork();
-    });
-  }
 }
 
 function endResponse(res: Response, outcome: RunOutcome): void {

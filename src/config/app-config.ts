@@ -40,6 +40,8 @@ export interface AppConfig {
   http: {
     host: string;
     port: number;
+    /** Accept queue length (the kernel caps it at net.core.somaxconn). */
+    backlog: number;
     bodyLimitBytes: number;
     shutdownTimeoutMs: number;
     /** Express `trust proxy` value: false, or the proxy addresses/subnets whose X-Forwarded-For is believed. */

@@ -65,6 +65,7 @@ export const envSchema = z.object({
     .refine((value) => isIP(value) !== 0 || value === 'localhost', { message: 'must be an IP address (0.0.0.0, ::, 127.0.0.1) or localhost' })
     .default('0.0.0.0'),
   PORT: integer(0, 65535).default(3000),
+  HTTP_BACKLOG: integer(1, 65_535).default(4096),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       message: 'must be one of fatal, error, warn, info, debug, trace, silent',

@@ -68,6 +68,7 @@ function toAppConfig(env: Env): AppConfig {
     http: {
       host: env.HOST,
       port: env.PORT,
+      backlog: env.HTTP_BACKLOG,
       bodyLimitBytes: env.BODY_LIMIT_BYTES,
       shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
       trustProxy: env.TRUST_PROXY.length > 0 ? env.TRUST_PROXY : false,

@@ -28,7 +28,10 @@ export function bodyParsers(limitBytes: number): RequestHandler[] {
   const verify = (req: IncomingMessage, _res: unknown, buffer: Buffer) => {
     (req as IncomingMessage & { rawBody?: Buffer }).rawBody = buffer;
   };
-  return [requireAcceptedType, wrapErrors(express.json({ limit: limitBytes, strict: false, verify })), requireSafeJson];
+  const json = wrapErrors(express.json({ limit: limitBytes, strict: false, verify }));
+  // Most requests have no body (GET, HEAD): nothing to parse or check.
+  const parseJson: RequestHandler = (req, res, next) => (hasBody(req) ? json(req, res, next) : next());
+  return [requireAcceptedType, parseJson, requireSafeJson];
 }
 
 function requireAcceptedType(req: Request, _res: Response, next: NextFunction): void {
@@ -37,6 +40,7 @@ function requireAcceptedType(req: Request, _res: Response, next: NextFunction): 
 }
 
 function requireSafeJson(req: Request, _res: Response, next: NextFunction): void {
+  if (req.body === undefined) return next();
   const problem = unsafeJsonProblem(req.body);
   next(problem ? new BodyReadError(problem, 400) : undefined);
 }

@@ -29,16 +29,14 @@ export function createHttpLogger(root: Logger) {
     req.id = requestId;
     res.setHeader(REQUEST_ID_HEADER, requestId);
     const startedAt = performance.now();
+    // 'close' comes after 'finish' for every response, or alone when the connection went first.
     const done = () => {
-      res.off('finish', done);
-      res.off('close', done);
       const statusCode = res.statusCode;
       const line = { requestId, req: { method: req.method, path: pathOnly(req.originalUrl) }, res: { statusCode }, responseTime: Math.round(performance.now() - startedAt) };
       if (statusCode >= 500) access.error(line, 'request failed');
       else access.info(line, 'request completed');
     };
-    res.on('finish', done);
-    res.on('close', done);
+    res.once('close', done);
     requestContext.run(new RequestContext(requestId, root), next);
   };
 }

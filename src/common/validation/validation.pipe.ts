@@ -21,6 +21,8 @@ export class AppValidationPipe extends ValidationPipe {
   }
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    // Custom parameter decorators (the caller, the request) are not client input.
+    if (metadata.type === 'custom') return value;
     const fields = rawJsonFieldsOf(metadata.metatype);
     const shadowing = shadowingKeys(value, new Set(fields.keys()));
     if (shadowing.length > 0) throw validationProblem(shadowing.map((field) => ({ field, code: 'unknown_field', message: `${field} is not an accepted field` })));
