@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Redis from 'ioredis';
 import { createScratchDatabase, ScratchDatabase } from '../scripts/lib/scratch-database';
@@ -33,6 +33,8 @@ interface Options {
   rounds: number | undefined;
   only: string[] | undefined;
   keepTemp: boolean;
+  /** Directory for the service's V8 CPU profiles (node --cpu-prof), written when it stops. */
+  profileDir: string | undefined;
   help: boolean;
 }
 
@@ -43,12 +45,14 @@ const HELP = `npm run bench [-- flags]
   --rounds N     rounds (default 3, quick 1)
   --only a,c     run only these scenarios (RESULTS.md then holds only them)
   --keep-temp    keep the temp directory (service and harness logs, catalog)
+  --profile DIR  run the service with node --cpu-prof, profiles into DIR (open in Chrome DevTools); the
+                 profiler costs CPU, so the run's figures are not comparable: use with --only
   --help         this text
 Environment: BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres),
              BENCH_REDIS_URL (default redis://127.0.0.1:6379)`;
 
 function parseOptions(args: string[]): Options {
-  const options: Options = { quick: false, build: true, check: false, rounds: undefined, only: undefined, keepTemp: false, help: false };
+  const options: Options = { quick: false, build: true, check: false, rounds: undefined, only: undefined, keepTemp: false, profileDir: undefined, help: false };
   for (let index = 0; index < args.length; index++) {
     const arg = args[index];
     if (arg === '--quick') options.quick = true;
@@ -58,6 +62,7 @@ function parseOptions(args: string[]): Options {
     else if (arg === '--help' || arg === '-h') options.help = true;
     else if (arg === '--rounds') options.rounds = Number(args[++index]);
     else if (arg.startsWith('--rounds=')) options.rounds = Number(arg.slice('--rounds='.length));
+    else if (arg === '--profile') options.profileDir = resolvePath(args[++index] ?? '.');
     else if (arg === '--only') options.only = (args[++index] ?? '').split(',');
     else if (arg.startsWith('--only=')) options.only = arg.slice('--only='.length).split(',');
     else throw new Error(`unknown argument ${arg} (see --help)`);
@@ -243,6 +248,7 @@ async function main(): Promise<number> {
       },
       serviceLogFile,
       t0,
+      options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [],
     );
     // Stopped before the database is dropped (cleanup runs in reverse).
     cleanup.add('stop the service', () => service.stop());

@@ -85,6 +85,6 @@ export async function createApp(config: AppConfig, logger: Logger, extraModules:
   app.use(app.get(ChatAdmission).middleware());
   app.use(...bodyParsers(config.http.bodyLimitBytes));
   app.setGlobalPrefix(API_PREFIX);
-  setupOpenApi(app, buildOpenApiDocument(app, { cookieName: config.session.cookieName }));
+  if (config.http.apiDocs === 'public') setupOpenApi(app, buildOpenApiDocument(app, { cookieName: config.session.cookieName }));
   return app;
 }

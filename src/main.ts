@@ -6,6 +6,7 @@ import { DrainState } from './common/lifecycle/drain-state';
 import { GracefulShutdown } from './common/lifecycle/graceful-shutdown';
 import { createRootLogger } from './common/logging/logger';
 import { AppConfig } from './config/app-config';
+import { environmentWithDotEnv } from './config/dotenv';
 import { ConfigError, loadConfig } from './config/load-config';
 import { startEmbeddedPostgres } from './infra/database/embedded-postgres';
 import { applyMigrations } from './infra/prisma/migrator';
@@ -68,7 +69,7 @@ function drainHttp(server: Server, drain: DrainState): Promise<void> {
 
 function readConfigOrExit(): AppConfig {
   try {
-    return loadConfig();
+    return loadConfig(environmentWithDotEnv());
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);

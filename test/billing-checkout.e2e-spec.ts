@@ -38,7 +38,10 @@ describe('POST /v1/billing/checkout', () => {
   it('opens a Stripe Checkout Session in subscription mode with the plan’s price and our references', async () => {
     const user = await registerUser(t.http);
     const before = stripe.creations().length;
-    const res = await checkout(user, { planId: 'pro', provider: 'stripe' }).expect(201);
+    // The plan's `id` from GET /v1/plans is what checkout takes.
+    const plans = (await t.http.get('/v1/plans').expect(200)).body.data as { id: string; name: string }[];
+    const listed = plans.find((plan) => plan.name === 'Pro');
+    const res = await checkout(user, { planId: listed?.id, provider: 'stripe' }).expect(201);
 
     expect(res.body).toEqual({ checkoutId: expect.any(String), provider: 'stripe', url: expect.stringMatching(/^https:\/\/checkout\.stripe\.test\//) });
     const calls = stripe.creations().slice(before);
@@ -76,7 +79,8 @@ describe('POST /v1/billing/checkout', () => {
     const calls = paddle.creations().slice(before);
     expect(calls).toHaveLength(1);
     expect(calls[0].path).toBe('/transactions');
-    expect(calls[0].headers.authorization).toBe('Bearer pdl_sdbx_apikey_fake');
+    // The auth scheme is case-insensitive (RFC 9110); Paddle's SDK writes it in lower case.
+    expect(calls[0].headers.authorization).toMatch(/^bearer pdl_sdbx_apikey_fake$/i);
     expect(calls[0].headers['idempotency-key']).toBe(`checkout-${res.body.checkoutId}`);
     const body = JSON.parse(calls[0].body);
     expect(body.items).toEqual([

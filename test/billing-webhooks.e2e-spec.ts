@@ -121,6 +121,8 @@ describe('payment webhooks', () => {
         ['wrong secret', stripeSignature(completed, { secret: 'whsec_someone_else' }), completed],
         ['tampered', stripeSignature(completed), tampered],
         ['stale', stripeSignature(completed, { timestamp: now - 301 }), completed],
+        ['from the future', stripeSignature(completed, { timestamp: now + 3600 }), completed],
+        ['just beyond the tolerance ahead', stripeSignature(completed, { timestamp: now + 310 }), completed],
       ];
       for (const [, signature, payload] of refusals) {
         const req = t.http.post('/v1/webhooks/stripe').set('Content-Type', 'application/json');
@@ -129,6 +131,8 @@ describe('payment webhooks', () => {
       }
       const stale = await deliver(t, 'stripe', completed, stripeSignature(completed, { timestamp: now - 301 })).expect(400);
       expect(stale.body.detail).toMatch(/300 s/);
+      const ahead = await deliver(t, 'stripe', completed, stripeSignature(completed, { timestamp: now + 3600 })).expect(400);
+      expect(ahead.body.detail).toMatch(/300 s/);
       expect(await planOf(user.id)).toBe('free');
       expect(await eventRows(eventIdOf(completed))).toEqual([]);
       expect(subscriptionReads()).toBe(readsBefore);

@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
+import { Client } from 'pg';
+import { ChatSweeperService } from '../src/chat/chat-sweeper.service';
+import { LeaseKeeper } from '../src/chat/lease-keeper';
 import { fingerprintOf } from '../src/chat/fingerprint';
 import { chat, listen } from './support/chat-client';
 import { FakeModelServer } from './support/fake-model-servers';
 import { registerUser } from './support/factories';
 import { sql } from './support/sql';
+import { eventually } from './support/eventually';
 import { bootTestApp, TestApp } from './support/test-app';
 
 const openai = (content: string, idempotencyKey: string) => ({ model: 'openai/gpt-4o-mini', idempotencyKey, messages: [{ role: 'user', content }] });
@@ -114,7 +118,8 @@ describe('chat across instances, timeouts and crashes', () => {
     let t: TestApp;
     let base: string;
     beforeAll(async () => {
-      t = await bootTestApp({ CHAT_LEASE_MS: '500' });
+      // The shortest lease accepted; the echo model's 250 ms per word makes a run outlive it.
+      t = await bootTestApp({ CHAT_LEASE_MS: '5000', ECHO_DELAY_MS: '250' });
       base = await listen(t);
     });
     afterAll(() => t.close());
@@ -164,13 +169,120 @@ describe('chat across instances, timeouts and crashes', () => {
 
     it('keeps renewing the lease of a run that outlives it', async () => {
       const user = await registerUser(t.http);
-      // 30 words at 30 ms each outlast the 500 ms lease several times over.
+      // 30 words at 250 ms each outlast the 5 s lease: it must be renewed, and the sweeper (every 2.5 s) must not fail the run.
       const words = Array.from({ length: 30 }, (_, index) => `w${index}`).join(' ');
       const res = await chat(base, user.cookie, { model: 'local/echo', idempotencyKey: randomUUID(), messages: [{ role: 'user', content: words }] }).response;
       expect(res.status).toBe(200);
       expect(res.complete).toBe(true);
       expect(res.body).toBe(`Echo: ${words}`);
       expect(await ledgerCount(user.id)).toBe(1);
+    });
+  });
+
+  describe('leases of live runs (two instances, the shortest lease)', () => {
+    let t: TestApp;
+    let other: TestApp;
+    let base: string;
+    const env = { CHAT_LEASE_MS: '5000', ECHO_DELAY_MS: '250' };
+    beforeAll(async () => {
+      [t, other] = [await bootTestApp(env), await bootTestApp(env)];
+      base = await listen(t);
+    });
+    afterAll(async () => {
+      await t.close();
+      await other.close();
+    });
+
+    const words = (count: number) => Array.from({ length: count }, (_, index) => `w${index}`).join(' ');
+    const echoBody = (content: string) => ({ model: 'local/echo', idempotencyKey: randomUUID(), messages: [{ role: 'user', content }] });
+    const runOf = async (userId: string) =>
+      (await sql<{ id: string; status: string; responseBody: string | null; leaseLeftMs: number }>(
+        `SELECT id::text, status::text, "responseBody", (extract(epoch FROM "leaseExpiresAt" - clock_timestamp()) * 1000)::int AS "leaseLeftMs" FROM "ChatRequest" WHERE "userId" = $1`,
+        [userId],
+      ))[0];
+
+    it('renews a run that outlives its lease, so another instance never sweeps it', async () => {
+      const user = await registerUser(t.http);
+      const content = words(30); // 7.5 s of answer, half again the 5 s lease
+      const call = chat(base, user.cookie, echoBody(content));
+      await call.firstChunk;
+      await new Promise((resolve) => setTimeout(resolve, 5_500));
+      expect(await other.app.get(ChatSweeperService).sweep()).toEqual([]);
+      expect((await runOf(user.id)).leaseLeftMs).toBeGreaterThan(2_000);
+      const res = await call.response;
+      expect({ status: res.status, complete: res.complete, body: res.body }).toEqual({ status: 200, complete: true, body: `Echo: ${content}` });
+      expect(await ledgerCount(user.id)).toBe(1);
+    }, 30_000);
+
+    it('never lets an instance sweep a run it is still generating, whatever the lease says', async () => {
+      // An instance of its own, so no other instance's sweeper takes the run whose lease is forced out.
+      const solo = await bootTestApp(env);
+      try {
+        const user = await registerUser(solo.http);
+        const call = chat(await listen(solo), user.cookie, echoBody(words(8)));
+        await call.firstChunk;
+        await sql(`UPDATE "ChatRequest" SET "leaseExpiresAt" = clock_timestamp() - interval '1 minute' WHERE "userId" = $1`, [user.id]);
+        expect(await solo.app.get(ChatSweeperService).sweep()).toEqual([]);
+        await eventually(async () => {
+          await solo.app.get(LeaseKeeper).renew();
+          return (await runOf(user.id)).leaseLeftMs > 4_000;
+        }, 10_000);
+        const res = await call.response;
+        expect(res.complete).toBe(true);
+        expect(await ledgerCount(user.id)).toBe(1);
+      } finally {
+        await solo.close();
+      }
+    });
+
+    it('starts the lease when the claim commits, by the database clock, however long the claim waited on a lock', async () => {
+      const user = await registerUser(t.http);
+      const today = new Date().toISOString().slice(0, 10);
+      await sql(`INSERT INTO "DailyUsage" ("userId", day, used, reserved) VALUES ($1, $2, 0, 0)`, [user.id, today]);
+      const locker = new Client({ connectionString: process.env.TEST_DATABASE_URL });
+      await locker.connect();
+      try {
+        await locker.query('BEGIN');
+        await locker.query(`SELECT 1 FROM "DailyUsage" WHERE "userId" = $1 FOR UPDATE`, [user.id]);
+        const call = chat(base, user.cookie, echoBody(words(3)));
+        await new Promise((resolve) => setTimeout(resolve, 2_500));
+        await locker.query('COMMIT');
+        await call.firstChunk;
+        // Claimed after the 2.5 s wait: the lease counts from then (renewals only move it further).
+        expect((await runOf(user.id)).leaseLeftMs).toBeGreaterThan(4_000);
+        expect((await call.response).complete).toBe(true);
+      } finally {
+        await locker.end();
+      }
+    });
+
+    it('keeps the text a swept run had delivered: the retry replays it with the failure, nothing billed', async () => {
+      const user = await registerUser(t.http);
+      const body = echoBody(words(12));
+      const call = chat(base, user.cookie, body);
+      await call.firstChunk;
+      // What another instance's sweeper does when this one lost the database for longer than the lease
+      // (forced again should a renewal of this instance come in between; either sweep of `other` may take it).
+      await eventually(async () => {
+        await sql(`UPDATE "ChatRequest" SET "leaseExpiresAt" = clock_timestamp() - interval '1 minute' WHERE "userId" = $1 AND status = 'streaming'`, [user.id]);
+        await other.app.get(ChatSweeperService).sweep();
+        return (await runOf(user.id)).status === 'failed';
+      }, 10_000);
+      const first = await call.response;
+      expect(first.complete).toBe(false);
+      expect(first.body.length).toBeGreaterThan(0);
+      const stored = await runOf(user.id);
+      expect(stored).toEqual(expect.objectContaining({ status: 'failed', responseBody: first.body }));
+      const retry = await chat(base, user.cookie, body).response;
+      expect({ status: retry.status, body: retry.body, complete: retry.complete, replayed: retry.headers['idempotent-replayed'] }).toEqual({
+        status: 200,
+        body: first.body,
+        complete: false,
+        replayed: 'true',
+      });
+      expect(await ledgerCount(user.id)).toBe(0);
+      const quota = await t.http.get('/v1/billing/quota').set('Cookie', user.cookie).expect(200);
+      expect(quota.body).toEqual(expect.objectContaining({ used: 0, reserved: 0 }));
     });
   });
 });

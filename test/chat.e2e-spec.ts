@@ -3,6 +3,7 @@ import { chat, listen } from './support/chat-client';
 import { FakeModelServer } from './support/fake-model-servers';
 import { registerUser } from './support/factories';
 import { sql } from './support/sql';
+import { eventually } from './support/eventually';
 import { bootTestApp, TestApp } from './support/test-app';
 
 const echo = (content: string, idempotencyKey: string = randomUUID(), extra: Record<string, unknown> = {}) => ({
@@ -153,6 +154,9 @@ describe('POST /v1/chat', () => {
       [{ ...echo('hi', key), messages: [{ role: 'user', content: '' }] }, 400, 'validation_failed', 'messages.0.content'],
       [{ ...echo('hi', key), messages: [{ role: 'user' }] }, 400, 'validation_failed', 'messages.0.content'],
       [{ ...echo('hi', key), messages: ['hi'] }, 400, 'validation_failed', 'messages.0'],
+      [{ ...echo('hi', key), messages: [[]] }, 400, 'validation_failed', 'messages'],
+      [{ ...echo('hi', key), messages: [[{ role: 'user', content: 'x' }]] }, 400, 'validation_failed', 'messages'],
+      [{ ...echo('hi', key), messages: [null] }, 400, 'validation_failed', 'messages'],
       [{ ...echo('hi', key), temperature: 2 }, 400, 'validation_failed', 'temperature'],
       [{ ...echo('hi', key), conversationId: 42 }, 400, 'validation_failed', 'conversationId'],
       [{ ...echo('hi', key), conversationId: '' }, 400, 'validation_failed', 'conversationId'],
@@ -335,7 +339,7 @@ describe('POST /v1/chat', () => {
     call.abort();
     await call.response.catch(() => undefined);
     release();
-    await waitFor(async () => (await counts(user.id)).ledger === 1);
+    await eventually(async () => (await counts(user.id)).ledger === 1, 5_000, 25);
     const replay = await chat(base, user.cookie, openai('leave early', key)).response;
     expect(replay.status).toBe(200);
     expect(replay.body).toBe('kept despite abort');
@@ -367,11 +371,3 @@ describe('POST /v1/chat', () => {
     expect(res.status).toBe(401);
   });
 });
-
-async function waitFor(condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((done) => setTimeout(done, 25));
-  }
-}

@@ -86,6 +86,18 @@ describe('HTTP plumbing: errors, request ids, logs, headers', () => {
     expectProblem(latin1, 415, 'unsupported_media_type');
   });
 
+  it('answers 415 to JSON declared in any charset but UTF-8, so UTF-7 cannot smuggle markup past checks', async () => {
+    const body = JSON.stringify({ ...validBody, email: '+ADw-script+AD4-@example.com' });
+    for (const charset of ['utf-7', 'UTF-16', 'utf-16le', 'utf-32', 'iso-8859-1', '"utf-7"']) {
+      const res = await t.http.post('/v1/test-probe').set('Content-Type', `application/json; charset=${charset}`).send(body);
+      expectProblem(res, 415, 'unsupported_media_type');
+      expect(res.body.detail).toMatch(/UTF-8/);
+    }
+    for (const charset of ['utf-8', 'UTF-8', '"utf-8"']) {
+      await t.http.post('/v1/test-probe').set('Content-Type', `application/json; charset=${charset}`).send(JSON.stringify(validBody)).expect(201);
+    }
+  });
+
   it('refuses deeply nested JSON with 400 instead of overflowing the stack', async () => {
     const deep = `{"email":"a@example.com","deep":${'{"x":'.repeat(5000)}1${'}'.repeat(5000)}}`;
     const res = await t.http.post('/v1/test-probe').set('Content-Type', 'application/json').send(deep);

@@ -95,6 +95,31 @@ describe('OAuth sign-in', () => {
     }
   });
 
+  it('uses a state once: the same cookie and state with a new code start no second session, even at once', async () => {
+    const account = { id: newId(), email: uniqueEmail('replay'), verified: true };
+    const { location, cookie } = await begin('google');
+    const state = new URL(location).searchParams.get('state')!;
+    const callback = (code: string) => t.http.get('/v1/auth/google/callback').query({ code, state }).set('Cookie', cookie);
+    const first = await callback(google.approve(location, account));
+    expect(first.headers.location).toBe(`${APP_URL}/`);
+    const userId = (await t.http.get('/v1/auth/me').set('Cookie', sessionCookie(first)).expect(200)).body.id as string;
+    const sessions = async () => (await sql('SELECT 1 FROM "Session" WHERE "userId" = $1', [userId])).length;
+    expect(await sessions()).toBe(1);
+
+    const replay = await callback(google.approve(location, account));
+    expect(replay.headers.location).toBe(`${APP_URL}/?error=oauth_state_invalid`);
+    expect(cookiesOf(replay).some((c) => c.startsWith('sid='))).toBe(false);
+
+    // Two callbacks racing with one fresh state: exactly one signs in.
+    const next = await begin('google');
+    const nextState = new URL(next.location).searchParams.get('state')!;
+    const racing = await Promise.all(
+      [0, 1].map(() => t.http.get('/v1/auth/google/callback').query({ code: google.approve(next.location, account), state: nextState }).set('Cookie', next.cookie)),
+    );
+    expect(racing.map((res) => res.headers.location).sort()).toEqual([`${APP_URL}/`, `${APP_URL}/?error=oauth_state_invalid`]);
+    expect(await sessions()).toBe(2);
+  });
+
   it('links to an existing account only when the provider says the email is verified', async () => {
     const { email, id } = await registerUser(t.http);
     const unverified = await signIn('github', github, { id: newId(), email, verified: false });

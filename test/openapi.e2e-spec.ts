@@ -30,7 +30,7 @@ describe('API docs', () => {
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/plans', '/v1/health/live', '/v1/health/ready']));
     const plans = doc.paths['/v1/plans'].get;
     const planSchema = doc.components.schemas.PlanDto as { properties: Record<string, unknown> };
-    expect(Object.keys(planSchema.properties).sort()).toEqual(['checkoutAllowed', 'code', 'dailyCredits', 'models', 'name', 'price']);
+    expect(Object.keys(planSchema.properties).sort()).toEqual(['checkoutAllowed', 'code', 'dailyCredits', 'id', 'models', 'name', 'price']);
     expect(plans.responses['200'].content?.['application/json']).toBeDefined();
   });
 
@@ -107,5 +107,38 @@ describe('API docs', () => {
     const lint = spawnSync(process.execPath, [resolve(__dirname, '..', 'scripts', 'lint-openapi.mjs'), file], { encoding: 'utf8' });
     const summary = lint.stdout.trim().split('\n').pop() ?? '';
     expect({ exit: lint.status, summary, stderr: lint.stderr }).toEqual({ exit: 0, summary: expect.stringContaining('"errors":0'), stderr: '' });
+  });
+});
+
+describe('API docs in production', () => {
+  const production = { NODE_ENV: 'production', SESSION_SECRET: 'p'.repeat(40), PASSWORD_PEPPER: 'q'.repeat(40) };
+
+  it('are off by default: /docs and /docs-json answer 404 and name no route', async () => {
+    const t = await bootTestApp(production);
+    try {
+      for (const path of ['/docs', '/docs/', '/docs-json', '/docs-yaml']) {
+        const res = await t.http.get(path);
+        expect({ path, status: res.status }).toEqual({ path, status: 404 });
+        expect(res.text).not.toMatch(/admin|webhooks/);
+      }
+      await t.http.get('/v1/plans').expect(200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('are served with API_DOCS=public, and can be turned off in development with API_DOCS=off', async () => {
+    const published = await bootTestApp({ ...production, API_DOCS: 'public' });
+    try {
+      await published.http.get('/docs-json').expect(200);
+    } finally {
+      await published.close();
+    }
+    const hidden = await bootTestApp({ API_DOCS: 'off' });
+    try {
+      await hidden.http.get('/docs-json').expect(404);
+    } finally {
+      await hidden.close();
+    }
   });
 });

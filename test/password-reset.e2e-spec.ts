@@ -98,9 +98,12 @@ describe('password reset', () => {
   });
 
   it('validates the new password like registration does', async () => {
-    const res = await t.http.post('/v1/auth/reset-password').send({ token: 'x', password: 'short' });
-    expect(res.status).toBe(400);
-    expect(res.body.code).toBe('validation_failed');
+    for (const [password, why] of [['short', /12 to 128/], [' '.repeat(16), /only spaces/], ['qwertyuiop123', /most common passwords/]] as const) {
+      const res = await t.http.post('/v1/auth/reset-password').send({ token: 'x', password });
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('validation_failed');
+      expect(res.body.errors).toEqual([expect.objectContaining({ field: 'password', message: expect.stringMatching(why) })]);
+    }
   });
 
   it('limits forgot-password per email and per IP', async () => {

@@ -114,4 +114,48 @@ describe('rate limits', () => {
       await Promise.all([a.close(), b.close()]);
     }
   });
+
+  describe('per signed-in user (runs, uploads, Skill writes)', () => {
+    let u: TestApp;
+    beforeAll(async () => {
+      u = await bootTestApp({ RATE_LIMIT_RUN_USER: '3/60', RATE_LIMIT_UPLOAD_USER: '2/60', RATE_LIMIT_SKILL_WRITE_USER: '2/60' });
+    });
+    afterAll(() => u.close());
+
+    const expectLimited = (res: { status: number; headers: Record<string, string>; body: { code?: string } }) => {
+      expect({ status: res.status, code: res.body.code }).toEqual({ status: 429, code: 'rate_limited' });
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    };
+
+    it('counts chat and Skill runs together per user, before validation, and leaves other users alone', async () => {
+      const [alice, bob] = [await registerUser(u.http), await registerUser(u.http)];
+      const chat = (cookie: string, body: object) => u.http.post('/v1/chat').set('Cookie', cookie).send(body);
+      // Invalid bodies count too: the limit runs before validation, so it cannot be probed for free.
+      expect((await chat(alice.cookie, { nonsense: true })).status).toBe(400);
+      expect((await chat(alice.cookie, { model: 'local/echo', idempotencyKey: 'k1', messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200);
+      expect((await u.http.post('/v1/skills/00000000-0000-0000-0000-000000000000/run').set('Cookie', alice.cookie).send({})).status).toBe(400);
+      expectLimited(await chat(alice.cookie, { nonsense: true }));
+      expectLimited(await u.http.post('/v1/skills/00000000-0000-0000-0000-000000000000/run').set('Cookie', alice.cookie).send({}));
+      expect((await chat(bob.cookie, { model: 'local/echo', idempotencyKey: 'k1', messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200);
+    });
+
+    it('limits uploads and Skill creation or import per user', async () => {
+      const user = await registerUser(u.http);
+      const upload = () => u.http.post('/v1/files').set('Cookie', user.cookie).attach('file', Buffer.from('hello'), 'a.txt');
+      expect((await upload()).status).toBe(201);
+      expect((await upload()).status).toBe(201);
+      expectLimited(await upload());
+      const create = () => u.http.post('/v1/skills').set('Cookie', user.cookie).send({ name: 'S', instruction: 'I' });
+      expect((await create()).status).toBe(201);
+      expect((await u.http.post('/v1/skills/import').set('Cookie', user.cookie).send({})).status).toBe(400);
+      expectLimited(await create());
+    });
+
+    it('does not count anonymous requests against anyone (they are refused with 401 first)', async () => {
+      for (let i = 0; i < 5; i++) expect((await u.http.post('/v1/chat').send({})).status).toBe(401);
+      const user = await registerUser(u.http);
+      expect((await u.http.post('/v1/chat').set('Cookie', user.cookie).send({ nonsense: true })).status).toBe(400);
+    });
+  });
 });

@@ -176,9 +176,9 @@ describe('the service process', () => {
     const fake = await new FakeModelServer().start();
     // The provider never finishes: the instance is killed mid-answer.
     fake.mode = { kind: 'ok', words: ['before', ' crash'], holdLast: new Promise<void>(() => undefined) };
-    const survivor = await bootTestApp({ CHAT_LEASE_MS: '500', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl });
+    const survivor = await bootTestApp({ CHAT_LEASE_MS: '5000', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl });
     try {
-      const doomed = launch({ DATABASE_URL: process.env.TEST_DATABASE_URL, PORT: String(await freePort()), CHAT_LEASE_MS: '1000', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl });
+      const doomed = launch({ DATABASE_URL: process.env.TEST_DATABASE_URL, PORT: String(await freePort()), CHAT_LEASE_MS: '5000', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl });
       await doomed.waitForLine(/chat api listening/);
       const doomedUrl = `http://127.0.0.1:${doomed.port}`;
       const user = await registerUser(survivor.http);

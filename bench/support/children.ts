@@ -97,8 +97,8 @@ function isReady(message: unknown): message is ReadyMessage {
 }
 
 /** Starts `node <script>` in the repository with exactly `env` (plus PATH/HOME/LANG/TZ), output to `logFd`. */
-export function spawnNode(script: string, env: Record<string, string>, logFd: number): ChildProcess {
-  const child = spawn(process.execPath, [script], { cwd: REPO, env: { ...baseEnv(), ...env }, stdio: ['ignore', logFd, logFd] });
+export function spawnNode(script: string, env: Record<string, string>, logFd: number, nodeArgs: string[] = []): ChildProcess {
+  const child = spawn(process.execPath, [...nodeArgs, script], { cwd: REPO, env: { ...baseEnv(), ...env }, stdio: ['ignore', logFd, logFd] });
   children.add(child);
   child.once('exit', () => children.delete(child));
   return child;

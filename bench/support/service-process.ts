@@ -34,6 +34,8 @@ export class ServiceProcess {
     private readonly env: Record<string, string>,
     logFile: string,
     private readonly t0: number,
+    /** Options for node itself (before the script), e.g. --cpu-prof. */
+    private readonly nodeArgs: string[] = [],
   ) {
     this.log = new ServiceLog(logFile);
   }
@@ -41,7 +43,7 @@ export class ServiceProcess {
   async start(): Promise<void> {
     const port = await freePort();
     this.url = `http://127.0.0.1:${port}`;
-    const child = spawnNode('dist/main.js', { ...this.env, PORT: String(port) }, openSync(this.log.file, 'a'));
+    const child = spawnNode('dist/main.js', { ...this.env, PORT: String(port) }, openSync(this.log.file, 'a'), this.nodeArgs);
     this.child = child;
     this.pid = child.pid ?? -1;
     this.starts += 1;

@@ -1,5 +1,5 @@
-import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { Public } from '../common/decorators/public.decorator';
 import { RateLimit } from '../common/rate-limit/rate-limit.decorator';
@@ -7,7 +7,8 @@ import { ApiProblems } from '../common/openapi/api-problems.decorator';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { UserDto } from '../users/dto/user.response';
-import { AuthService, ClientInfo, SignedIn } from './auth.service';
+import { AuthService, ClientInfo, LoginAccount, SignedIn } from './auth.service';
+import { LocalAuthGuard } from './local.strategy';
 import { sessionCookieOptions } from './cookies';
 import { CurrentUser } from './current-user.decorator';
 import { ForgotPasswordDto, LoginDto, RegisterDto, ResetPasswordDto } from './dto/credentials.dto';
@@ -29,7 +30,7 @@ export class AuthController {
   ) {}
 
   @Public()
-  @RateLimit({ name: 'register-ip', by: 'ip' })
+  @RateLimit('register-ip')
   @Post('register')
   @ApiOperation({ summary: 'Create an account and sign in' })
   @ApiCreatedResponse({ type: UserDto, headers: SETS_COOKIE })
@@ -39,18 +40,20 @@ export class AuthController {
   }
 
   @Public()
-  @RateLimit({ name: 'login-ip', by: 'ip' }, { name: 'login-email', by: 'email' })
+  @RateLimit('login-ip', 'login-email')
   @Post('login')
   @HttpCode(200)
   @ApiOperation({ summary: 'Sign in with email and password (sets the session cookie)' })
   @ApiOkResponse({ type: UserDto, headers: SETS_COOKIE })
   @ApiProblems(401)
-  async login(@Body() body: LoginDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<UserDto> {
-    return this.signIn(res, await this.auth.login(body, clientInfo(req)));
+  @UseGuards(LocalAuthGuard)
+  @ApiBody({ type: LoginDto })
+  async login(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<UserDto> {
+    return this.signIn(res, await this.auth.startSession(req.credentials as LoginAccount, clientInfo(req)));
   }
 
   @Public()
-  @RateLimit({ name: 'forgot-ip', by: 'ip' }, { name: 'forgot-email', by: 'email' })
+  @RateLimit('forgot-ip', 'forgot-email')
   @Post('forgot-password')
   @HttpCode(202)
   @ApiOperation({ summary: 'Mail a password reset link (same answer whether or not the email has an account)' })
@@ -61,7 +64,7 @@ export class AuthController {
   }
 
   @Public()
-  @RateLimit({ name: 'reset-ip', by: 'ip' })
+  @RateLimit('reset-ip')
   @Post('reset-password')
   @HttpCode(204)
   @ApiOperation({ summary: 'Set a new password with the token of a reset link; signs out every session' })

@@ -1,8 +1,11 @@
 import { Module } from '@nestjs/common';
+import { PassportModule } from '@nestjs/passport';
 import { APP_GUARD } from '@nestjs/core';
+import { AppThrottlerGuard } from '../common/rate-limit/throttling';
 import { UsersRepository } from '../users/users.repository';
 import { AuthController } from './auth.controller';
 import { AuthService } from './auth.service';
+import { LocalAuthGuard, LocalStrategy } from './local.strategy';
 import { IdentitiesRepository } from './oauth/identities.repository';
 import { OAuthController } from './oauth/oauth.controller';
 import { OAuthService } from './oauth/oauth.service';
@@ -14,9 +17,12 @@ import { SessionsRepository } from './sessions.repository';
 import { SessionsService } from './sessions.service';
 
 @Module({
+  imports: [PassportModule],
   controllers: [AuthController, OAuthController],
   providers: [
     AuthService,
+    LocalStrategy,
+    LocalAuthGuard,
     OAuthService,
     IdentitiesRepository,
     PasswordResetService,
@@ -26,6 +32,8 @@ import { SessionsService } from './sessions.service';
     SessionsService,
     UsersRepository,
     { provide: APP_GUARD, useClass: SessionGuard },
+    // After the session guard (global guards run in this order), so per-user limits know the user.
+    { provide: APP_GUARD, useClass: AppThrottlerGuard },
   ],
   exports: [SessionsService],
 })

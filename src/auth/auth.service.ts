@@ -5,7 +5,7 @@ import { initialRole } from '../users/initial-role';
 import { AppError } from '../common/errors/app-error';
 import { toUserDto, UserDto } from '../users/dto/user.response';
 import { UsersRepository } from '../users/users.repository';
-import { LoginDto, RegisterDto } from './dto/credentials.dto';
+import { RegisterDto } from './dto/credentials.dto';
 import { PasswordHasher } from './password-hasher';
 import { SessionUser } from './session-user';
 import { SessionsService } from './sessions.service';
@@ -23,6 +23,14 @@ export interface SignedIn {
 /** One answer for an unknown email, a wrong password and a disabled account: no account enumeration. */
 const INVALID_CREDENTIALS = 'The email or password is not correct.';
 
+/** The one answer for every failed sign-in. */
+export function invalidCredentials(): AppError {
+  return new AppError('invalid_credentials', INVALID_CREDENTIALS);
+}
+
+/** An account as sign-in reads it. */
+export type LoginAccount = NonNullable<Awaited<ReturnType<UsersRepository['findLoginCandidate']>>>;
+
 @Injectable()
 export class AuthService {
   constructor(
@@ -38,11 +46,20 @@ export class AuthService {
     return { user: toUserDto(created), session: await this.sessions.start(created.id, client) };
   }
 
-  async login(input: LoginDto, client: ClientInfo): Promise<SignedIn> {
-    const candidate = await this.users.findLoginCandidate(input.email);
-    const passwordMatches = await this.passwords.verify(input.password, candidate?.passwordHash ?? null);
-    if (!candidate || !passwordMatches || candidate.disabledAt) throw new AppError('invalid_credentials', INVALID_CREDENTIALS);
-    return { user: toUserDto(candidate), session: await this.sessions.start(candidate.id, client) };
+  /**
+   * The account these credentials open (passport-local's verify step), or the same 401 for every failure:
+   * unknown email (a dummy bcrypt comparison runs so it takes as long), wrong password, disabled account.
+   */
+  async verifyCredentials(email: string, password: string): Promise<LoginAccount> {
+    const candidate = await this.users.findLoginCandidate(email);
+    const passwordMatches = await this.passwords.verify(password, candidate?.passwordHash ?? null);
+    if (!candidate || !passwordMatches || candidate.disabledAt) throw invalidCredentials();
+    return candidate;
+  }
+
+  /** Signs in an account whose credentials were verified. */
+  async startSession(account: LoginAccount, client: ClientInfo): Promise<SignedIn> {
+    return { user: toUserDto(account), session: await this.sessions.start(account.id, client) };
   }
 
   logout(user: SessionUser): Promise<void> {

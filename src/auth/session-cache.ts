@@ -29,10 +29,6 @@ export class SessionCache {
     private readonly maxEntries: number,
   ) {}
 
-  get size(): number {
-    return this.entries.size;
-  }
-
   /** The cached session, if stored less than `ttlMs` ago and not expired. */
   get(tokenHash: string, nowMs: number): CachedSession | undefined {
     const entry = this.entries.get(tokenHash);

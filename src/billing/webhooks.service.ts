@@ -30,7 +30,7 @@ export class WebhooksService {
     if (!gateway.canVerifyWebhooks()) throw new AppError('provider_not_configured', `${gateway.provider} webhooks are not configured on this server.`);
     if (!rawBody || rawBody.length === 0) throw new AppError('webhook_payload_invalid', 'The webhook has no JSON body.');
     const now = this.clock.now();
-    const webhook = gateway.verifyWebhook(rawBody, signature, now);
+    const webhook = await gateway.verifyWebhook(rawBody, signature, now);
     refuseImplausibleTime(webhook.occurredAt, now);
     try {
       const fresh = await this.applyOnce(gateway, webhook);

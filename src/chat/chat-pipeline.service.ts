@@ -3,6 +3,7 @@ import { SessionUser } from '../auth/session-user';
 import { CatalogCache } from '../catalog/catalog-cache';
 import { Clock } from '../common/clock';
 import { AppError } from '../common/errors/app-error';
+import { isDatabaseUnavailable } from '../common/errors/database-unavailable';
 import { isUuid, uuidv7 } from '../common/ids';
 import { AppLogger } from '../common/logging/app-logger';
 import { requestContext } from '../common/logging/request-context';
@@ -19,6 +20,7 @@ import { RunStore } from './run-store';
 import { ChatStream, toChatStream } from './chat-stream';
 import { titleFrom } from './conversation-title';
 import { generate, Generation } from './generation';
+import { LeaseKeeper } from './lease-keeper';
 import { LiveBuffer } from './live/live-buffer';
 import { isFailureCode, LiveEvent, RunOutcome } from './live/live-event';
 import { LiveStreams, LiveWriter } from './live/live-streams';
@@ -62,6 +64,9 @@ const MAX_SECONDS_BETWEEN_CHECKS = 8;
 
 /** Stored history older than this many messages is never sent to the model. */
 const MAX_HISTORY_MESSAGES = 200;
+/** A settlement the database refused is tried again after 250 ms, then twice as long each time, up to 5 s apart. */
+const SETTLE_RETRY_FIRST_MS = 250;
+const SETTLE_RETRY_MAX_MS = 5_000;
 
 /**
  * The one path of every billed model call (chat and Skill runs): validate, claim the idempotency key and
@@ -77,6 +82,7 @@ export class ChatPipelineService implements OnModuleDestroy {
     private readonly catalog: CatalogCache,
     private readonly providers: ModelProviders,
     private readonly live: LiveStreams,
+    private readonly leases: LeaseKeeper,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly log: AppLogger,
@@ -228,7 +234,7 @@ export class ChatPipelineService implements OnModuleDestroy {
           ...turn.skill,
           usageDay: plan.usageDay,
           reservedCredits: plan.reservedCredits,
-          leaseExpiresAt: new Date(now.getTime() + this.config.chat.leaseMs),
+          leaseMs: this.config.chat.leaseMs,
         },
         { deadline: request.startBy, signal: request.signal },
       );
@@ -268,11 +274,7 @@ export class ChatPipelineService implements OnModuleDestroy {
 
   /** Detached from the client: generation goes on after a disconnect, so the answer is stored and billed. */
   private async run(user: SessionUser, turn: ChatTurn, plan: RunPlan, writer: LiveWriter, requestId?: string): Promise<void> {
-    const leaseMs = this.config.chat.leaseMs;
-    const heartbeat = setInterval(() => {
-      this.store.renewLease(plan.runId, new Date(this.clock.now().getTime() + leaseMs)).catch((error: unknown) => this.log.warn({ err: error, requestId, runId: plan.runId }, 'lease renewal failed'));
-    }, Math.max(100, Math.floor(leaseMs / 3)));
-    heartbeat.unref();
+    this.leases.hold(plan.runId);
     let outcome: RunOutcome;
     try {
       const generation = await generate(plan.provider, { upstreamModel: plan.model.upstreamModel, messages: plan.prompt, maxOutputTokens: plan.model.maxOutputTokens }, {
@@ -281,16 +283,40 @@ export class ChatPipelineService implements OnModuleDestroy {
       });
       if (generation.failure) this.log.warn({ requestId, runId: plan.runId, model: plan.model.id, failure: generation.failure, reason: generation.failureReason }, 'model provider failed');
       outcome = generation.failure ? { status: 'failed', errorCode: generation.failure } : { status: 'completed' };
-      const settled = await this.settle(user, turn, plan, generation, outcome);
-      if (!settled) outcome = { status: 'failed', errorCode: 'generation_interrupted' };
+      const settled = await this.settleThroughOutage(user, turn, plan, generation, outcome, requestId);
+      if (!settled) {
+        // Swept meanwhile (this instance had lost the database for longer than the lease): what the
+        // client received is kept, so a retry replays it with the failure instead of claiming none.
+        outcome = { status: 'failed', errorCode: 'generation_interrupted' };
+        if (generation.text) {
+          await this.store.keepInterruptedText(plan.runId, generation.text).catch((error: unknown) => this.log.warn({ err: error, requestId, runId: plan.runId }, 'interrupted text not kept'));
+        }
+      }
     } catch (error) {
       // Settlement failed (database down): the lease runs out and the sweeper releases the reservation.
       this.log.error({ err: error, requestId, runId: plan.runId }, 'chat settlement failed');
       outcome = { status: 'failed', errorCode: 'generation_interrupted' };
     } finally {
-      clearInterval(heartbeat);
+      this.leases.release(plan.runId);
     }
     await writer.end(outcome);
+  }
+
+  /**
+   * The settlement, tried again while the database is unreachable, for up to one lease: the lease is still
+   * held (renewed as soon as the database is back), so a short outage loses nothing. False if swept.
+   */
+  private async settleThroughOutage(user: SessionUser, turn: ChatTurn, plan: RunPlan, generation: Generation, outcome: RunOutcome, requestId?: string): Promise<boolean> {
+    const giveUpAt = Date.now() + this.config.chat.leaseMs;
+    for (let delayMs = SETTLE_RETRY_FIRST_MS; ; delayMs = Math.min(delayMs * 2, SETTLE_RETRY_MAX_MS)) {
+      try {
+        return await this.settle(user, turn, plan, generation, outcome);
+      } catch (error) {
+        if (!isDatabaseUnavailable(error) || Date.now() + delayMs > giveUpAt) throw error;
+        this.log.warn({ err: error, requestId, runId: plan.runId, retryInMs: delayMs }, 'chat settlement failed: trying again');
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+      }
+    }
   }
 
   /** Assistant message, ledger entry and quota settlement in one statement; false if already swept. */

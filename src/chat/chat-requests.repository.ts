@@ -16,7 +16,8 @@ export interface NewChatRequest {
   skillVersionId?: string;
   usageDay: Date;
   reservedCredits: number;
-  leaseExpiresAt: Date;
+  /** The run's lease, counted by the database's clock from the end of the claim. */
+  leaseMs: number;
 }
 
 /** A request under its idempotency key, as a retry needs it: to replay it, join it, or refuse the key. */
@@ -77,7 +78,13 @@ const CLAIM_MANY: PreparedStatement = {
   name: 'chat_claim_many',
   text: `SELECT n, outcome, id::text, fingerprint, status, "conversationId"::text AS "conversationId", "responseBody", "errorCode"
            FROM chat_claim_many($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::boolean[], $7::text[], $8::text[],
-                                $9::uuid[], $10::uuid[], $11::date[], $12::int[], $13::timestamptz[])`,
+                                $9::uuid[], $10::uuid[], $11::date[], $12::int[], $13::int[])`,
+};
+
+const RENEW_LEASES: PreparedStatement = {
+  name: 'chat_renew_leases',
+  text: `UPDATE "ChatRequest" SET "leaseExpiresAt" = clock_timestamp() + $2::int * interval '1 millisecond'
+          WHERE id = ANY($1::uuid[]) AND status = 'streaming'`,
 };
 
 const SETTLE_MANY: PreparedStatement = {
@@ -120,16 +127,27 @@ export class ChatRequestsRepository {
       column((request) => request.skillVersionId ?? null),
       column((request) => request.usageDay.toISOString().slice(0, 10)),
       column((request) => request.reservedCredits),
-      column((request) => request.leaseExpiresAt),
+      column((request) => request.leaseMs),
     ]);
     const results: ClaimResult[] = new Array(requests.length);
     for (const row of rows) results[row.n - 1] = toClaimResult(row);
     return results;
   }
 
-  /** Extends the lease of a run still streaming (the instance generating it is alive). */
-  async renewLease(id: string, until: Date): Promise<void> {
-    await this.prisma.chatRequest.updateMany({ where: { id, status: 'streaming' }, data: { leaseExpiresAt: until } });
+  /** Extends, by the database's clock, the leases of runs still streaming (the instance generating them is alive). */
+  async renewLeases(ids: string[], leaseMs: number): Promise<void> {
+    await this.prisma.statement(RENEW_LEASES, [ids, leaseMs]);
+  }
+
+  /**
+   * Keeps the text a run had delivered when the sweeper failed it (its instance had lost the database
+   * for longer than the lease): a retry then replays that text and the failure. Nothing is billed.
+   */
+  async keepInterruptedText(id: string, text: string): Promise<void> {
+    await this.prisma.chatRequest.updateMany({
+      where: { id, status: 'failed', errorCode: 'generation_interrupted', responseBody: null },
+      data: { responseBody: text },
+    });
   }
 
   /**
@@ -166,14 +184,16 @@ export class ChatRequestsRepository {
   }
 
   /**
-   * Fails every run whose lease expired (its instance died) and releases their reservations, in one
-   * statement: a run is swept once even when several instances sweep at the same time.
+   * Fails every run whose lease expired by the database's clock (`now()`, the statement's own transaction
+   * start: unlike clock_timestamp() it can bound the status/lease index), except the runs this
+   * instance is generating itself, and releases their reservations, in one statement: a run is swept once
+   * even when several instances sweep at the same time.
    */
-  async failExpiredRuns(now: Date): Promise<string[]> {
+  async failExpiredRuns(ownRuns: string[]): Promise<string[]> {
     const rows = await this.prisma.$queryRaw<{ id: string }[]>`
       WITH swept AS (
-        UPDATE "ChatRequest" SET status = 'failed', "errorCode" = 'generation_interrupted', "finishedAt" = ${now}
-        WHERE status = 'streaming' AND "leaseExpiresAt" < ${now}
+        UPDATE "ChatRequest" SET status = 'failed', "errorCode" = 'generation_interrupted', "finishedAt" = now()
+        WHERE status = 'streaming' AND "leaseExpiresAt" < now() AND NOT (id = ANY(${ownRuns}::uuid[]))
         RETURNING id, "userId", "usageDay", "reservedCredits"
       ), released AS (
         UPDATE "DailyUsage" d SET reserved = d.reserved - s.total

@@ -14,7 +14,7 @@ export interface ChatStream {
 const FAILURE_DETAILS: Record<FailureCode, string> = {
   provider_error: 'The model provider failed before answering; nothing was billed.',
   provider_timeout: 'The model provider did not answer in time; nothing was billed.',
-  generation_interrupted: 'The answer was interrupted before any of it was delivered; nothing was billed.',
+  generation_interrupted: 'The answer was interrupted (the instance generating it stopped or lost its database) and nothing of it was stored; nothing was billed.',
 };
 
 /** The problem for a run that failed before its first byte; its retries (same key) get the same one. */

@@ -1,10 +1,10 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { Clock } from '../common/clock';
 import { PeriodicTask } from '../common/lifecycle/periodic-task';
 import { AppLogger } from '../common/logging/app-logger';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { ChatRequestsRepository } from './chat-requests.repository';
+import { LeaseKeeper } from './lease-keeper';
 
 /**
  * Crash safety: a run whose instance died stops renewing its lease. Every instance periodically fails such
@@ -17,7 +17,7 @@ export class ChatSweeperService implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     private readonly requests: ChatRequestsRepository,
-    private readonly clock: Clock,
+    private readonly leases: LeaseKeeper,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly log: AppLogger,
   ) {}
@@ -37,7 +37,7 @@ export class ChatSweeperService implements OnModuleInit, OnModuleDestroy {
 
   private async sweepOnce(): Promise<string[]> {
     try {
-      const swept = await this.requests.failExpiredRuns(this.clock.now());
+      const swept = await this.requests.failExpiredRuns(this.leases.heldRuns());
       if (swept.length > 0) this.log.warn({ runs: swept }, 'failed chat runs whose lease expired and released their reservations');
       return swept;
     } catch (error) {

@@ -7,6 +7,7 @@ import { ApiProblems } from '../common/openapi/api-problems.decorator';
 import { ChatAdmission } from './admission/chat-admission';
 import { ChatService } from './chat.service';
 import { abortWhenClientLeaves, writeChatStream } from './chat-response.writer';
+import { RateLimit } from '../common/rate-limit/rate-limit.decorator';
 import { ChatRequestDto } from './dto/chat-request.dto';
 
 export const STREAMED_ANSWER_RESPONSE = {
@@ -27,6 +28,7 @@ export class ChatController {
     private readonly admission: ChatAdmission,
   ) {}
 
+  @RateLimit('run-user')
   @Post()
   @HttpCode(200)
   @ApiOperation({ summary: 'Send a turn to a model and stream its answer (idempotent, quota-limited, billed once)' })

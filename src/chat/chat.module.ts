@@ -8,6 +8,7 @@ import { ChatPipelineService } from './chat-pipeline.service';
 import { ChatRequestsRepository } from './chat-requests.repository';
 import { ChatService } from './chat.service';
 import { ChatSweeperService } from './chat-sweeper.service';
+import { LeaseKeeper } from './lease-keeper';
 import { RunStore } from './run-store';
 import { LiveStreams } from './live/live-streams';
 
@@ -15,7 +16,7 @@ import { LiveStreams } from './live/live-streams';
 @Module({
   imports: [CatalogModule, ModelsModule, ConversationsModule],
   controllers: [ChatController],
-  providers: [ChatAdmission, ChatPipelineService, ChatRequestsRepository, ChatService, ChatSweeperService, LiveStreams, RunStore],
+  providers: [ChatAdmission, ChatPipelineService, ChatRequestsRepository, ChatService, ChatSweeperService, LeaseKeeper, LiveStreams, RunStore],
   exports: [ChatAdmission, ChatPipelineService],
 })
 export class ChatModule {}

@@ -65,4 +65,64 @@ describe('generate', () => {
     expect(seen).toEqual(['ab']);
     expect(result).toMatchObject({ text: 'ab', chunks: 1 });
   });
+
+  describe('with a provider that pushes its events (pump)', () => {
+    function pushing(pump: (sink: (event: GenerationEvent) => void, signal?: AbortSignal) => Promise<void>): ModelProvider {
+      return {
+        name: 'pushing',
+        isConfigured: () => true,
+        stream: () => {
+          throw new Error('the pipeline must use pump');
+        },
+        pump: (request, sink) => pump(sink, request.signal),
+      };
+    }
+
+    it('passes text on as it is pushed and keeps the usage', async () => {
+      const seen: string[] = [];
+      const result = await generate(
+        pushing(async (sink) => {
+          sink({ type: 'text', text: 'x' });
+          sink({ type: 'text', text: '' });
+          sink({ type: 'text', text: 'y\u0000' });
+          sink({ type: 'usage', inputTokens: 4, outputTokens: 2 });
+        }),
+        request,
+        { timeoutMs: 1000, onText: (text) => seen.push(text) },
+      );
+      expect(seen).toEqual(['x', 'y']);
+      expect(result).toEqual({ text: 'xy', chunks: 2, usage: { inputTokens: 4, outputTokens: 2 } });
+    });
+
+    it('reports a rejected pump as a provider error with the text before it', async () => {
+      const result = await generate(
+        pushing(async (sink) => {
+          sink({ type: 'text', text: 'half' });
+          throw new ProviderError('pushing', 'HTTP 500: boom');
+        }),
+        request,
+        { timeoutMs: 1000, onText: () => undefined },
+      );
+      expect(result).toMatchObject({ text: 'half', failure: 'provider_error', failureReason: 'pushing: HTTP 500: boom' });
+    });
+
+    it('times out a silent pump, aborts it and ignores what it pushes afterwards', async () => {
+      let late: ((event: GenerationEvent) => void) | undefined;
+      let aborted = false;
+      const seen: string[] = [];
+      const result = await generate(
+        pushing((sink, signal) => {
+          sink({ type: 'text', text: 'start' });
+          late = sink;
+          return new Promise<void>((resolve) => signal?.addEventListener('abort', () => ((aborted = true), resolve())));
+        }),
+        request,
+        { timeoutMs: 50, onText: (text) => seen.push(text) },
+      );
+      late?.({ type: 'text', text: 'too late' });
+      expect(aborted).toBe(true);
+      expect(result).toMatchObject({ text: 'start', failure: 'provider_timeout' });
+      expect(seen).toEqual(['start']);
+    });
+  });
 });

@@ -1,4 +1,4 @@
-import { GenerationRequest, ModelProvider, ProviderError } from '../models/providers/model-provider';
+import { GenerationEvent, GenerationRequest, ModelProvider, ProviderError } from '../models/providers/model-provider';
 import { FailureCode } from './live/live-event';
 
 /** What one provider call produced: all text, the number of chunks, the reported usage, or how it failed. */
@@ -34,19 +34,27 @@ export function generate(provider: ModelProvider, request: Omit<GenerationReques
       resolve(result);
     };
     const silence = setTimeout(() => finish('provider_timeout', `no event for ${options.timeoutMs} ms`), options.timeoutMs);
+    const receive = (event: GenerationEvent) => {
+      if (done) return;
+      silence.refresh();
+      if (event.type === 'usage') {
+        result.usage = { inputTokens: event.inputTokens, outputTokens: event.outputTokens };
+        return;
+      }
+      // PostgreSQL text cannot hold NUL: an answer containing one could be delivered but never stored.
+      const text = event.text.includes('\u0000') ? event.text.replaceAll('\u0000', '') : event.text;
+      if (!text) return;
+      result.text += text;
+      result.chunks += 1;
+      options.onText(text);
+    };
+    const upstream = { ...request, signal: abort.signal };
     const consume = async () => {
-      for await (const event of provider.stream({ ...request, signal: abort.signal })) {
+      // Pushed events where the provider can (no async step per event), else its async iterable.
+      if (provider.pump) return provider.pump(upstream, receive);
+      for await (const event of provider.stream(upstream)) {
         if (done) return;
-        silence.refresh();
-        if (event.type === 'usage') result.usage = { inputTokens: event.inputTokens, outputTokens: event.outputTokens };
-        else {
-          // PostgreSQL text cannot hold NUL: an answer containing one could be delivered but never stored.
-          const text = event.text.includes('\u0000') ? event.text.replaceAll('\u0000', '') : event.text;
-          if (!text) continue;
-          result.text += text;
-          result.chunks += 1;
-          options.onText(text);
-        }
+        receive(event);
       }
     };
     consume().then(

@@ -55,8 +55,8 @@ export class RunStore {
     return this.requests.findOutcome(runId);
   }
 
-  renewLease(runId: string, until: Date): Promise<void> {
-    return this.requests.renewLease(runId, until);
+  keepInterruptedText(runId: string, text: string): Promise<void> {
+    return this.requests.keepInterruptedText(runId, text);
   }
 }
 

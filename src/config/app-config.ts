@@ -44,6 +44,8 @@ export interface AppConfig {
     backlog: number;
     bodyLimitBytes: number;
     shutdownTimeoutMs: number;
+    /** Swagger UI at /docs and the document at /docs-json: served to anyone, or not at all. */
+    apiDocs: 'off' | 'public';
     /** Express `trust proxy` value: false, or the proxy addresses/subnets whose X-Forwarded-For is believed. */
     trustProxy: false | string[];
   };

@@ -73,6 +73,10 @@ export const envSchema = z.object({
     .default('info'),
   BODY_LIMIT_BYTES: integer(1024, 50 * 1024 * 1024).default(1024 * 1024),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
+  API_DOCS: z
+    .enum(['off', 'public', ''], { message: 'must be off or public' })
+    .optional()
+    .transform((value) => value || undefined),
   TRUST_PROXY: commaList.refine((entries) => entries.every(isProxyAddress), {
     message: 'must list IP addresses, CIDR ranges or loopback, linklocal, uniquelocal',
   }),
@@ -102,14 +106,18 @@ export const envSchema = z.object({
   RATE_LIMIT_FORGOT_IP: rateLimit.default({ max: 10, windowSeconds: 3600 }),
   RATE_LIMIT_FORGOT_EMAIL: rateLimit.default({ max: 3, windowSeconds: 3600 }),
   RATE_LIMIT_RESET_IP: rateLimit.default({ max: 20, windowSeconds: 3600 }),
+  RATE_LIMIT_RUN_USER: rateLimit.default({ max: 600, windowSeconds: 60 }),
+  RATE_LIMIT_UPLOAD_USER: rateLimit.default({ max: 60, windowSeconds: 60 }),
+  RATE_LIMIT_SKILL_WRITE_USER: rateLimit.default({ max: 60, windowSeconds: 60 }),
   CATALOG_FILE: z.string().trim().min(1).default('config/catalog.json'),
   SKILL_TEMPLATES_FILE: z.string().trim().min(1).default('config/skill-templates.json'),
 
   ECHO_DELAY_MS: integer(0, 10_000).default(30),
   PROVIDER_TIMEOUT_MS: integer(100, 600_000).default(60_000),
-  CHAT_LEASE_MS: integer(500, 3_600_000).default(60_000),
+  // At least 5 s: renewed every quarter lease, a renewal then has 3.75 s to land even on a loaded machine.
+  CHAT_LEASE_MS: integer(5_000, 3_600_000).default(60_000),
   CHAT_MAX_INPUT_CHARS: integer(1_000, 10_000_000).default(100_000),
-  CHAT_MAX_STREAMS: integer(1, 1_000_000).default(2_000),
+  CHAT_MAX_STREAMS: integer(1, 1_000_000).default(1_200),
   CHAT_MAX_STARTING: integer(1, 1_000_000).default(1_000),
   CHAT_START_TIMEOUT_MS: integer(50, 60_000).default(3_000),
   OPENAI_API_KEY: optionalString,

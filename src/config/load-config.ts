@@ -71,6 +71,8 @@ function toAppConfig(env: Env): AppConfig {
       backlog: env.HTTP_BACKLOG,
       bodyLimitBytes: env.BODY_LIMIT_BYTES,
       shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+      // The document lists every route, admin and webhooks included: public only where asked in production.
+      apiDocs: env.API_DOCS ?? (env.NODE_ENV === 'production' ? 'off' : 'public'),
       trustProxy: env.TRUST_PROXY.length > 0 ? env.TRUST_PROXY : false,
     },
     log: { level: env.LOG_LEVEL },
@@ -92,6 +94,9 @@ function toAppConfig(env: Env): AppConfig {
       'forgot-ip': env.RATE_LIMIT_FORGOT_IP,
       'forgot-email': env.RATE_LIMIT_FORGOT_EMAIL,
       'reset-ip': env.RATE_LIMIT_RESET_IP,
+      'run-user': env.RATE_LIMIT_RUN_USER,
+      'upload-user': env.RATE_LIMIT_UPLOAD_USER,
+      'skill-write-user': env.RATE_LIMIT_SKILL_WRITE_USER,
     },
     catalogFile: env.CATALOG_FILE,
     skillTemplatesFile: env.SKILL_TEMPLATES_FILE,

@@ -7,6 +7,7 @@ import { ApiProblems } from '../common/openapi/api-problems.decorator';
 import { PageQueryDto } from '../common/pagination';
 import { FileDto, FilePageDto } from './dto/file.response';
 import { FilesService, MAX_UPLOAD_BYTES } from './files.service';
+import { RateLimit } from '../common/rate-limit/rate-limit.decorator';
 import { receiveSingleFile } from './multipart-upload';
 
 @ApiTags('files')
@@ -14,6 +15,7 @@ import { receiveSingleFile } from './multipart-upload';
 export class FilesController {
   constructor(private readonly files: FilesService) {}
 
+  @RateLimit('upload-user')
   @Post()
   @ApiOperation({ summary: 'Upload one file (text, Markdown, PDF or DOCX; at most 20 MiB) in the multipart field "file"' })
   @ApiConsumes('multipart/form-data')

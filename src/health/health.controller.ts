@@ -18,7 +18,7 @@ export class HealthController {
   }
 
   @Get('ready')
-  @ApiOperation({ summary: 'Readiness: the database and (when configured) Redis answer' })
+  @ApiOperation({ summary: 'Readiness: 200 while the database answers (status degraded when Redis does not), 503 otherwise' })
   @ApiExtraModels(ReadinessChecksDto)
   @ApiResponse({ status: 503, ...problemResponse(503, { checks: { $ref: getSchemaPath(ReadinessChecksDto) } }) })
   ready(): Promise<ReadinessDto> {

@@ -5,6 +5,7 @@ import { DrainState } from '../common/lifecycle/drain-state';
 import { AppLogger } from '../common/logging/app-logger';
 import { REDIS } from '../infra/redis/redis.module';
 import { ReadinessChecksDto, ReadinessDto } from './dto/health.response';
+import { withTimeout } from '../common/with-timeout';
 import { HealthRepository } from './health.repository';
 
 const CHECK_TIMEOUT_MS = 2_000;
@@ -28,26 +29,21 @@ export class HealthService {
       this.redis ? this.check('redis', () => this.redis!.ping()) : Promise.resolve('not_configured' as const),
     ]);
     const checks: ReadinessChecksDto = { database, redis };
-    const down = Object.entries(checks).filter(([, state]) => state === 'down').map(([name]) => name);
-    if (down.length > 0) {
-      throw new AppError('not_ready', `Not ready: ${down.join(', ')} unavailable.`, { extensions: { checks }, headers: { 'Retry-After': '5' } });
+    if (database === 'down') {
+      throw new AppError('not_ready', 'Not ready: database unavailable.', { extensions: { checks }, headers: { 'Retry-After': '5' } });
     }
-    return { status: 'ok', checks };
+    // Without Redis the instance still serves everything (rate limits count per instance meanwhile):
+    // it stays in the load balancer and says what is missing.
+    return { status: redis === 'down' ? 'degraded' : 'ok', checks };
   }
 
   private async check(name: string, probe: () => Promise<unknown>): Promise<'up' | 'down'> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${name} check timed out`)), CHECK_TIMEOUT_MS);
-    });
     try {
-      await Promise.race([probe(), timeout]);
+      await withTimeout(probe(), CHECK_TIMEOUT_MS, `${name} check timed out`);
       return 'up';
     } catch (error) {
       this.log.warn({ check: name, err: error }, 'readiness check failed');
       return 'down';
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

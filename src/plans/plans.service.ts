@@ -31,6 +31,7 @@ function toPlanList(snapshot: CatalogSnapshot): PlanListDto {
     data: snapshot.plans.map((plan) => {
       const included = new Set(plan.models.map((link) => link.modelId));
       return {
+        id: plan.code,
         code: plan.code,
         name: plan.name,
         price: { amount: plan.priceAmount, currency: plan.priceCurrency, interval: plan.priceInterval },

@@ -11,6 +11,7 @@ import { PageQueryDto } from '../common/pagination';
 import { CreateSkillDto, ImportSkillDto, PublishVersionDto } from './dto/skill-input.dto';
 import { SkillDto, SkillExportDto, SkillPageDto, SkillTemplateListDto, SkillVersionDto } from './dto/skill.response';
 import { SkillRunDto } from './dto/skill-run.dto';
+import { RateLimit } from '../common/rate-limit/rate-limit.decorator';
 import { SkillsService } from './skills.service';
 
 @ApiTags('skills')
@@ -21,6 +22,7 @@ export class SkillsController {
     private readonly admission: ChatAdmission,
   ) {}
 
+  @RateLimit('skill-write-user')
   @Post()
   @ApiOperation({ summary: 'Create a private Skill with its version 1' })
   @ApiCreatedResponse({ type: SkillDto })
@@ -46,6 +48,7 @@ export class SkillsController {
     return this.skills.listTemplates();
   }
 
+  @RateLimit('skill-write-user')
   @Post('templates/:id/duplicate')
   @ApiOperation({ summary: 'Copy a template into a new Skill of the caller (version 1)' })
   @ApiCreatedResponse({ type: SkillDto })
@@ -55,6 +58,7 @@ export class SkillsController {
   }
 
   /** The body is checked by the service: a forbidden field must be answered as such, not as an unknown one. */
+  @RateLimit('skill-write-user')
   @Post('import')
   @ApiOperation({ summary: 'Create a Skill from the portable export shape, keeping its version number' })
   @ApiBody({ type: ImportSkillDto })
@@ -80,6 +84,7 @@ export class SkillsController {
     return this.skills.export(user, id);
   }
 
+  @RateLimit('skill-write-user')
   @Post(':id/versions')
   @ApiOperation({ summary: 'Publish a new immutable version (n + 1)' })
   @ApiCreatedResponse({ type: SkillVersionDto })
@@ -88,6 +93,7 @@ export class SkillsController {
     return this.skills.publish(user, id, body);
   }
 
+  @RateLimit('run-user')
   @Post(':id/run')
   @HttpCode(200)
   @ApiOperation({ summary: 'Run the latest version through the chat pipeline and stream the answer (idempotent, quota-limited, billed once)' })

@@ -95,8 +95,28 @@ export class FakePaddle extends FakePaymentProvider {
     }
     if (this.failWith) return this.send(res, this.failWith, { error: { type: 'api_error', code: 'internal_error', detail: 'Paddle fake failure' }, meta: { request_id: 'r' } });
     const id = this.newId('txn_');
+    const body = JSON.parse(request.body) as { custom_data?: unknown; collection_mode?: string };
+    const at = new Date().toISOString();
+    // The fields of a real transaction that Paddle's SDK reads (its entities map `items` and `payments`).
     this.send(res, 201, {
-      data: { id, status: 'ready', checkout: { url: `https://pay.paddle.test/checkout?_ptxn=${id}` }, custom_data: JSON.parse(request.body).custom_data ?? null },
+      data: {
+        id,
+        status: 'ready',
+        customer_id: null,
+        custom_data: body.custom_data ?? null,
+        currency_code: 'USD',
+        origin: 'api',
+        subscription_id: null,
+        collection_mode: body.collection_mode ?? 'automatic',
+        billing_period: null,
+        items: [],
+        details: null,
+        payments: [],
+        checkout: { url: `https://pay.paddle.test/checkout?_ptxn=${id}` },
+        created_at: at,
+        updated_at: at,
+        billed_at: null,
+      },
       meta: { request_id: 'r' },
     });
   }

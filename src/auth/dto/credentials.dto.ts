@@ -1,25 +1,23 @@
 import { Transform } from 'class-transformer';
 import { normalizeEmail } from '../../common/email';
-import { IsEmail, IsString, MaxLength, registerDecorator, ValidationOptions } from 'class-validator';
+import { IsEmail, IsString, MaxLength, registerDecorator, ValidationArguments, ValidationOptions } from 'class-validator';
+import { passwordProblem } from '../password-policy';
 
-export const PASSWORD_MIN_CHARACTERS = 12;
-export const PASSWORD_MAX_CHARACTERS = 128;
-
-/** Length in characters (code points), so a password of 64 emoji counts 64, not 128 UTF-16 units. */
-function IsPasswordLength(options?: ValidationOptions): PropertyDecorator {
+/**
+ * A new password (register, reset): 12-128 characters (code points, so 64 emoji count 64), not only
+ * whitespace, not a common breached password. The message says which rule it broke.
+ */
+function IsAcceptablePassword(options?: ValidationOptions): PropertyDecorator {
   return (target: object, propertyName: string | symbol) =>
     registerDecorator({
-      name: 'passwordLength',
+      name: 'acceptablePassword',
       target: target.constructor,
       propertyName: String(propertyName),
-      options: { message: `password must be ${PASSWORD_MIN_CHARACTERS} to ${PASSWORD_MAX_CHARACTERS} characters long`, ...options },
-      validator: {
-        validate: (value: unknown) => {
-          if (typeof value !== 'string') return false;
-          const characters = [...value].length;
-          return characters >= PASSWORD_MIN_CHARACTERS && characters <= PASSWORD_MAX_CHARACTERS;
-        },
+      options: {
+        message: (args: ValidationArguments) => (typeof args.value === 'string' ? passwordProblem(args.value) : null) ?? 'password must be a string',
+        ...options,
       },
+      validator: { validate: (value: unknown) => typeof value === 'string' && passwordProblem(value) === null },
     });
 }
 
@@ -32,9 +30,9 @@ export class RegisterDto {
   @MaxLength(254)
   email!: string;
 
-  /** 12 to 128 characters. */
+  /** 12 to 128 characters, not only spaces, not one of the most common breached passwords. */
   @IsString()
-  @IsPasswordLength()
+  @IsAcceptablePassword()
   password!: string;
 }
 
@@ -64,8 +62,8 @@ export class ResetPasswordDto {
   @MaxLength(256)
   token!: string;
 
-  /** The new password, 12 to 128 characters. */
+  /** The new password: 12 to 128 characters, not only spaces, not one of the most common breached passwords. */
   @IsString()
-  @IsPasswordLength()
+  @IsAcceptablePassword()
   password!: string;
 }

@@ -19,6 +19,19 @@ export class IdentitiesRepository {
     return identity?.user ?? null;
   }
 
+  /**
+   * Marks a sign-in state as used, in one statement that also purges uses whose state has expired.
+   * False when it was used before (a replayed callback).
+   */
+  async consumeState(stateHash: string, expiresAt: Date): Promise<boolean> {
+    const rows = await this.prisma.$queryRaw<{ used: number }[]>`
+      WITH purge AS (DELETE FROM "OAuthStateUse" WHERE "expiresAt" < now())
+      INSERT INTO "OAuthStateUse" ("stateHash", "expiresAt") VALUES (${stateHash}, ${expiresAt})
+      ON CONFLICT ("stateHash") DO NOTHING
+      RETURNING 1 AS used`;
+    return rows.length === 1;
+  }
+
   findUserByEmail(email: string): Promise<OAuthAccount | null> {
     return this.prisma.user.findUnique({ where: { email }, select: account });
   }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { sha256Hex } from '../../common/hashing';
 import { AppError } from '../../common/errors/app-error';
 import { AppLogger } from '../../common/logging/app-logger';
 import { AppConfig } from '../../config/app-config';
@@ -55,6 +56,9 @@ export class OAuthService {
     const provider = this.configured(name);
     const state = openOAuthState(sealedState, this.config.secrets.session, name);
     if (!state || typeof query.state !== 'string' || !sameText(query.state, state.state)) throw new OAuthFailure('oauth_state_invalid');
+    // Single use: a callback replayed with the same cookie and state (another code) starts nothing.
+    const fresh = await this.identities.consumeState(sha256Hex(state.state), new Date(state.expiresAt));
+    if (!fresh) throw new OAuthFailure('oauth_state_invalid');
     if (query.error || typeof query.code !== 'string' || !query.code) throw new OAuthFailure('oauth_denied');
     const profile = await this.profileFor(provider, query.code, state);
     const account = await this.accountFor(name, profile);

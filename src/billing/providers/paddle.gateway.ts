@@ -1,7 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { ApiError, CurrencyCode, Environment, LogLevel, Paddle, Transaction } from '@paddle/paddle-node-sdk';
 import { z } from 'zod';
 import { AppError } from '../../common/errors/app-error';
 import { AppLogger } from '../../common/logging/app-logger';
+import { withTimeout } from '../../common/with-timeout';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { SubscriptionSnapshot, SubscriptionStatus } from '../subscription-state';
@@ -10,7 +12,6 @@ import { BillingAction, CheckoutOrder, checkoutIdempotencyKey, PaymentGateway, P
 import { parsePayload, providerId } from './webhook-payload';
 import { SIGNATURE_PROBLEM_DETAIL } from './webhook-signature';
 
-const DEFAULT_API_URL = 'https://api.paddle.com';
 const SIGNATURE_HEADER = 'Paddle-Signature';
 const REQUEST_TIMEOUT_MS = 10_000;
 
@@ -44,21 +45,18 @@ const subscriptionSchema = z.object({
   transaction_id: providerId.nullish(),
 });
 
-const createdTransactionSchema = z.object({
-  data: z.object({ id: providerId, checkout: z.object({ url: z.string().url().nullish() }).nullish() }),
-});
-
 const STATUS: Record<string, SubscriptionStatus> = { active: 'active', trialing: 'active', past_due: 'past_due', canceled: 'canceled', paused: 'paused' };
 
 /**
- * Paddle Billing over its REST API: a transaction with a non-catalog price built from the plan (its checkout
+ * Paddle Billing through its Node SDK: a transaction with a non-catalog price built from the plan (its checkout
  * URL is what the client opens), Paddle-Signature webhooks and the subscription and transaction events.
  */
 @Injectable()
 export class PaddleGateway implements PaymentGateway {
   readonly provider = 'paddle' as const;
   private readonly apiKey: string | undefined;
-  private readonly apiUrl: string;
+  /** Paddle's production API, or PADDLE_API_URL (the SDK takes a base URL where it takes an environment). */
+  private readonly environment: Environment;
   private readonly webhookSecret: string | undefined;
 
   constructor(
@@ -66,7 +64,8 @@ export class PaddleGateway implements PaymentGateway {
     private readonly log: AppLogger,
   ) {
     this.apiKey = config.billing.paddle.apiKey;
-    this.apiUrl = (config.billing.paddle.apiUrl ?? DEFAULT_API_URL).replace(/\/+$/, '');
+    const apiUrl = config.billing.paddle.apiUrl?.replace(/\/+$/, '');
+    this.environment = apiUrl ? (apiUrl as Environment) : Environment.production;
     this.webhookSecret = config.billing.paddle.webhookSecret;
   }
 
@@ -79,54 +78,58 @@ export class PaddleGateway implements PaymentGateway {
   }
 
   /**
-   * Paddle documents no idempotency keys; the header is sent for a proxy or a future API, and what really
-   * keeps one transaction per checkout is the pending-checkout row lock held around this call.
+   * A transaction through the SDK (`transactions.create`). Paddle documents no idempotency keys; the header
+   * is sent for a proxy or a future API, and what really keeps one transaction per checkout is the
+   * pending-checkout row lock held around this call. The SDK has no timeout of its own: after
+   * REQUEST_TIMEOUT_MS the checkout fails (nothing is kept) and the SDK's request is left to end by itself.
    */
   async createCheckout(order: CheckoutOrder): Promise<ProviderCheckout> {
     const { plan } = order;
-    const body = {
-      items: [
-        {
-          quantity: 1,
-          price: {
-            name: plan.name,
-            description: `${plan.name} plan, billed every ${plan.interval}`,
-            unit_price: { amount: String(plan.amount), currency_code: plan.currency },
-            billing_cycle: { interval: plan.interval, frequency: 1 },
-            product: { name: plan.name, tax_category: 'standard' },
-          },
-        },
-      ],
-      custom_data: { checkoutId: order.checkoutId, userId: order.userId, planCode: plan.code },
-      collection_mode: 'automatic',
-    };
-    let response: Response;
-    let payload: unknown;
+    const client = new Paddle(this.apiKey ?? '', {
+      environment: this.environment,
+      logLevel: LogLevel.none,
+      customHeaders: { 'Idempotency-Key': checkoutIdempotencyKey(order.checkoutId) },
+    });
+    let transaction: Transaction;
     try {
-      response = await fetch(`${this.apiUrl}/transactions`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${this.apiKey}`, 'Content-Type': 'application/json', 'Idempotency-Key': checkoutIdempotencyKey(order.checkoutId) },
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      });
-      payload = await response.json().catch(() => null);
+      transaction = await withTimeout(
+        client.transactions.create({
+          items: [
+            {
+              quantity: 1,
+              price: {
+                name: plan.name,
+                description: `${plan.name} plan, billed every ${plan.interval}`,
+                unitPrice: { amount: String(plan.amount), currencyCode: plan.currency as CurrencyCode },
+                billingCycle: { interval: plan.interval, frequency: 1 },
+                product: { name: plan.name, taxCategory: 'standard' },
+              },
+            },
+          ],
+          customData: { checkoutId: order.checkoutId, userId: order.userId, planCode: plan.code },
+          collectionMode: 'automatic',
+        }),
+        REQUEST_TIMEOUT_MS,
+        // The SDK's fetch takes no signal: the request is left to end by itself.
+        `no answer from Paddle within ${REQUEST_TIMEOUT_MS} ms`,
+      );
     } catch (error) {
-      this.log.error({ err: error, checkoutId: order.checkoutId }, 'paddle could not be reached');
+      const detail = error instanceof ApiError ? { type: error.type, code: error.code, detail: error.detail } : undefined;
+      this.log.error({ err: detail ? undefined : error, error: detail, checkoutId: order.checkoutId }, detail ? 'paddle transaction could not be created' : 'paddle could not be reached');
       throw providerFailed();
     }
-    const created = response.ok ? createdTransactionSchema.safeParse(payload) : null;
-    const url = created?.success ? created.data.data.checkout?.url : null;
-    if (!created?.success || !url) {
-      this.log.error({ status: response.status, error: paddleError(payload), checkoutId: order.checkoutId }, 'paddle transaction could not be created');
+    const url = transaction.checkout?.url;
+    if (!url) {
+      this.log.error({ transactionId: transaction.id, checkoutId: order.checkoutId }, 'paddle transaction has no checkout url');
       throw providerFailed();
     }
-    return { sessionId: created.data.data.id, url };
+    return { sessionId: transaction.id, url };
   }
 
-  verifyWebhook(rawBody: Buffer, signatureHeader: string | undefined, now: Date): VerifiedWebhook {
+  async verifyWebhook(rawBody: Buffer, signatureHeader: string | undefined, now: Date): Promise<VerifiedWebhook> {
     const secret = this.webhookSecret;
     if (!secret) throw new AppError('provider_not_configured', 'Paddle webhooks are not configured on this server.');
-    const problem = verifyPaddleSignature(rawBody, signatureHeader, secret, now);
+    const problem = await verifyPaddleSignature(rawBody, signatureHeader, secret, now);
     if (problem) throw new AppError('webhook_signature_invalid', SIGNATURE_PROBLEM_DETAIL[problem](SIGNATURE_HEADER, PADDLE_SIGNATURE_TOLERANCE_SECONDS));
     let json: unknown;
     try {
@@ -177,11 +180,6 @@ function subscriptionSnapshot(subscription: z.infer<typeof subscriptionSchema>):
 function stringField(data: Record<string, unknown> | null | undefined, key: string): string | null {
   const value = data?.[key];
   return typeof value === 'string' ? value : null;
-}
-
-/** Paddle's error object (type, code, detail), never the request: it is safe to log. */
-function paddleError(payload: unknown): unknown {
-  return payload && typeof payload === 'object' && 'error' in payload ? (payload as { error: unknown }).error : null;
 }
 
 function providerFailed(): AppError {

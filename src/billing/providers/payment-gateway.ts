@@ -44,8 +44,8 @@ export interface PaymentGateway {
   canCheckout(): boolean;
   canVerifyWebhooks(): boolean;
   createCheckout(order: CheckoutOrder): Promise<ProviderCheckout>;
-  /** Throws AppError webhook_signature_invalid (400) or webhook_payload_invalid (400). */
-  verifyWebhook(rawBody: Buffer, signatureHeader: string | undefined, now: Date): VerifiedWebhook;
+  /** Rejects with AppError webhook_signature_invalid (400) or webhook_payload_invalid (400). */
+  verifyWebhook(rawBody: Buffer, signatureHeader: string | undefined, now: Date): Promise<VerifiedWebhook>;
   /** May ask the provider for details (503 webhook_not_processed when it cannot be reached). */
   interpret(webhook: VerifiedWebhook): Promise<BillingAction>;
 }

@@ -125,7 +125,7 @@ export class StripeGateway implements PaymentGateway {
     }
   }
 
-  verifyWebhook(rawBody: Buffer, signatureHeader: string | undefined, now: Date): VerifiedWebhook {
+  async verifyWebhook(rawBody: Buffer, signatureHeader: string | undefined, now: Date): Promise<VerifiedWebhook> {
     const secret = this.webhookSecret;
     if (!secret) throw new AppError('provider_not_configured', 'Stripe webhooks are not configured on this server.');
     const problem = signatureProblem(rawBody, signatureHeader, secret, now);
@@ -187,11 +187,14 @@ function signatureProblem(rawBody: Buffer, header: string | undefined, secret: s
   if (!header?.trim()) return 'missing';
   const timestamp = /(?:^|,)\s*t=(\d{1,12})\s*(?:,|$)/.exec(header)?.[1];
   if (!timestamp || !/(?:^|,)\s*v1=[0-9a-f]+\s*(?:,|$)/i.test(header)) return 'malformed';
+  // Both directions: the SDK only refuses timestamps too far in the past, and one from the future would
+  // let a captured signature be replayed until that time comes.
+  if (isStale(Number(timestamp), now, STRIPE_SIGNATURE_TOLERANCE_SECONDS)) return 'stale';
   try {
     Stripe.webhooks.constructEvent(rawBody, header, secret, STRIPE_SIGNATURE_TOLERANCE_SECONDS, undefined, now.getTime());
     return null;
   } catch {
-    return isStale(Number(timestamp), now, STRIPE_SIGNATURE_TOLERANCE_SECONDS) ? 'stale' : 'mismatch';
+    return 'mismatch';
   }
 }
 

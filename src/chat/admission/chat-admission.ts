@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { Inject, Injectable } from '@nestjs/common';
 import { NextFunction, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../../common/errors/app-error';
+import { buildProblem, sendProblem } from '../../common/errors/problem-details';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 
@@ -47,18 +48,13 @@ export class ChatAdmission {
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
-  /** Chat responses open on this instance (admitted and not yet closed). */
-  get openStreams(): number {
-    return this.open;
-  }
-
   /** App-level middleware, before the body parsers: other routes pass untouched. */
   middleware(): RequestHandler {
     return (req: Request, res: Response, next: NextFunction): void => {
       if (req.method !== 'POST' || !RUN_ROUTE.test(req.url)) return next();
       const { maxStreams, maxStarting } = this.config.chat;
-      if (this.open >= maxStreams) return next(overloaded(`This instance is serving ${this.open} chats, its limit.`));
-      if (this.starting >= maxStarting) return next(overloaded(`${this.starting} chats are starting on this instance, its limit.`));
+      if (this.open >= maxStreams) return refuse(req, res, `This instance is serving ${this.open} chats, its limit.`);
+      if (this.starting >= maxStarting) return refuse(req, res, `${this.starting} chats are starting on this instance, its limit.`);
       this.open += 1;
       this.starting += 1;
       let starting = true;
@@ -81,6 +77,16 @@ export class ChatAdmission {
     const admission = req.admission;
     return { signal, startBy: (admission?.at ?? performance.now()) + this.config.chat.startTimeoutMs, started: admission?.started };
   }
+}
+
+/**
+ * The refusal written here and now, as the problem filter would render `overloaded(why)`: under overload
+ * thousands of these are sent while the admitted runs start, and the trip through the error handlers
+ * (Express, Nest, the filter) would make each one cost several times more.
+ */
+function refuse(req: Request, res: Response, why: string): void {
+  const error = overloaded(why);
+  sendProblem(res, req.method, buildProblem({ code: error.code, detail: error.detail, requestId: String(req.id ?? 'unknown') }), error.options.headers);
 }
 
 /** 503 overloaded: the request was refused before anything was stored or billed. */

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
 
 export const MAX_MESSAGES_PER_REQUEST = 100;
 /** 1-255 printable ASCII characters, not only spaces: UUIDs, ULIDs and the like. */
@@ -50,6 +50,8 @@ export class ChatRequestDto extends IdempotentRunDto {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(MAX_MESSAGES_PER_REQUEST)
+  // ValidateNested passes an array nested in the array (`[[...]]`): each item must be a {role, content} object.
+  @IsObject({ each: true, message: 'each item of messages must be an object {role, content}' })
   @ValidateNested({ each: true })
   @Type(() => ChatMessageDto)
   messages!: ChatMessageDto[];

@@ -8,7 +8,7 @@ import { allowedMethodsFor } from '../http/route-table';
 import { AppError, FieldError } from './app-error';
 import { isDatabaseUnavailable } from './database-unavailable';
 import { codeForStatus, ErrorCode } from './error-codes';
-import { buildProblem, PROBLEM_CONTENT_TYPE } from './problem-details';
+import { buildProblem, sendProblem } from './problem-details';
 
 interface Rendered {
   problem: { code: ErrorCode; status: number; detail: string; errors?: FieldError[] };
@@ -41,11 +41,7 @@ export class ProblemDetailsFilter implements ExceptionFilter {
       res.destroy();
       return;
     }
-    const body = buildProblem({ ...rendered.problem, requestId, extensions: rendered.extensions });
-    for (const [name, value] of Object.entries(rendered.headers ?? {})) res.setHeader(name, value);
-    res.status(body.status).setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
-    res.setHeader('Cache-Control', 'no-store');
-    res.end(req.method === 'HEAD' ? undefined : JSON.stringify(body));
+    sendProblem(res, req.method, buildProblem({ ...rendered.problem, requestId, extensions: rendered.extensions }), rendered.headers);
   }
 
   private render(exception: unknown, req: Request): Rendered {

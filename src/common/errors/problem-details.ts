@@ -1,3 +1,4 @@
+import { ServerResponse } from 'node:http';
 import { ERROR_CODES, ErrorCode } from './error-codes';
 import { FieldError } from './app-error';
 
@@ -38,4 +39,13 @@ export function buildProblem(input: {
     requestId: input.requestId,
     ...(input.errors ? { errors: input.errors } : {}),
   };
+}
+
+/** Writes a problem response: its headers, problem+json, never cached, no body for HEAD. */
+export function sendProblem(res: ServerResponse, method: string | undefined, body: ProblemDetails, headers: Record<string, string> = {}): void {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.statusCode = body.status;
+  res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
+  res.setHeader('Cache-Control', 'no-store');
+  res.end(method === 'HEAD' ? undefined : JSON.stringify(body));
 }

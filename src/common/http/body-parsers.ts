@@ -35,8 +35,19 @@ export function bodyParsers(limitBytes: number): RequestHandler[] {
 }
 
 function requireAcceptedType(req: Request, _res: Response, next: NextFunction): void {
-  if (!hasBody(req) || req.is(ACCEPTED_BODY_TYPES)) return next();
-  next(new BodyReadError('entity.unsupported.type', 415));
+  if (!hasBody(req)) return next();
+  if (!req.is(ACCEPTED_BODY_TYPES)) return next(new BodyReadError('entity.unsupported.type', 415));
+  // The JSON parser would decode UTF-16, UTF-32 and even UTF-7, in which `+ADw-` is `<`: text that passed
+  // every check as bytes would turn into markup. JSON is UTF-8 (RFC 8259), so nothing else is read.
+  const charset = declaredCharset(req.headers['content-type']);
+  if (charset !== undefined && charset !== 'utf-8' && !req.is('multipart/form-data')) return next(new BodyReadError('charset.unsupported', 415));
+  next();
+}
+
+/** The `charset` parameter of a Content-Type, lower-cased and unquoted; undefined when there is none. */
+function declaredCharset(contentType: string | undefined): string | undefined {
+  const match = contentType?.match(/;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i);
+  return match ? (match[1] ?? match[2]).toLowerCase() : undefined;
 }
 
 function requireSafeJson(req: Request, _res: Response, next: NextFunction): void {

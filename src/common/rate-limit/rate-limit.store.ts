@@ -1,12 +1,16 @@
 import Redis from 'ioredis';
+import { AppLogger } from '../logging/app-logger';
+import { withTimeout } from '../with-timeout';
 
 /** A fixed-window counter: `hit` adds one to `key` and answers the count and the window's remaining time. */
 export interface RateLimitStore {
   hit(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }>;
+  /** Stops its timers (in-process windows). */
+  close?(): void;
 }
 
 /** Shared by every instance: INCR and the window's expiry in one atomic script. */
-export class RedisRateLimitStore implements RateLimitStore {
+class RedisRateLimitStore implements RateLimitStore {
   private static readonly SCRIPT = `
     local count = redis.call('INCR', KEYS[1])
     if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
@@ -19,6 +23,58 @@ export class RedisRateLimitStore implements RateLimitStore {
   async hit(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }> {
     const [count, ttl] = (await this.redis.eval(RedisRateLimitStore.SCRIPT, 1, `ratelimit:${key}`, windowMs)) as [number, number];
     return { count, resetInMs: ttl };
+  }
+}
+
+/** The longest a request waits on Redis for its count before this instance counts it alone. */
+const REDIS_WAIT_MS = 100;
+
+/**
+ * Counters in Redis while it answers; while it is down (not connected, or no answer within
+ * REDIS_WAIT_MS) each instance counts in its own memory, so sign-in and registration keep working with
+ * per-instance limits. One warning when Redis is first missed, one line when it is back; then the
+ * shared counters are used again (the local ones are left to expire).
+ */
+export class FallbackRateLimitStore implements RateLimitStore {
+  private readonly shared: RedisRateLimitStore;
+  private readonly local = new MemoryRateLimitStore();
+  private degraded = false;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly log: AppLogger,
+    private readonly waitMs = REDIS_WAIT_MS,
+  ) {
+    this.shared = new RedisRateLimitStore(redis);
+    redis.on('ready', () => this.recovered());
+  }
+
+  async hit(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }> {
+    // Not connected: ioredis would queue the command until it reconnects; count here at once instead.
+    if (this.redis.status !== 'ready') return this.fallback(key, windowMs, `redis is ${this.redis.status}`);
+    try {
+      return await withTimeout(this.shared.hit(key, windowMs), this.waitMs, `no answer from redis within ${this.waitMs} ms`);
+    } catch (error) {
+      return this.fallback(key, windowMs, error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  close(): void {
+    this.local.close();
+  }
+
+  private fallback(key: string, windowMs: number, reason: string): Promise<{ count: number; resetInMs: number }> {
+    if (!this.degraded) {
+      this.degraded = true;
+      this.log.warn({ reason }, 'redis unavailable: rate limits are counted per instance until it is back');
+    }
+    return this.local.hit(key, windowMs);
+  }
+
+  private recovered(): void {
+    if (!this.degraded) return;
+    this.degraded = false;
+    this.log.info({}, 'redis is back: rate limits are shared again');
   }
 }
 

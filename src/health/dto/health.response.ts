@@ -15,8 +15,9 @@ export class ReadinessChecksDto {
 }
 
 export class ReadinessDto {
-  @ApiProperty({ enum: ['ok'] })
-  status!: 'ok';
+  /** `degraded` while Redis is down: everything is served, rate limits count per instance. */
+  @ApiProperty({ enum: ['ok', 'degraded'] })
+  status!: 'ok' | 'degraded';
 
   checks!: ReadinessChecksDto;
 }

@@ -14,7 +14,7 @@ const CHANNEL = 'app_changes';
 const RECONNECT_MIN_MS = 250;
 const RECONNECT_MAX_MS = 5_000;
 
-export function parseChange(payload: string | undefined): Change {
+function parseChange(payload: string | undefined): Change {
   if (payload === 'catalog') return { kind: 'catalog' };
   if (payload?.startsWith('user:')) return { kind: 'user', userId: payload.slice(5) };
   return { kind: 'all' };

@@ -25,7 +25,18 @@ export type RedisClient = Redis;
           connectTimeout: 5_000,
           commandTimeout: 5_000,
         });
-        client.on('error', (error: Error) => log.warn({ err: error }, 'redis connection error'));
+        // One line when the connection is lost and one when it is back, not one per reconnection attempt.
+        let lost = false;
+        client.on('error', (error: Error) => {
+          if (lost) return;
+          lost = true;
+          log.warn({ err: error }, 'redis connection error: retrying in the background');
+        });
+        client.on('ready', () => {
+          if (!lost) return;
+          lost = false;
+          log.info({}, 'redis connection restored');
+        });
         return client;
       },
     },

@@ -1,7 +1,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, EventSourceParser } from 'eventsource-parser';
 import { Agent, Dispatcher } from 'undici';
-import { GenerationEvent, GenerationRequest, ModelProvider, ProviderError } from './model-provider';
+import { GenerationEvent, GenerationRequest, GenerationSink, ModelProvider, ProviderError } from './model-provider';
 import { errorMessageOf, shortReason, UpstreamError } from './upstream-error';
 
 /**
@@ -90,7 +90,47 @@ export abstract class SseModelProvider implements ModelProvider {
   protected abstract call(request: GenerationRequest): UpstreamCall;
   protected abstract decoder(): StreamDecoder;
 
+  /** `pump`, read as an async iterable: stopping early aborts the upstream call. */
   async *stream(request: GenerationRequest): AsyncIterable<GenerationEvent> {
+    const abort = new AbortController();
+    const outer = request.signal;
+    const forward = () => abort.abort();
+    if (outer?.aborted) abort.abort();
+    else outer?.addEventListener('abort', forward, { once: true });
+    const queue: GenerationEvent[] = [];
+    let wake: (() => void) | undefined;
+    const state: { done: boolean; error?: unknown } = { done: false };
+    void this.pump({ ...request, signal: abort.signal }, (event) => {
+      queue.push(event);
+      wake?.();
+    })
+      .catch((error: unknown) => (state.error = error))
+      .finally(() => {
+        state.done = true;
+        wake?.();
+      });
+    try {
+      for (;;) {
+        while (queue.length > 0) yield queue.shift() as GenerationEvent;
+        if (state.done) {
+          if (state.error !== undefined) throw state.error;
+          return;
+        }
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+      }
+    } finally {
+      outer?.removeEventListener('abort', forward);
+      if (!state.done) abort.abort();
+    }
+  }
+
+  /**
+   * One upstream call, its events pushed into `sink` as each chunk of the body is read. Complete: what is
+   * left of the body (the chunked terminator) is read in the background so the connection is reused.
+   * Failed or aborted: the body is destroyed, which closes the upstream connection.
+   */
+  async pump(request: GenerationRequest, sink: GenerationSink): Promise<void> {
     const { signal } = request;
     const call = this.call(request);
     let response: Dispatcher.ResponseData;
@@ -104,28 +144,46 @@ export abstract class SseModelProvider implements ModelProvider {
 
     const out: GenerationEvent[] = [];
     const reader = new SseReader(this.decoder(), out);
-    const chunks = body[Symbol.asyncIterator]();
-    let state: 'open' | 'complete' | 'ended' = 'open';
-    try {
-      while (state === 'open') {
-        const next = await chunks.next();
-        if (next.done) {
-          state = 'ended';
-          reader.end();
-        } else if (reader.write(next.value as Buffer)) {
-          state = 'complete';
+    const flush = () => {
+      for (let index = 0; index < out.length; index += 1) sink(out[index]);
+      out.length = 0;
+    };
+    await new Promise<void>((resolve, reject) => {
+      let settled = false;
+      const finish = (error?: unknown) => {
+        if (settled) return;
+        settled = true;
+        if (error === undefined) resolve();
+        else {
+          body.destroy();
+          reject(this.failure(error, signal));
         }
-        for (let index = 0; index < out.length; index += 1) yield out[index];
-        out.length = 0;
-      }
-    } catch (error) {
-      throw this.failure(error, signal);
-    } finally {
-      // Complete: read the little that is left so the connection goes back to the pool. Failed, aborted or
-      // abandoned by the consumer: destroy the body, which closes the upstream connection.
-      if (state === 'complete') drain(body, chunks);
-      else if (state === 'open') body.destroy();
-    }
+      };
+      body.on('data', (chunk: Buffer) => {
+        if (settled) return;
+        try {
+          const complete = reader.write(chunk);
+          flush();
+          if (complete) {
+            drain(body);
+            finish();
+          }
+        } catch (error) {
+          finish(error);
+        }
+      });
+      body.on('end', () => {
+        if (settled) return;
+        try {
+          reader.end();
+          flush();
+          finish();
+        } catch (error) {
+          finish(error);
+        }
+      });
+      body.on('error', (error: Error) => finish(error));
+    });
   }
 
   private failure(error: unknown, signal: AbortSignal | undefined): ProviderError {
@@ -209,19 +267,15 @@ function describeTransportError(error: unknown): string {
   return typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
 }
 
-function drain(body: Dispatcher.ResponseData['body'], chunks: AsyncIterator<unknown>): void {
+/** Reads what is left of a complete response in the background (bounded), so its connection is reused. */
+function drain(body: Dispatcher.ResponseData['body']): void {
   const timer = setTimeout(() => body.destroy(), DRAIN_TIMEOUT_MS);
   timer.unref();
-  void (async () => {
-    let bytes = 0;
-    for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
-      bytes += (next.value as Buffer).length;
-      if (bytes > MAX_DRAIN_BYTES) {
-        body.destroy();
-        return;
-      }
-    }
-  })()
-    .catch(() => undefined)
-    .finally(() => clearTimeout(timer));
+  let bytes = 0;
+  body.on('data', (chunk: Buffer) => {
+    bytes += chunk.length;
+    if (bytes > MAX_DRAIN_BYTES) body.destroy();
+  });
+  body.once('close', () => clearTimeout(timer));
+  body.once('error', () => clearTimeout(timer));
 }

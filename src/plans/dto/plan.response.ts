@@ -36,7 +36,11 @@ export class PlanModelDto {
 }
 
 export class PlanDto {
-  /** Plan code; it is the `planId` of POST /v1/billing/checkout. */
+  /** The plan's id: the `planId` that POST /v1/billing/checkout takes. */
+  @ApiProperty({ example: 'pro' })
+  id!: string;
+
+  /** Plan code, the same value as `id` (kept for clients that read it). */
   @ApiProperty({ example: 'pro' })
   code!: string;
 
