@@ -18,7 +18,7 @@ describe('OAuth sign-in', () => {
   beforeAll(async () => {
     google = await new FakeOAuthProvider('google').start();
     github = await new FakeOAuthProvider('github').start();
-    t = await bootTestApp({ APP_URL, API_URL, ...google.env('GOOGLE'), ...github.env('GITHUB') });
+    t = await bootTestApp({ APP_URL, API_URL, OAUTH_TIMEOUT_MS: '1500', ...google.env('GOOGLE'), ...github.env('GITHUB') });
   });
   afterAll(async () => {
     await t.close();
@@ -161,6 +161,48 @@ describe('OAuth sign-in', () => {
     const disabled = await signIn('google', google, account);
     expect(disabled.headers.location).toBe(`${APP_URL}/?error=account_disabled`);
     expect(cookiesOf(disabled).some((c) => c.startsWith('sid='))).toBe(false);
+  });
+
+  it('redirects with oauth_denied for any provider error, and for a callback without a code', async () => {
+    const { location, cookie } = await begin('github');
+    const state = new URL(location).searchParams.get('state')!;
+    const failed = await t.http.get('/v1/auth/github/callback').query({ error: 'server_error', error_description: 'down', state }).set('Cookie', cookie);
+    expect(failed.headers.location).toBe(`${APP_URL}/?error=oauth_denied`);
+    const bare = await t.http.get('/v1/auth/github/callback').query({ state }).set('Cookie', cookie);
+    expect(bare.headers.location).toBe(`${APP_URL}/?error=oauth_denied`);
+    expect(cookiesOf(bare).some((c) => c.startsWith('sid='))).toBe(false);
+  });
+
+  it('answers 400 when a provider answer is sent to the start route instead of the callback', async () => {
+    const res = await t.http.get('/v1/auth/google').query({ code: 'x', state: 'y' });
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.body.detail).toContain('/v1/auth/google/callback');
+  });
+
+  it('fails the sign-in, and only the sign-in, when a provider answers garbage or does not answer', async () => {
+    const account = { id: newId(), email: uniqueEmail('faults'), verified: true };
+    const cases: [FakeOAuthProvider, 'google' | 'github', string, string][] = [
+      [google, 'google', '/userinfo', 'null'],
+      [google, 'google', '/userinfo', 'not json'],
+      [github, 'github', '/user', '[]'],
+      [github, 'github', '/user/emails', '{"length":1}'],
+      [github, 'github', '/user', '{"login":"no-id"}'],
+      [google, 'google', '/token', 'hang'],
+      [github, 'github', '/user/emails', 'hang'],
+    ];
+    for (const [fake, provider, path, fault] of cases) {
+      fake.faults.set(path, fault);
+      try {
+        const res = await signIn(provider, fake, account);
+        expect({ path, fault, location: res.headers.location }).toEqual({ path, fault, location: `${APP_URL}/?error=oauth_exchange_failed` });
+        expect(cookiesOf(res).some((c) => c.startsWith('sid='))).toBe(false);
+      } finally {
+        fake.faults.delete(path);
+      }
+    }
+    // The process is alive and signs in as before.
+    expect((await signIn('github', github, account)).headers.location).toBe(`${APP_URL}/`);
   });
 
   it('answers 503 problem+json for a provider without credentials', async () => {

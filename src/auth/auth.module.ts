@@ -9,6 +9,7 @@ import { LocalAuthGuard, LocalStrategy } from './local.strategy';
 import { IdentitiesRepository } from './oauth/identities.repository';
 import { OAuthController } from './oauth/oauth.controller';
 import { OAuthService } from './oauth/oauth.service';
+import { oauthStrategies } from './oauth/oauth.strategies';
 import { PasswordHasher } from './password-hasher';
 import { PasswordResetService } from './password-reset.service';
 import { PasswordResetsRepository } from './password-resets.repository';
@@ -24,6 +25,7 @@ import { SessionsService } from './sessions.service';
     LocalStrategy,
     LocalAuthGuard,
     OAuthService,
+    ...oauthStrategies,
     IdentitiesRepository,
     PasswordResetService,
     PasswordResetsRepository,

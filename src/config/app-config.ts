@@ -92,7 +92,8 @@ export interface AppConfig {
     startTimeoutMs: number;
   };
   mail: { smtpUrl?: string; from: string };
-  oauth: { google: OAuthProviderConfig; github: GithubOAuthConfig };
+  /** `timeoutMs`: how long one call to a provider (token, profile, emails) may take. */
+  oauth: { google: OAuthProviderConfig; github: GithubOAuthConfig; timeoutMs: number };
   billing: {
     stripe: PaymentProviderConfig;
     paddle: PaymentProviderConfig;

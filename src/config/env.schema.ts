@@ -141,6 +141,7 @@ export const envSchema = z.object({
   GITHUB_TOKEN_URL: httpUrl.default('https://github.com/login/oauth/access_token'),
   GITHUB_USERINFO_URL: httpUrl.default('https://api.github.com/user'),
   GITHUB_EMAILS_URL: httpUrl.default('https://api.github.com/user/emails'),
+  OAUTH_TIMEOUT_MS: integer(100, 60_000).default(10_000),
 
   STRIPE_SECRET_KEY: optionalString,
   STRIPE_WEBHOOK_SECRET: optionalString,

@@ -130,6 +130,7 @@ function toAppConfig(env: Env): AppConfig {
         userinfoUrl: env.GITHUB_USERINFO_URL,
         emailsUrl: env.GITHUB_EMAILS_URL,
       },
+      timeoutMs: env.OAUTH_TIMEOUT_MS,
     },
     billing: {
       stripe: { apiKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET, apiUrl: env.STRIPE_API_URL },

@@ -27,12 +27,12 @@ export class FakeOAuthProvider extends LoopbackServer {
   private readonly grants = new Map<string, Grant>();
   private readonly tokens = new Map<string, FakeAccount>();
   readonly tokenRequests: URLSearchParams[] = [];
+  /** Misbehaviour by path: 'hang' never answers; a string is answered as the 200 body, as it is. */
+  readonly faults = new Map<string, 'hang' | string>();
 
   constructor(private readonly kind: 'google' | 'github') {
     super();
   }
-
-
 
   env(prefix: 'GOOGLE' | 'GITHUB'): Record<string, string> {
     return {
@@ -60,6 +60,9 @@ export class FakeOAuthProvider extends LoopbackServer {
 
   protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.baseUrl);
+    const fault = this.faults.get(url.pathname);
+    if (fault === 'hang') return;
+    if (fault !== undefined) return void res.writeHead(200, { 'Content-Type': 'application/json' }).end(fault);
     if (req.method === 'POST' && url.pathname === '/token') return this.token(new URLSearchParams(await readBody(req)), res);
     const account = this.tokens.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
     if (!account) return json(res, 401, { error: 'invalid_token' });

@@ -1,4 +1,6 @@
-import { AppConfig, OAuthProviderConfig } from '../../config/app-config';
+import { Profile } from 'passport';
+import { OAuthProviderConfig } from '../../config/app-config';
+import { OAuthFailure } from './oauth-failure';
 
 export const OAUTH_PROVIDERS = ['google', 'github'] as const;
 export type OAuthProviderName = (typeof OAUTH_PROVIDERS)[number];
@@ -10,49 +12,33 @@ export interface ProviderProfile {
   emailVerified: boolean;
 }
 
-export interface OAuthProviderDefinition {
-  name: OAuthProviderName;
-  config: OAuthProviderConfig;
-  scope: string;
-  pkce: boolean;
-  fetchProfile: (accessToken: string) => Promise<ProviderProfile>;
+/** A passport profile with the provider's own JSON (both strategies keep it). */
+export type PassportProfile = Profile & { _json?: unknown };
+
+export function isConfigured(config: OAuthProviderConfig): config is OAuthProviderConfig & { clientId: string; clientSecret: string } {
+  return Boolean(config.clientId && config.clientSecret);
 }
 
-export function oauthProvider(config: AppConfig, name: OAuthProviderName): OAuthProviderDefinition {
-  if (name === 'google') {
-    const google = config.oauth.google;
-    return { name, config: google, scope: 'openid email profile', pkce: true, fetchProfile: (token) => googleProfile(google.userinfoUrl, token) };
-  }
-  const github = config.oauth.github;
-  return { name, config: github, scope: 'read:user user:email', pkce: false, fetchProfile: (token) => githubProfile(github.userinfoUrl, github.emailsUrl, token) };
-}
-
-/** OpenID Connect userinfo: `sub`, `email`, `email_verified`. */
-async function googleProfile(userinfoUrl: string, token: string): Promise<ProviderProfile> {
-  const info = await getJson<{ sub?: unknown; email?: unknown; email_verified?: unknown }>(userinfoUrl, token);
-  if (typeof info.sub !== 'string' || !info.sub) throw new Error('google userinfo has no sub');
+/** Google's OpenID Connect userinfo: `sub`, `email`, `email_verified` (a boolean, or the string "true"). */
+export function googleProfile(profile: PassportProfile): ProviderProfile {
+  const info = (profile._json ?? {}) as { sub?: unknown; email?: unknown; email_verified?: unknown };
+  if (typeof info.sub !== 'string' || !info.sub) throw new OAuthFailure('oauth_exchange_failed');
   const email = typeof info.email === 'string' ? info.email.trim().toLowerCase() : null;
   return { providerUserId: info.sub, email, emailVerified: info.email_verified === true || info.email_verified === 'true' };
 }
 
-/** GitHub's profile has no verified flag: the verified primary address comes from /user/emails. */
-async function githubProfile(userUrl: string, emailsUrl: string, token: string): Promise<ProviderProfile> {
-  const user = await getJson<{ id?: unknown }>(userUrl, token);
-  if (typeof user.id !== 'number' && typeof user.id !== 'string') throw new Error('github user has no id');
-  const emails = await getJson<{ email?: unknown; primary?: unknown; verified?: unknown }[]>(emailsUrl, token);
-  const primary = Array.isArray(emails) ? emails.find((entry) => entry.primary === true && typeof entry.email === 'string') : undefined;
+/**
+ * GitHub's /user has no verified flag: with `allRawEmails`, passport-github2 keeps /user/emails as it came
+ * (`primary`, `verified`), and the verified primary address is the account's email.
+ */
+export function githubProfile(profile: PassportProfile): ProviderProfile {
+  const user = (profile._json ?? {}) as { id?: unknown };
+  if ((typeof user.id !== 'number' && typeof user.id !== 'string') || user.id === '') throw new OAuthFailure('oauth_exchange_failed');
+  const emails = (profile.emails ?? []) as { value?: unknown; primary?: unknown; verified?: unknown }[];
+  const primary = emails.find((entry) => entry.primary === true && typeof entry.value === 'string');
   return {
     providerUserId: String(user.id),
-    email: primary ? String(primary.email).trim().toLowerCase() : null,
+    email: primary ? String(primary.value).trim().toLowerCase() : null,
     emailVerified: primary?.verified === true,
   };
-}
-
-async function getJson<T>(url: string, token: string): Promise<T> {
-  const res = await fetch(url, {
-    headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'User-Agent': 'chat-api' },
-    signal: AbortSignal.timeout(10_000),
-  });
-  if (!res.ok) throw new Error(`${new URL(url).pathname} answered ${res.status}`);
-  return (await res.json()) as T;
 }

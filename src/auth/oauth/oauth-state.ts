@@ -3,14 +3,15 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 /** What the browser carries between the redirect and the callback (in a signed, httpOnly cookie). */
 export interface OAuthState {
   state: string;
-  codeVerifier: string;
+  /** The PKCE verifier passport made for this authorization (providers with PKCE). */
+  codeVerifier?: string;
   expiresAt: number;
 }
 
 export const OAUTH_STATE_TTL_MS = 10 * 60_000;
 
-export function newOAuthState(now = Date.now()): OAuthState {
-  return { state: randomBytes(32).toString('base64url'), codeVerifier: randomBytes(32).toString('base64url'), expiresAt: now + OAUTH_STATE_TTL_MS };
+export function newOAuthState(codeVerifier: string | undefined, now = Date.now()): OAuthState {
+  return { state: randomBytes(32).toString('base64url'), ...(codeVerifier ? { codeVerifier } : {}), expiresAt: now + OAUTH_STATE_TTL_MS };
 }
 
 export function sealOAuthState(value: OAuthState, secret: string, provider: string): string {
@@ -25,7 +26,8 @@ export function openOAuthState(cookie: string | undefined, secret: string, provi
   if (!payload || !signature || rest.length > 0 || !sameText(signature, sign(payload, secret, provider))) return null;
   try {
     const value = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as OAuthState;
-    return typeof value.state === 'string' && typeof value.codeVerifier === 'string' && value.expiresAt > now ? value : null;
+    const verifierOk = value.codeVerifier === undefined || typeof value.codeVerifier === 'string';
+    return typeof value.state === 'string' && verifierOk && typeof value.expiresAt === 'number' && value.expiresAt > now ? value : null;
   } catch {
     return null;
   }

@@ -1,15 +1,20 @@
-import { Controller, Get, Inject, Query, Req, Res } from '@nestjs/common';
+import { Controller, createParamDecorator, ExecutionContext, Get, Inject, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiFoundResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { Public } from '../../common/decorators/public.decorator';
 import { ApiProblems } from '../../common/openapi/api-problems.decorator';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
-import { readRawCookie, sessionCookieOptions } from '../cookies';
+import { sessionCookieOptions } from '../cookies';
 import { OAuthProviderName } from './oauth-providers';
-import { OAUTH_STATE_TTL_MS } from './oauth-state';
-import { CallbackQuery, OAuthFailure, OAuthService } from './oauth.service';
+import { stateCookie } from './oauth-state.store';
+import { OAuthGuard, OAuthOutcome } from './oauth.guard';
+import { OAuthService } from './oauth.service';
 
+/** The outcome OAuthGuard left on the request. */
+const Outcome = createParamDecorator((_: unknown, context: ExecutionContext): OAuthOutcome => context.switchToHttp().getRequest<Request>().oauth!);
+
+/** The sign-in routes: passport's strategies do the protocol in the guards; the handlers answer the browser. */
 @Public()
 @ApiTags('auth')
 @Controller('auth')
@@ -20,62 +25,48 @@ export class OAuthController {
   ) {}
 
   @Get('google')
+  @UseGuards(OAuthGuard('google', 'start'))
   @ApiOperation({ summary: 'Start signing in with Google (redirect; state and PKCE bound to this browser)' })
   @ApiFoundResponse({ description: 'Redirect to Google.' })
-  @ApiProblems(503)
-  startGoogle(@Res() res: Response): void {
-    this.redirectToProvider('google', res);
+  @ApiProblems(400, 503)
+  startGoogle(): void {
+    // passport has answered with the redirect to Google.
   }
 
   @Get('google/callback')
+  @UseGuards(OAuthGuard('google', 'callback'))
   @ApiOperation({ summary: 'Google callback: signs in and redirects into the app (or to the app with ?error=...)' })
   @ApiFoundResponse({ description: 'Redirect to APP_URL: signed in (session cookie set), or with an `error` query parameter.' })
   @ApiProblems(503)
-  googleCallback(@Query() query: CallbackQuery, @Req() req: Request, @Res() res: Response): Promise<void> {
-    return this.completeSignIn('google', query, req, res);
+  googleCallback(@Outcome() outcome: OAuthOutcome, @Req() req: Request, @Res() res: Response): Promise<void> {
+    return this.complete('google', outcome, req, res);
   }
 
   @Get('github')
+  @UseGuards(OAuthGuard('github', 'start'))
   @ApiOperation({ summary: 'Start signing in with GitHub (redirect; state bound to this browser)' })
   @ApiFoundResponse({ description: 'Redirect to GitHub.' })
-  @ApiProblems(503)
-  startGithub(@Res() res: Response): void {
-    this.redirectToProvider('github', res);
+  @ApiProblems(400, 503)
+  startGithub(): void {
+    // passport has answered with the redirect to GitHub.
   }
 
   @Get('github/callback')
+  @UseGuards(OAuthGuard('github', 'callback'))
   @ApiOperation({ summary: 'GitHub callback: signs in and redirects into the app (or to the app with ?error=...)' })
   @ApiFoundResponse({ description: 'Redirect to APP_URL: signed in (session cookie set), or with an `error` query parameter.' })
   @ApiProblems(503)
-  githubCallback(@Query() query: CallbackQuery, @Req() req: Request, @Res() res: Response): Promise<void> {
-    return this.completeSignIn('github', query, req, res);
+  githubCallback(@Outcome() outcome: OAuthOutcome, @Req() req: Request, @Res() res: Response): Promise<void> {
+    return this.complete('github', outcome, req, res);
   }
 
-  private redirectToProvider(provider: OAuthProviderName, res: Response): void {
-    const { url, sealedState } = this.oauth.start(provider);
-    res.cookie(stateCookieName(provider), sealedState, { ...this.stateCookieOptions(provider), maxAge: OAUTH_STATE_TTL_MS });
-    res.redirect(302, url);
+  /** The state cookie is spent either way; a failure goes back to the web app as `?error=<code>`. */
+  private async complete(provider: OAuthProviderName, outcome: OAuthOutcome, req: Request, res: Response): Promise<void> {
+    const state = stateCookie(provider, sessionCookieOptions(this.config));
+    res.clearCookie(state.name, state.options);
+    if ('failure' in outcome) return res.redirect(302, `${this.config.appUrl}/?error=${outcome.failure}`);
+    const session = await this.oauth.startSession(outcome.account, { userAgent: req.headers['user-agent'], ip: req.ip });
+    res.cookie(this.config.session.cookieName, session.token, sessionCookieOptions(this.config, session.expiresAt));
+    res.redirect(302, `${this.config.appUrl}/`);
   }
-
-  private async completeSignIn(provider: OAuthProviderName, query: CallbackQuery, req: Request, res: Response): Promise<void> {
-    const sealedState = readRawCookie(req.headers.cookie, stateCookieName(provider));
-    res.clearCookie(stateCookieName(provider), this.stateCookieOptions(provider));
-    try {
-      const session = await this.oauth.finish(provider, query, sealedState, { userAgent: req.headers['user-agent'], ip: req.ip });
-      res.cookie(this.config.session.cookieName, session.token, sessionCookieOptions(this.config, session.expiresAt));
-      res.redirect(302, `${this.config.appUrl}/`);
-    } catch (error) {
-      if (!(error instanceof OAuthFailure)) throw error;
-      res.redirect(302, `${this.config.appUrl}/?error=${error.code}`);
-    }
-  }
-
-  /** The state cookie goes only to this provider's routes, and lives ten minutes. */
-  private stateCookieOptions(provider: OAuthProviderName) {
-    return { ...sessionCookieOptions(this.config), path: `/v1/auth/${provider}` };
-  }
-}
-
-function stateCookieName(provider: OAuthProviderName): string {
-  return `oauth_${provider}`;
 }

@@ -57,6 +57,8 @@ export function serializeError(error: unknown): Record<string, unknown> {
   };
 }
 
-function firstLine(message: string): string {
+/** A library's Error may carry no message at all (passport-oauth2's TokenError without a description). */
+function firstLine(message: unknown): string {
+  if (typeof message !== 'string') return '';
   return (message.split('\n').find((line) => line.trim().length > 0) ?? '').trim().slice(0, 500);
 }
