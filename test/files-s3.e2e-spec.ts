@@ -51,6 +51,14 @@ describe('files on S3-compatible storage', () => {
     rmSync(storageDir, { recursive: true, force: true });
   });
 
+  /** The objects s3rver holds under a user's prefix (it keeps each as several files: object, md5, metadata). */
+  const bucketEntriesOf = (userId: string) => {
+    try {
+      return [...new Set(readdirSync(join(s3Dir, BUCKET, userId)).map((entry) => entry.split('._S3rver')[0]))];
+    } catch {
+      return [];
+    }
+  };
   const keyOf = async (id: string) => (await sql<{ storageKey: string }>(`SELECT "storageKey" FROM "File" WHERE id = $1`, [id]))[0]?.storageKey;
 
   it('streams uploads into the bucket and deletes them, keeping nothing on local disk', async () => {
@@ -61,8 +69,7 @@ describe('files on S3-compatible storage', () => {
     expect(res.body).toEqual(expect.objectContaining({ kind: 'pdf', sizeBytes: content.length }));
     const key = await keyOf(res.body.id);
     expect((await bytesOf(await storage.read(key))).equals(content)).toBe(true);
-    expect(readdirSync(storageDir, { recursive: true }).filter((entry) => !String(entry).startsWith('.uploads'))).toEqual([]);
-    expect(readdirSync(join(storageDir, '.uploads'))).toEqual([]);
+    expect(readdirSync(storageDir, { recursive: true })).toEqual([]);
     await t.http.delete(`/v1/files/${res.body.id}`).set('Cookie', user.cookie).expect(204);
     await expect(storage.read(key)).rejects.toThrow();
   });
@@ -72,7 +79,20 @@ describe('files on S3-compatible storage', () => {
     const res = await t.http.post('/v1/files').set('Cookie', user.cookie).attach('file', Buffer.alloc(20 * 1024 * 1024 + 1, 0x61), 'big.txt');
     expect(res.status).toBe(413);
     expect(await sql(`SELECT 1 FROM "File" WHERE "ownerId" = $1`, [user.id])).toHaveLength(0);
-    expect(readdirSync(join(storageDir, '.uploads'))).toEqual([]);
+    expect(bucketEntriesOf(user.id)).toEqual([]);
+    expect(readdirSync(storageDir, { recursive: true })).toEqual([]);
+  }, 30_000);
+
+  it('streams a file larger than one part as a multipart upload, and removes a refused one', async () => {
+    const user = await registerUser(t.http);
+    const content = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(12 * 1024 * 1024, 0x20)]);
+    const res = await t.http.post('/v1/files').set('Cookie', user.cookie).attach('file', content, 'large.pdf').expect(201);
+    expect((await bytesOf(await storage.read(await keyOf(res.body.id)))).equals(content)).toBe(true);
+    // Refused only at its end (no word/document.xml), after the whole file went to the bucket.
+    const notDocx = Buffer.concat([Buffer.from('PK\u0003\u0004', 'latin1'), Buffer.alloc(6 * 1024 * 1024, 0x61)]);
+    const refused = await t.http.post('/v1/files').set('Cookie', user.cookie).attach('file', notDocx, 'fake.docx');
+    expect(refused.status).toBe(415);
+    expect(bucketEntriesOf(user.id)).toHaveLength(1);
   }, 30_000);
 
   it('with the bucket unreachable: uploads fail with 503 keeping nothing, deletes fail with 503 keeping the record, and a retry later completes', async () => {
@@ -95,6 +115,6 @@ describe('files on S3-compatible storage', () => {
     await t.http.delete(`/v1/files/${kept.body.id}`).set('Cookie', user.cookie).expect(204);
     await t.http.delete(`/v1/files/${kept.body.id}`).set('Cookie', user.cookie).expect(404);
     await expect(storage.read(key)).rejects.toThrow();
-    expect(readdirSync(join(storageDir, '.uploads'))).toEqual([]);
+    expect(readdirSync(storageDir, { recursive: true })).toEqual([]);
   }, 30_000);
 });

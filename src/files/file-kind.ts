@@ -1,6 +1,6 @@
-import { createReadStream } from 'node:fs';
-import { open as openFile } from 'node:fs/promises';
-import { promisify } from 'node:util';
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { promisify, TextDecoder } from 'node:util';
 import yauzl, { Entry, ZipFile } from 'yauzl';
 import { AppError } from '../common/errors/app-error';
 import { extensionOf } from './file-name';
@@ -14,6 +14,9 @@ export const MEDIA_TYPES: Record<FileKind, string> = {
   markdown: 'text/markdown; charset=utf-8',
 };
 
+/** How many leading bytes decide the kind: `%PDF-` and a zip's `PK\3\4`. */
+export const HEAD_BYTES = 5;
+
 const ACCEPTED = 'Accepted: plain text (.txt), Markdown (.md, .markdown), PDF (.pdf) and Word documents (.docx).';
 /** Extensions a name may carry for each kind; a name without an extension is judged by content alone. */
 const EXTENSIONS: Record<FileKind, string[]> = { pdf: ['pdf'], docx: ['docx'], text: ['txt', 'text'], markdown: ['md', 'markdown'] };
@@ -23,28 +26,83 @@ const KNOWN_EXTENSIONS = new Set(Object.values(EXTENSIONS).flat());
 const MAX_ZIP_ENTRIES = 2_000;
 const MAX_DECLARED_BYTES = 256 * 1024 * 1024;
 const MAX_RATIO = 100;
+/** The end of a zip kept while it streams past; a directory of MAX_ZIP_ENTRIES entries fits well inside. */
+const ZIP_TAIL_BYTES = 1024 * 1024;
 
-const openZip = promisify<string, yauzl.Options, ZipFile>(yauzl.open);
+const fromReader = promisify<yauzl.RandomAccessReader, number, yauzl.Options, ZipFile>(yauzl.fromRandomAccessReader);
 
 /**
- * The kind of an uploaded file, decided from its content (the client's Content-Type is never read):
- * PDF by its signature, DOCX as a zip holding word/document.xml, text and Markdown as valid UTF-8 without
- * NUL (Markdown by its .md/.markdown name). Anything else, or a name whose extension says otherwise: 415.
+ * Decides an upload's kind while it streams past, from its content (the client's Content-Type is never
+ * read): PDF by its signature, DOCX as a zip holding word/document.xml (checked from the zip's directory at
+ * the end), text and Markdown as valid UTF-8 without NUL, checked chunk by chunk (Markdown by its
+ * .md/.markdown name). Anything else, or a name whose extension says otherwise: 415. Counts and hashes
+ * the bytes; more than `maxBytes` is a 413. Nothing is held in memory but a zip's last megabyte.
  */
-export async function detectKind(path: string, name: string): Promise<FileKind> {
-  const extension = extensionOf(name);
-  if (extension && !KNOWN_EXTENSIONS.has(extension)) throw refused(`.${extension} files are not accepted.`);
-  const head = await readHead(path, 5);
-  let kind: FileKind;
-  if (head.toString('latin1') === '%PDF-') kind = 'pdf';
-  else if (head.subarray(0, 4).equals(Buffer.from('PK\u0003\u0004', 'latin1'))) {
-    const problem = await docxProblem(path);
-    if (problem) throw refused(`The file is a zip archive but not a Word document: ${problem}.`);
-    kind = 'docx';
-  } else if (await isUtf8Text(path)) kind = extension === 'md' || extension === 'markdown' ? 'markdown' : 'text';
-  else throw refused('The content is neither UTF-8 text, a PDF nor a Word document.');
-  if (extension && !EXTENSIONS[kind].includes(extension)) throw refused(`The content is ${describe(kind)} but the name ends in .${extension}.`);
-  return kind;
+export class ContentInspector {
+  readonly kind: FileKind;
+  private readonly hash = createHash('sha256');
+  private readonly decoder: TextDecoder | null;
+  private readonly tail: Buffer[] = [];
+  private tailBytes = 0;
+  private bytes = 0;
+
+  /** `head`: the first HEAD_BYTES bytes or more (fewer only for a shorter file). */
+  constructor(head: Buffer, name: string, private readonly maxBytes: number) {
+    if (head.length === 0) throw new AppError('validation_failed', 'The file is empty.', { errors: [{ field: 'file', code: 'empty_file', message: 'file must not be empty' }] });
+    const extension = extensionOf(name);
+    if (extension && !KNOWN_EXTENSIONS.has(extension)) throw refused(`.${extension} files are not accepted.`);
+    this.kind = kindFromHead(head, extension);
+    if (extension && !EXTENSIONS[this.kind].includes(extension)) throw refused(`The content is ${describe(this.kind)} but the name ends in .${extension}.`);
+    this.decoder = this.kind === 'text' || this.kind === 'markdown' ? new TextDecoder('utf-8', { fatal: true }) : null;
+  }
+
+  get mediaType(): string {
+    return MEDIA_TYPES[this.kind];
+  }
+
+  /** Takes the next chunk; throws the refusal as soon as the content shows it. */
+  update(chunk: Buffer): void {
+    this.bytes += chunk.length;
+    if (this.bytes > this.maxBytes) throw tooLarge(this.maxBytes);
+    this.hash.update(chunk);
+    if (this.decoder) this.checkText(chunk, true);
+    else if (this.kind === 'docx') this.keepTail(chunk);
+  }
+
+  /** After the last chunk: the final checks, then the size and the SHA-256. */
+  async finish(): Promise<{ size: number; sha256: string }> {
+    if (this.decoder) this.checkText(Buffer.alloc(0), false);
+    if (this.kind === 'docx') {
+      const problem = await zipProblem(Buffer.concat(this.tail), this.bytes);
+      if (problem) throw refused(`The file is a zip archive but not a Word document: ${problem}.`);
+    }
+    return { size: this.bytes, sha256: this.hash.digest('hex') };
+  }
+
+  private checkText(chunk: Buffer, more: boolean): void {
+    try {
+      if (chunk.includes(0)) throw new Error('NUL');
+      this.decoder!.decode(chunk, { stream: more });
+    } catch {
+      throw refused('The content is neither UTF-8 text, a PDF nor a Word document.');
+    }
+  }
+
+  private keepTail(chunk: Buffer): void {
+    this.tail.push(chunk);
+    this.tailBytes += chunk.length;
+    while (this.tail.length > 1 && this.tailBytes - this.tail[0].length >= ZIP_TAIL_BYTES) this.tailBytes -= this.tail.shift()!.length;
+  }
+}
+
+export function tooLarge(maxBytes: number): AppError {
+  return new AppError('payload_too_large', `The file is larger than ${maxBytes} bytes.`);
+}
+
+function kindFromHead(head: Buffer, extension: string): FileKind {
+  if (head.subarray(0, 5).toString('latin1') === '%PDF-') return 'pdf';
+  if (head.subarray(0, 4).equals(Buffer.from('PK\u0003\u0004', 'latin1'))) return 'docx';
+  return extension === 'md' || extension === 'markdown' ? 'markdown' : 'text';
 }
 
 function refused(reason: string): AppError {
@@ -52,39 +110,32 @@ function refused(reason: string): AppError {
 }
 
 function describe(kind: FileKind): string {
-  return { pdf: 'a PDF', docx: 'a Word document', text: 'text', markdown: 'text' }[kind];
+  return { pdf: 'a PDF', docx: 'a Word document', text: 'not a PDF or a Word document', markdown: 'not a PDF or a Word document' }[kind];
 }
 
-async function readHead(path: string, bytes: number): Promise<Buffer> {
-  const file = await openFile(path, 'r');
-  try {
-    const buffer = Buffer.alloc(bytes);
-    const { bytesRead } = await file.read(buffer, 0, bytes, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await file.close();
+/** yauzl reads the zip's directory from the kept tail; a directory that starts before it is refused. */
+class TailReader extends yauzl.RandomAccessReader {
+  constructor(
+    private readonly tail: Buffer,
+    private readonly totalSize: number,
+  ) {
+    super();
   }
-}
 
-async function isUtf8Text(path: string): Promise<boolean> {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  try {
-    for await (const chunk of createReadStream(path)) {
-      if ((chunk as Buffer).includes(0)) return false;
-      decoder.decode(chunk as Buffer, { stream: true });
+  override _readStreamForRange(start: number, end: number): Readable {
+    const offset = this.totalSize - this.tail.length;
+    if (start < offset) {
+      return new Readable({ read() { this.destroy(new Error('the zip directory is not within the inspected tail')); } });
     }
-    decoder.decode();
-    return true;
-  } catch {
-    return false;
+    return Readable.from([this.tail.subarray(start - offset, end - offset)]);
   }
 }
 
 /** Why a zip is not an acceptable DOCX (a reason for the client), or null. */
-async function docxProblem(path: string): Promise<string | null> {
+async function zipProblem(tail: Buffer, totalSize: number): Promise<string | null> {
   let zip: ZipFile;
   try {
-    zip = await openZip(path, { lazyEntries: true, autoClose: true, strictFileNames: false, validateEntrySizes: true });
+    zip = await fromReader(new TailReader(tail, totalSize), totalSize, { lazyEntries: true, autoClose: true, strictFileNames: false, validateEntrySizes: true });
   } catch {
     return 'its directory cannot be read';
   }

@@ -1,14 +1,14 @@
-import { Controller, Delete, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Post, Query, UploadedFile, UseInterceptors } from '@nestjs/common';
 import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { Request } from 'express';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { SessionUser } from '../auth/session-user';
 import { ApiProblems } from '../common/openapi/api-problems.decorator';
 import { PageQueryDto } from '../common/pagination';
 import { FileDto, FilePageDto } from './dto/file.response';
-import { FilesService, MAX_UPLOAD_BYTES } from './files.service';
+import { FilesService } from './files.service';
 import { RateLimit } from '../common/rate-limit/rate-limit.decorator';
-import { receiveSingleFile } from './multipart-upload';
+import { UploadedFile as StoredFile } from './upload/object-storage.engine';
+import { SingleFileUpload } from './upload/single-file.interceptor';
 
 @ApiTags('files')
 @Controller('files')
@@ -22,9 +22,9 @@ export class FilesController {
   @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } })
   @ApiCreatedResponse({ type: FileDto })
   @ApiProblems(401, 503)
-  async upload(@CurrentUser() user: SessionUser, @Req() req: Request): Promise<FileDto> {
-    const received = await receiveSingleFile(req, { maxBytes: MAX_UPLOAD_BYTES, tempDir: this.files.tempDir });
-    return this.files.store(user, received);
+  @UseInterceptors(SingleFileUpload)
+  upload(@CurrentUser() user: SessionUser, @UploadedFile() file: StoredFile): Promise<FileDto> {
+    return this.files.store(user, file);
   }
 
   @Get()

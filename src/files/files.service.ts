@@ -1,24 +1,14 @@
-import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { readdir, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
 import { AppError } from '../common/errors/app-error';
 import { isUuid } from '../common/ids';
 import { AppLogger } from '../common/logging/app-logger';
-import { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
 import { decodeCursor, DEFAULT_PAGE_SIZE, PageQueryDto, toPage } from '../common/pagination';
 import { OBJECT_STORAGE, ObjectStorage } from '../infra/storage/object-storage';
 import { FileDto, FilePageDto } from './dto/file.response';
-import { detectKind, FileKind, MEDIA_TYPES } from './file-kind';
-import { sanitizeFileName } from './file-name';
+import { FileKind } from './file-kind';
 import { FilesRepository } from './files.repository';
-import { ReceivedFile } from './multipart-upload';
-
-/** 20 MiB, the contract's upload limit. */
-export const MAX_UPLOAD_BYTES = 20 * 1024 * 1024;
+import { StoredUpload } from './upload/object-storage.engine';
 
 type FileRow = { id: string; originalName: string; kind: FileKind; mediaType: string; sizeBytes: number; sha256: string; createdAt: Date };
 
@@ -27,61 +17,35 @@ const STALE_UPLOAD_MS = 60 * 60 * 1000;
 
 @Injectable()
 export class FilesService implements OnModuleInit {
-  /** Where uploads are streamed before they are checked and stored. */
-  readonly tempDir: string;
-
   constructor(
     private readonly files: FilesRepository,
     @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
-    @Inject(APP_CONFIG) config: AppConfig,
     private readonly log: AppLogger,
-  ) {
-    this.tempDir = join(config.storage.dir, '.uploads');
-  }
+  ) {}
 
-  /** Removes temporary uploads a crashed process left behind (other instances' recent ones are kept). */
+  /** Removes what uploads cut short by a crashed process left in the storage (other instances' recent ones are kept). */
   async onModuleInit(): Promise<void> {
-    const names = await readdir(this.tempDir).catch(() => [] as string[]);
-    const now = Date.now();
-    let removed = 0;
-    for (const name of names) {
-      const path = join(this.tempDir, name);
-      const info = await stat(path).catch(() => null);
-      if (info && now - info.mtimeMs > STALE_UPLOAD_MS) {
-        await rm(path, { force: true, recursive: true });
-        removed += 1;
-      }
-    }
-    if (removed > 0) this.log.info({ removed }, 'removed stale temporary uploads');
+    const removed = await this.storage.removeAbandonedPuts(STALE_UPLOAD_MS);
+    if (removed > 0) this.log.info({ removed }, 'removed abandoned uploads');
   }
 
   /**
-   * Keeps an uploaded file: kind from its content, object under a generated key, then the record (within
-   * the storage quota). The temporary file is always removed; an object whose record could not be written
-   * is removed again.
+   * Records an upload the storage engine has stored and inspected, within the plan's storage quota
+   * (checked by the insert itself, so uploads finishing together cannot both pass). An object without
+   * its record is removed again.
    */
-  async store(user: SessionUser, upload: ReceivedFile): Promise<FileDto> {
-    try {
-      if (upload.size === 0) throw new AppError('validation_failed', 'The file is empty.', { errors: [{ field: 'file', code: 'empty_file', message: 'file must not be empty' }] });
-      const name = sanitizeFileName(upload.originalName);
-      const kind = await detectKind(upload.tempPath, name);
-      await this.assertFits(user, upload.size);
-      const storageKey = `${user.id}/${randomUUID()}`;
-      await this.put(storageKey, upload, MEDIA_TYPES[kind]);
-      const row = await this.files
-        .insertWithinQuota({ ownerId: user.id, storageKey, originalName: name, kind, mediaType: MEDIA_TYPES[kind], sizeBytes: upload.size, sha256: upload.sha256 })
-        .catch(async (error: unknown) => {
-          await this.removeOrphan(storageKey);
-          throw error;
-        });
-      if (!row) {
-        await this.removeOrphan(storageKey);
-        throw this.quotaExceeded(upload.size);
-      }
-      return toDto(row);
-    } finally {
-      await rm(upload.tempPath, { force: true });
+  async store(user: SessionUser, upload: StoredUpload): Promise<FileDto> {
+    const row = await this.files
+      .insertWithinQuota({ ownerId: user.id, storageKey: upload.storageKey, originalName: upload.name, kind: upload.kind, mediaType: upload.mediaType, sizeBytes: upload.size, sha256: upload.sha256 })
+      .catch(async (error: unknown) => {
+        await this.removeOrphan(upload.storageKey);
+        throw error;
+      });
+    if (!row) {
+      await this.removeOrphan(upload.storageKey);
+      throw this.quotaExceeded(upload.size);
     }
+    return toDto(row);
   }
 
   async list(user: SessionUser, query: PageQueryDto): Promise<FilePageDto> {
@@ -106,27 +70,8 @@ export class FilesService implements OnModuleInit {
     await this.files.deleteOwned(user.id, file.id);
   }
 
-  /** An early refusal before anything is stored; insertWithinQuota() is the check that holds under races. */
-  private async assertFits(user: SessionUser, size: number): Promise<void> {
-    const storage = await this.files.storageOf(user.id);
-    if (storage && storage.used + size > storage.quota) throw this.quotaExceeded(size);
-  }
-
   private quotaExceeded(size: number): AppError {
     return new AppError('storage_quota_exceeded', `This file (${size} bytes) does not fit in the storage your plan includes. Delete files or upgrade the plan.`);
-  }
-
-  private async put(storageKey: string, upload: ReceivedFile, mediaType: string): Promise<void> {
-    const body = createReadStream(upload.tempPath);
-    try {
-      await this.storage.put(storageKey, body, upload.size, mediaType);
-    } catch (error) {
-      // A put that failed early leaves the stream open on a file about to be removed.
-      body.destroy();
-      this.log.error({ err: error, driver: this.storage.driver }, 'could not store an uploaded object');
-      await this.removeOrphan(storageKey);
-      throw new AppError('storage_unavailable', 'The file could not be stored right now; nothing was kept. Retry the upload.');
-    }
   }
 
   private async removeOrphan(storageKey: string): Promise<void> {

@@ -1,7 +1,11 @@
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
 import { Readable } from 'node:stream';
 import { S3Config } from '../../config/app-config';
 import { ObjectStorage } from './object-storage';
+
+/** S3's smallest part size. */
+const PART_BYTES = 5 * 1024 * 1024;
 
 /** Any S3-compatible bucket (AWS, MinIO, R2, …) through the AWS SDK; bodies stream both ways. */
 export class S3Storage implements ObjectStorage {
@@ -25,8 +29,27 @@ export class S3Storage implements ObjectStorage {
     });
   }
 
-  async put(key: string, body: Readable, size: number, contentType: string): Promise<void> {
-    await this.client.send(new PutObjectCommand({ Bucket: this.config.bucket, Key: key, Body: body, ContentLength: size, ContentType: contentType }));
+  /**
+   * lib-storage's Upload: one PutObject for a body under one part, else a multipart upload of 5 MiB parts
+   * sent one at a time (at most one part is buffered in memory), aborted when anything fails.
+   */
+  async put(key: string, body: Readable, contentType: string): Promise<void> {
+    const upload = new Upload({
+      client: this.client,
+      params: { Bucket: this.config.bucket, Key: key, Body: body, ContentType: contentType },
+      partSize: PART_BYTES,
+      queueSize: 1,
+      leavePartsOnError: false,
+    });
+    await upload.done();
+  }
+
+  /**
+   * Multipart uploads of a crashed process are not listed here: a bucket lifecycle rule
+   * (AbortIncompleteMultipartUpload) removes them, see the README.
+   */
+  removeAbandonedPuts(): Promise<number> {
+    return Promise.resolve(0);
   }
 
   async read(key: string): Promise<Readable> {

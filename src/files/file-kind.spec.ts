@@ -1,0 +1,45 @@
+import { createHash } from 'node:crypto';
+import { buildDocx, buildZip } from '../../test/support/zip';
+import { ContentInspector } from './file-kind';
+
+/** Feeds content in chunks of `size` bytes, as a stream would, and runs the final checks. */
+async function inspect(content: Buffer, name: string, size = 3, maxBytes = 1024 * 1024) {
+  const inspector = new ContentInspector(content.subarray(0, 5), name, maxBytes);
+  for (let at = 0; at < content.length; at += size) inspector.update(content.subarray(at, at + size));
+  return { kind: inspector.kind, ...(await inspector.finish()) };
+}
+
+describe('ContentInspector', () => {
+  it('accepts UTF-8 whose characters are split across chunks, and hashes and counts the bytes', async () => {
+    const content = Buffer.from('héllo wörld ✓ 😀');
+    expect(await inspect(content, 'notes.md', 1)).toEqual({
+      kind: 'markdown',
+      size: content.length,
+      sha256: createHash('sha256').update(content).digest('hex'),
+    });
+  });
+
+  it('refuses text that is not UTF-8, holds NUL, or ends inside a character', async () => {
+    for (const content of [Buffer.from([0x61, 0xff, 0x62]), Buffer.from('a\u0000b'), Buffer.from([0x61, 0xe2, 0x82])]) {
+      await expect(inspect(content, 'x.txt')).rejects.toMatchObject({ code: 'unsupported_media_type' });
+    }
+  });
+
+  it('refuses more than the limit as soon as the byte past it arrives', () => {
+    const inspector = new ContentInspector(Buffer.from('aaaaa'), 'a.txt', 10);
+    inspector.update(Buffer.alloc(10, 0x61));
+    expect(() => inspector.update(Buffer.from('a'))).toThrow(expect.objectContaining({ code: 'payload_too_large' }));
+  });
+
+  it('reads a DOCX from the zip directory at its end, also when the file is larger than the kept tail', async () => {
+    expect((await inspect(buildDocx(3 * 1024 * 1024), 'big.docx', 64 * 1024, 4 * 1024 * 1024)).kind).toBe('docx');
+    await expect(inspect(buildZip([{ name: 'a.txt', data: Buffer.from('x') }]), 'a.docx')).rejects.toMatchObject({ code: 'unsupported_media_type' });
+  });
+
+  it('decides from the first bytes and the name, before the rest arrives', () => {
+    expect(new ContentInspector(Buffer.from('%PDF-1.7'), 'report', 100).kind).toBe('pdf');
+    expect(() => new ContentInspector(Buffer.from('%PDF-1.7'), 'report.txt', 100)).toThrow(expect.objectContaining({ code: 'unsupported_media_type' }));
+    expect(() => new ContentInspector(Buffer.from('hello'), 'run.sh', 100)).toThrow(expect.objectContaining({ code: 'unsupported_media_type' }));
+    expect(() => new ContentInspector(Buffer.alloc(0), 'empty.txt', 100)).toThrow(expect.objectContaining({ code: 'validation_failed' }));
+  });
+});
