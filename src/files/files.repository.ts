@@ -19,14 +19,6 @@ const FILE = { id: true, originalName: true, kind: true, mediaType: true, sizeBy
 export class FilesRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  /** Bytes the owner's files take and what their plan allows. */
-  async storageOf(ownerId: string): Promise<{ used: number; quota: number } | null> {
-    const [row] = await this.prisma.$queryRaw<{ used: bigint; quota: bigint }[]>`
-      SELECT COALESCE((SELECT SUM("sizeBytes") FROM "File" WHERE "ownerId" = u.id), 0)::bigint AS used, p."storageQuotaBytes" AS quota
-      FROM "User" u JOIN "Plan" p ON p.code = u."planCode" WHERE u.id = ${ownerId}::uuid`;
-    return row ? { used: Number(row.used), quota: Number(row.quota) } : null;
-  }
-
   /**
    * Records the file only if it fits the owner's storage quota. The owner's row is locked first, so two
    * uploads finishing together are checked one after the other. Null when it does not fit.
