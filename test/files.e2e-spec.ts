@@ -59,7 +59,7 @@ describe('files', () => {
       // The client's Content-Type is ignored: always a lie here.
       const res = await upload(user.cookie, content, name, 'image/png');
       expect({ name, status: res.status, body: res.status === 201 ? undefined : res.body }).toEqual({ name, status: 201, body: undefined });
-      expect(res.body).toEqual({ id: expect.any(String), name, kind, mediaType, sizeBytes: content.length, sha256: expect.stringMatching(/^[0-9a-f]{64}$/), createdAt: expect.any(String) });
+      expect(res.body).toEqual({ id: expect.any(String), name, kind, mediaType, sizeBytes: content.length, sha256: expect.stringMatching(/^[0-9a-f]{64}$/), createdAt: expect.any(String), text: { status: 'pending', chars: null, pages: null, error: null } });
     }
     expect(filesUnder(join(storageDir, user.id))).toHaveLength(cases.length);
     expect(filesUnder(join(storageDir, '.uploads'))).toEqual([]);

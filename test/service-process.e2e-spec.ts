@@ -12,6 +12,8 @@ import { chat, listen } from './support/chat-client';
 import { FakeModelServer } from './support/fake-model-servers';
 import { registerUser } from './support/factories';
 import { bootTestApp } from './support/test-app';
+import { eventually } from './support/eventually';
+import { buildPdf } from './support/pdf';
 
 /**
  * The compiled service as operators run it (`npm run build`, then `npm run start:prod`): embedded
@@ -208,12 +210,7 @@ describe('the service process', () => {
     const service = launch({ DATABASE_URL: process.env.TEST_DATABASE_URL, PORT: String(await freePort()) });
     await service.waitForLine(/chat api listening/);
     const url = `http://127.0.0.1:${service.port}`;
-    const register = await fetch(`${url}/v1/auth/register`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ email: `worker-${randomUUID()}@example.com`, password: 'correct horse battery staple' }),
-    });
-    const cookie = (register.headers.get('set-cookie') ?? '').split(';')[0];
+    const cookie = await signUp(url);
     const send = (path: string, body: unknown) => fetch(`${url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Cookie: cookie }, body: JSON.stringify(body) });
     expect((await send('/v1/skills', { name: 'S', instruction: 'I', input_schema: { type: 'strnig' } })).status).toBe(400);
     const created = await send('/v1/skills', { name: 'S', instruction: 'I', input_schema: { type: 'object', required: ['text'] } });
@@ -226,5 +223,36 @@ describe('the service process', () => {
     expect(await ran.text()).toBe('Echo: {"text":"hi"}');
     expect(await service.stop()).toBe(0);
   }, 60_000);
+
+  it('extracts an uploaded file’s text in its compiled worker thread, and serves the bytes back', async () => {
+    const service = launch({ DATABASE_URL: process.env.TEST_DATABASE_URL, PORT: String(await freePort()), STORAGE_DIR: mkdtempSync(join(tmpdir(), 'svc-files-')) });
+    await service.waitForLine(/chat api listening/);
+    const url = `http://127.0.0.1:${service.port}`;
+    const cookie = await signUp(url);
+    const pdf = buildPdf(['Compiled extraction works']);
+    const form = new FormData();
+    form.append('file', new Blob([pdf]), 'compiled.pdf');
+    const uploaded = await fetch(`${url}/v1/files`, { method: 'POST', headers: { Cookie: cookie }, body: form });
+    expect(uploaded.status).toBe(201);
+    const { id } = (await uploaded.json()) as { id: string };
+    let text: { status: string; chars: number } | undefined;
+    await eventually(async () => {
+      text = ((await (await fetch(`${url}/v1/files/${id}`, { headers: { Cookie: cookie } })).json()) as { text: { status: string; chars: number } }).text;
+      return text.status !== 'pending';
+    }, 20_000);
+    expect(text).toEqual(expect.objectContaining({ status: 'ready', chars: 'Compiled extraction works'.length }));
+    const content = await fetch(`${url}/v1/files/${id}/content`, { headers: { Cookie: cookie } });
+    expect(Buffer.from(await content.arrayBuffer()).equals(pdf)).toBe(true);
+    expect(await service.stop()).toBe(0);
+  }, 60_000);
 });
 
+/** Registers a new account on a running service; answers its session cookie. */
+async function signUp(url: string): Promise<string> {
+  const register = await fetch(`${url}/v1/auth/register`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email: `process-${randomUUID()}@example.com`, password: 'correct horse battery staple' }),
+  });
+  return (register.headers.get('set-cookie') ?? '').split(';')[0];
+}

@@ -100,5 +100,6 @@ export interface AppConfig {
     /** How long after its period end a subscription still grants its plan when the renewal is late or failed. */
     graceMs: number;
   };
-  storage: { dir: string; s3?: S3Config };
+  /** `extraction`: the bounds of one file's text extraction (a worker thread per file). */
+  storage: { dir: string; s3?: S3Config; extraction: { timeoutMs: number; memoryMb: number } };
 }

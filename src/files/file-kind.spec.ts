@@ -19,6 +19,15 @@ describe('ContentInspector', () => {
     });
   });
 
+  it('accepts UTF-16 with its byte order mark, in either order, and refuses it with NUL or cut short', async () => {
+    const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('héllo ✓', 'utf16le')]);
+    const be = Buffer.from(le).swap16();
+    expect((await inspect(le, 'a.txt')).kind).toBe('text');
+    expect((await inspect(be, 'a.md')).kind).toBe('markdown');
+    await expect(inspect(Buffer.concat([le, Buffer.from([0, 0])]), 'a.txt')).rejects.toMatchObject({ code: 'unsupported_media_type' });
+    await expect(inspect(le.subarray(0, le.length - 1), 'a.txt')).rejects.toMatchObject({ code: 'unsupported_media_type' });
+  });
+
   it('refuses text that is not UTF-8, holds NUL, or ends inside a character', async () => {
     for (const content of [Buffer.from([0x61, 0xff, 0x62]), Buffer.from('a\u0000b'), Buffer.from([0x61, 0xe2, 0x82])]) {
       await expect(inspect(content, 'x.txt')).rejects.toMatchObject({ code: 'unsupported_media_type' });

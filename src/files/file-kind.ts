@@ -34,7 +34,8 @@ const fromReader = promisify<yauzl.RandomAccessReader, number, yauzl.Options, Zi
 /**
  * Decides an upload's kind while it streams past, from its content (the client's Content-Type is never
  * read): PDF by its signature, DOCX as a zip holding word/document.xml (checked from the zip's directory at
- * the end), text and Markdown as valid UTF-8 without NUL, checked chunk by chunk (Markdown by its
+ * the end), text and Markdown as valid UTF-8 (or UTF-16 with its byte order mark) without NUL, checked
+ * chunk by chunk (Markdown by its
  * .md/.markdown name). Anything else, or a name whose extension says otherwise: 415. Counts and hashes
  * the bytes; more than `maxBytes` is a 413. Nothing is held in memory but a zip's last megabyte.
  */
@@ -42,6 +43,7 @@ export class ContentInspector {
   readonly kind: FileKind;
   private readonly hash = createHash('sha256');
   private readonly decoder: TextDecoder | null;
+  private readonly encoding: 'utf-8' | 'utf-16le' | 'utf-16be';
   private readonly tail: Buffer[] = [];
   private tailBytes = 0;
   private bytes = 0;
@@ -53,7 +55,8 @@ export class ContentInspector {
     if (extension && !KNOWN_EXTENSIONS.has(extension)) throw refused(`.${extension} files are not accepted.`);
     this.kind = kindFromHead(head, extension);
     if (extension && !EXTENSIONS[this.kind].includes(extension)) throw refused(`The content is ${describe(this.kind)} but the name ends in .${extension}.`);
-    this.decoder = this.kind === 'text' || this.kind === 'markdown' ? new TextDecoder('utf-8', { fatal: true }) : null;
+    this.encoding = textEncoding(head);
+    this.decoder = this.kind === 'text' || this.kind === 'markdown' ? new TextDecoder(this.encoding, { fatal: true }) : null;
   }
 
   get mediaType(): string {
@@ -81,8 +84,10 @@ export class ContentInspector {
 
   private checkText(chunk: Buffer, more: boolean): void {
     try {
-      if (chunk.includes(0)) throw new Error('NUL');
-      this.decoder!.decode(chunk, { stream: more });
+      // UTF-16 has zero bytes in every ASCII character: there NUL is looked for in the decoded text.
+      if (this.encoding === 'utf-8' && chunk.includes(0)) throw new Error('NUL');
+      const decoded = this.decoder!.decode(chunk, { stream: more });
+      if (this.encoding !== 'utf-8' && decoded.includes('\u0000')) throw new Error('NUL');
     } catch {
       throw refused('The content is neither UTF-8 text, a PDF nor a Word document.');
     }
@@ -97,6 +102,13 @@ export class ContentInspector {
 
 export function tooLarge(maxBytes: number): AppError {
   return new AppError('payload_too_large', `The file is larger than ${maxBytes} bytes.`);
+}
+
+/** Text is UTF-8 (a BOM allowed) unless it starts with a UTF-16 byte order mark. */
+function textEncoding(head: Buffer): 'utf-8' | 'utf-16le' | 'utf-16be' {
+  if (head[0] === 0xff && head[1] === 0xfe) return 'utf-16le';
+  if (head[0] === 0xfe && head[1] === 0xff) return 'utf-16be';
+  return 'utf-8';
 }
 
 function kindFromHead(head: Buffer, extension: string): FileKind {

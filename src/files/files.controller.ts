@@ -1,5 +1,8 @@
-import { Controller, Delete, Get, HttpCode, Param, Post, Query, UploadedFile, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { pipeline } from 'node:stream/promises';
+import { Controller, Delete, Get, HttpCode, Param, Post, Query, Res, UploadedFile, UseInterceptors } from '@nestjs/common';
+import { ApiBody, ApiConsumes, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import contentDisposition from 'content-disposition';
+import { Response } from 'express';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { SessionUser } from '../auth/session-user';
 import { ApiProblems } from '../common/openapi/api-problems.decorator';
@@ -35,6 +38,30 @@ export class FilesController {
     return this.files.list(user, query);
   }
 
+  @Get(':id')
+  @ApiOperation({ summary: 'One of the caller’s files, with the state of its extracted text' })
+  @ApiOkResponse({ type: FileDto })
+  @ApiProblems(401, 404)
+  get(@CurrentUser() user: SessionUser, @Param('id') id: string): Promise<FileDto> {
+    return this.files.get(user, id);
+  }
+
+  @Get(':id/content')
+  @ApiOperation({ summary: 'The original bytes of one of the caller’s files, as a download' })
+  @ApiProduces('application/octet-stream')
+  @ApiOkResponse({ description: 'The bytes, with the stored content type and `Content-Disposition: attachment`.', schema: { type: 'string', format: 'binary' } })
+  @ApiProblems(401, 404, 503)
+  async content(@CurrentUser() user: SessionUser, @Param('id') id: string, @Res() res: Response): Promise<void> {
+    const file = await this.files.content(user, id);
+    res.set({
+      // RFC 6266: an ASCII `filename` for old clients, and the exact name as an RFC 5987 `filename*`.
+      'Content-Disposition': contentDisposition(file.name, { fallback: asciiFallback(file.name) }),
+      'Content-Type': file.mediaType, 'Content-Length': String(file.sizeBytes), 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'private',
+    });
+    // A client that goes away ends the pipeline, which closes the storage stream.
+    await pipeline(file.body, res).catch(() => undefined);
+  }
+
   @Delete(':id')
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete one of the caller’s files: the stored object and its record' })
@@ -43,4 +70,9 @@ export class FilesController {
   delete(@CurrentUser() user: SessionUser, @Param('id') id: string): Promise<void> {
     return this.files.delete(user, id);
   }
+}
+
+/** The name with every character beyond printable ASCII replaced by `_`. */
+function asciiFallback(name: string): string {
+  return name.replace(/[^\x20-\x7e]/g, '_');
 }

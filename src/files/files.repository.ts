@@ -13,7 +13,27 @@ export interface NewFile {
   sha256: string;
 }
 
-const FILE = { id: true, originalName: true, kind: true, mediaType: true, sizeBytes: true, sha256: true, createdAt: true } as const;
+const FILE = {
+  id: true,
+  originalName: true,
+  kind: true,
+  mediaType: true,
+  sizeBytes: true,
+  sha256: true,
+  createdAt: true,
+  textStatus: true,
+  textChars: true,
+  textPages: true,
+  textError: true,
+} as const;
+
+/** A file whose text is to be extracted, as the claim answers it. */
+export interface PendingText {
+  id: string;
+  storageKey: string;
+  kind: FileKind;
+  sizeBytes: number;
+}
 
 @Injectable()
 export class FilesRepository {
@@ -41,6 +61,48 @@ export class FilesRepository {
       take: limit + 1,
       select: FILE,
     });
+  }
+
+  findOwned(ownerId: string, id: string) {
+    return this.prisma.file.findFirst({ where: { id, ownerId }, select: FILE });
+  }
+
+  findOwnedObject(ownerId: string, id: string) {
+    return this.prisma.file.findFirst({ where: { id, ownerId }, select: { storageKey: true, originalName: true, mediaType: true, sizeBytes: true } });
+  }
+
+  /**
+   * Takes the oldest file whose text is pending and not held by another instance (or whose holder's claim
+   * ran out: it crashed), holding it for `claimMs`. One statement: two instances never take the same file.
+   */
+  async claimPendingText(claimMs: number): Promise<PendingText | null> {
+    const [row] = await this.prisma.$queryRaw<PendingText[]>`
+      UPDATE "File" SET "textClaimedUntil" = now() + make_interval(secs => ${claimMs / 1000}::float8)
+      WHERE id = (
+        SELECT id FROM "File"
+        WHERE "textStatus" = 'pending' AND ("textClaimedUntil" IS NULL OR "textClaimedUntil" < now())
+        ORDER BY "createdAt" LIMIT 1 FOR UPDATE SKIP LOCKED
+      )
+      RETURNING id, "storageKey", kind::text AS kind, "sizeBytes"`;
+    return row ?? null;
+  }
+
+  /** Stores the text in chunks with their full-text vectors and marks it ready; nothing when the file is gone. */
+  async saveText(id: string, text: { chars: number; pages: number | null; chunks: string[] }): Promise<void> {
+    await this.prisma.$transaction(async (db) => {
+      const updated = await db.$executeRaw`
+        UPDATE "File" SET "textStatus" = 'ready', "textChars" = ${text.chars}, "textPages" = ${text.pages}, "textError" = NULL, "textClaimedUntil" = NULL
+        WHERE id = ${id}::uuid AND "textStatus" = 'pending'`;
+      if (updated === 0) return;
+      await db.$executeRaw`
+        INSERT INTO "FileChunk" ("fileId", "index", "text", "tsv")
+        SELECT ${id}::uuid, (c.n - 1)::int, c.t, to_tsvector('simple', c.t) FROM unnest(${text.chunks}::text[]) WITH ORDINALITY AS c(t, n)`;
+    });
+  }
+
+  async failText(id: string, code: string): Promise<void> {
+    await this.prisma.$executeRaw`
+      UPDATE "File" SET "textStatus" = 'failed', "textError" = ${code}, "textClaimedUntil" = NULL WHERE id = ${id}::uuid AND "textStatus" = 'pending'`;
   }
 
   findOwnedStorageKey(ownerId: string, id: string) {

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
 import { AppError } from '../common/errors/app-error';
@@ -7,10 +8,31 @@ import { decodeCursor, DEFAULT_PAGE_SIZE, PageQueryDto, toPage } from '../common
 import { OBJECT_STORAGE, ObjectStorage } from '../infra/storage/object-storage';
 import { FileDto, FilePageDto } from './dto/file.response';
 import { FileKind } from './file-kind';
+import { TextExtractionService } from './extraction/text-extraction.service';
 import { FilesRepository } from './files.repository';
 import { StoredUpload } from './upload/object-storage.engine';
 
-type FileRow = { id: string; originalName: string; kind: FileKind; mediaType: string; sizeBytes: number; sha256: string; createdAt: Date };
+type FileRow = {
+  id: string;
+  originalName: string;
+  kind: FileKind;
+  mediaType: string;
+  sizeBytes: number;
+  sha256: string;
+  createdAt: Date;
+  textStatus: 'pending' | 'ready' | 'failed';
+  textChars: number | null;
+  textPages: number | null;
+  textError: string | null;
+};
+
+/** A stored file's bytes, to be sent as they are. */
+export interface FileContent {
+  name: string;
+  mediaType: string;
+  sizeBytes: number;
+  body: Readable;
+}
 
 /** Temporary uploads older than this were left by a crashed process (an upload takes seconds). */
 const STALE_UPLOAD_MS = 60 * 60 * 1000;
@@ -21,6 +43,7 @@ export class FilesService implements OnModuleInit {
     private readonly files: FilesRepository,
     @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
     private readonly log: AppLogger,
+    private readonly extraction: TextExtractionService,
   ) {}
 
   /** Removes what uploads cut short by a crashed process left in the storage (other instances' recent ones are kept). */
@@ -45,7 +68,26 @@ export class FilesService implements OnModuleInit {
       await this.removeOrphan(upload.storageKey);
       throw this.quotaExceeded(upload.size);
     }
+    this.extraction.kick();
     return toDto(row);
+  }
+
+  async get(user: SessionUser, id: string): Promise<FileDto> {
+    const row = isUuid(id) ? await this.files.findOwned(user.id, id) : null;
+    if (!row) throw notFound();
+    return toDto(row);
+  }
+
+  /** The original bytes as a stream from the object storage (local disk or S3), never whole in memory. */
+  async content(user: SessionUser, id: string): Promise<FileContent> {
+    const file = isUuid(id) ? await this.files.findOwnedObject(user.id, id) : null;
+    if (!file) throw notFound();
+    try {
+      return { name: file.originalName, mediaType: file.mediaType, sizeBytes: file.sizeBytes, body: await this.storage.read(file.storageKey) };
+    } catch (error) {
+      this.log.error({ err: error, driver: this.storage.driver }, 'could not read a stored object');
+      throw new AppError('storage_unavailable', 'The file cannot be read right now. Retry the request.');
+    }
   }
 
   async list(user: SessionUser, query: PageQueryDto): Promise<FilePageDto> {
@@ -60,7 +102,7 @@ export class FilesService implements OnModuleInit {
    */
   async delete(user: SessionUser, id: string): Promise<void> {
     const file = isUuid(id) ? await this.files.findOwnedStorageKey(user.id, id) : null;
-    if (!file) throw new AppError('not_found', 'No such file.');
+    if (!file) throw notFound();
     try {
       await this.storage.delete(file.storageKey);
     } catch (error) {
@@ -79,6 +121,19 @@ export class FilesService implements OnModuleInit {
   }
 }
 
+function notFound(): AppError {
+  return new AppError('not_found', 'No such file.');
+}
+
 function toDto(row: FileRow): FileDto {
-  return { id: row.id, name: row.originalName, kind: row.kind, mediaType: row.mediaType, sizeBytes: row.sizeBytes, sha256: row.sha256, createdAt: row.createdAt.toISOString() };
+  return {
+    id: row.id,
+    name: row.originalName,
+    kind: row.kind,
+    mediaType: row.mediaType,
+    sizeBytes: row.sizeBytes,
+    sha256: row.sha256,
+    createdAt: row.createdAt.toISOString(),
+    text: { status: row.textStatus, chars: row.textChars, pages: row.textPages, error: row.textError },
+  };
 }

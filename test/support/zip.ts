@@ -68,3 +68,22 @@ export function buildDocx(totalBytes?: number): Buffer {
   const padding = totalBytes - plain.length - overhead;
   return buildZip([...base, { name, data: Buffer.alloc(padding, 0x61) }]);
 }
+
+/** A DOCX whose body holds these paragraphs, with the package parts Word writes (readers such as mammoth follow _rels). */
+export function buildDocxWithText(paragraphs: string[]): Buffer {
+  const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const body = paragraphs.map((text) => `<w:p><w:r><w:t xml:space="preserve">${escape(text)}</w:t></w:r></w:p>`).join('');
+  const document = `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`;
+  const types =
+    '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">' +
+    '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>' +
+    '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>';
+  const rels =
+    '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+    '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>';
+  return buildZip([
+    { name: '[Content_Types].xml', data: Buffer.from(types) },
+    { name: '_rels/.rels', data: Buffer.from(rels) },
+    { name: 'word/document.xml', data: Buffer.from(document), deflate: true },
+  ]);
+}

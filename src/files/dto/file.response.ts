@@ -1,5 +1,23 @@
 import { ApiProperty } from '@nestjs/swagger';
 
+export class FileTextDto {
+  /** Extraction runs in the background right after the upload: pending, then ready or failed. */
+  @ApiProperty({ enum: ['pending', 'ready', 'failed'] })
+  status!: 'pending' | 'ready' | 'failed';
+
+  /** Characters of extracted text, once ready. */
+  @ApiProperty({ nullable: true, type: Number })
+  chars!: number | null;
+
+  /** A PDF's page count, once ready. */
+  @ApiProperty({ nullable: true, type: Number })
+  pages!: number | null;
+
+  /** Why there is no text, when failed: pdf_encrypted, pdf_no_text, file_unreadable, extraction_timeout, extraction_too_large, extraction_failed. */
+  @ApiProperty({ nullable: true, type: String })
+  error!: string | null;
+}
+
 export class FileDto {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -21,6 +39,8 @@ export class FileDto {
 
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
+
+  text!: FileTextDto;
 }
 
 export class FilePageDto {

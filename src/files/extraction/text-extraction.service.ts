@@ -1,0 +1,107 @@
+import { Readable } from 'node:stream';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { AppLogger } from '../../common/logging/app-logger';
+import { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { OBJECT_STORAGE, ObjectStorage } from '../../infra/storage/object-storage';
+import { FilesRepository, PendingText } from '../files.repository';
+import { chunkText } from './chunk-text';
+import { extractText } from './text-extractor';
+
+/** How often an instance looks for pending files it was not told about (other instances', crashed claims). */
+const POLL_MS = 30_000;
+
+/**
+ * Extracts the text of uploaded files in the background, one file at a time per instance: takes the
+ * oldest pending file (a claim in the database, so instances share the work and a crashed instance's file
+ * is taken again once its claim runs out), reads it from the object storage, extracts in a worker
+ * thread and stores the text in chunks, or the failure's code.
+ */
+@Injectable()
+export class TextExtractionService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+  private poll?: NodeJS.Timeout;
+
+  constructor(
+    private readonly files: FilesRepository,
+    @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly log: AppLogger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.kick();
+    this.poll = setInterval(() => this.kick(), POLL_MS).unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.poll);
+    await this.running;
+  }
+
+  /** Starts working through pending files, unless already at it (then it looks again when done). */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.drain()
+      .catch((error: unknown) => this.log.warn({ err: error }, 'text extraction paused'))
+      .finally(() => {
+        this.running = null;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  /** Resolves once nothing pending is left (for tests and shutdown). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  private async drain(): Promise<void> {
+    const claimMs = this.config.storage.extraction.timeoutMs + 60_000;
+    for (let file = await this.files.claimPendingText(claimMs); file && !this.stopped; file = await this.files.claimPendingText(claimMs)) {
+      await this.extract(file);
+    }
+  }
+
+  private async extract(file: PendingText): Promise<void> {
+    let bytes: Buffer;
+    try {
+      bytes = await readAll(await this.storage.read(file.storageKey), file.sizeBytes);
+    } catch (error) {
+      // The object may be gone (the file is being deleted) or the storage down: the claim runs out and it is tried again.
+      this.log.warn({ err: error, fileId: file.id }, 'could not read a file to extract its text');
+      return;
+    }
+    const result = await extractText(file.kind, bytes, this.config.storage.extraction);
+    if (!result.ok) {
+      this.log.info({ fileId: file.id, code: result.code }, 'file text extraction failed');
+      return this.files.failText(file.id, result.code);
+    }
+    const chunks = chunkText(result.text);
+    await this.files.saveText(file.id, { chars: chunks.reduce((sum, chunk) => sum + chunk.length, 0), pages: result.pages ?? null, chunks });
+  }
+}
+
+/** The object's bytes, refusing more than the record says (the stored size is the upload's, at most 20 MiB). */
+async function readAll(stream: Readable, size: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of stream) {
+    length += (chunk as Buffer).length;
+    if (length > size) {
+      stream.destroy();
+      throw new Error('the stored object is larger than its record');
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks, length);
+}
