@@ -24,7 +24,8 @@ import { LeaseKeeper } from './lease-keeper';
 import { LiveBuffer } from './live/live-buffer';
 import { isFailureCode, LiveEvent, RunOutcome } from './live/live-event';
 import { LiveStreams, LiveWriter } from './live/live-streams';
-import { estimateInputTokens, ModelPrice, reservationFor, settledCredits } from './pricing';
+import { BYTES_PER_TOKEN, estimateInputTokens, ModelPrice, reservationFor, settledCredits } from './pricing';
+import { FileContext, FileContextService } from '../files/context/file-context.service';
 
 /** One chat turn or Skill run, as the pipeline receives it from POST /v1/chat or POST /v1/skills/:id/run. */
 export interface ChatTurn {
@@ -38,6 +39,8 @@ export interface ChatTurn {
   /** Sent first and not stored: a Skill's instruction. */
   system?: string;
   skill?: { skillId: string; skillVersionId: string };
+  /** The caller's files whose text the model receives (a context section before the history). */
+  fileIds?: string[];
   /**
    * Checks that apply only to a request not made before (a Skill's input against its input_schema): run
    * after the key lookup, so a retry is replayed even if the check would now fail, and before anything
@@ -54,6 +57,8 @@ interface RunPlan {
   conversationId: string;
   newConversation: boolean;
   prompt: ChatMessage[];
+  /** The attached files that went into the prompt. */
+  files: FileContext['files'];
   estimatedInputTokens: number;
   reservedCredits: number;
   usageDay: Date;
@@ -61,6 +66,12 @@ interface RunPlan {
 
 /** A follower of a quiet remote run asks the database after 1, 2, 4, 8, then every 8 seconds. */
 const MAX_SECONDS_BETWEEN_CHECKS = 8;
+
+/** The context window assumed for a model whose catalog entry does not give one. */
+const DEFAULT_CONTEXT_WINDOW_TOKENS = 128_000;
+
+/** The section's own words and each file's delimiters, in tokens (generous). */
+const CONTEXT_SECTION_OVERHEAD_TOKENS = 200;
 
 /** Stored history older than this many messages is never sent to the model. */
 const MAX_HISTORY_MESSAGES = 200;
@@ -83,6 +94,7 @@ export class ChatPipelineService implements OnModuleDestroy {
     private readonly providers: ModelProviders,
     private readonly live: LiveStreams,
     private readonly leases: LeaseKeeper,
+    private readonly fileContext: FileContextService,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly log: AppLogger,
@@ -99,13 +111,13 @@ export class ChatPipelineService implements OnModuleDestroy {
     } finally {
       request.started?.();
     }
-    if ('existing' in begun) return this.resume(begun.existing, turn.fingerprint, request.signal);
+    if ('existing' in begun) return this.resume(begun.existing, turn.fingerprint, request.signal, turn.fileIds);
     const { plan, writer } = begun;
     // Detached from the request: outside its async context (nothing of the request stays reachable from the
     // run), its log lines carry the request id explicitly.
     const requestId = requestContext.getStore()?.requestId;
     this.track(requestContext.exit(() => this.run(user, turn, plan, writer, requestId)));
-    return toChatStream(plan.conversationId, false, writer.answer, request.signal);
+    return toChatStream(plan.conversationId, false, writer.answer, request.signal, plan.files.map((file) => file.id));
   }
 
   /** The start of a run, up to its claim: the request already made with this key, or a new run claimed. */
@@ -127,7 +139,10 @@ export class ChatPipelineService implements OnModuleDestroy {
       writer.discard();
       throw error;
     }
-    if (!holder) return { plan, writer };
+    if (!holder) {
+      if (plan.files.length > 0) await this.recordAttachedFiles(plan);
+      return { plan, writer };
+    }
     writer.discard();
     return { existing: holder };
   }
@@ -165,12 +180,18 @@ export class ChatPipelineService implements OnModuleDestroy {
     }
   }
 
-  private resume(request: StoredRequest, fingerprint: string, signal?: AbortSignal): Promise<ChatStream> {
+  /** A replay names the same files: the fingerprint, which covers fileIds, matched. */
+  private resume(request: StoredRequest, fingerprint: string, signal?: AbortSignal, fileIds?: string[]): Promise<ChatStream> {
     if (request.fingerprint !== fingerprint) {
       throw new AppError('idempotency_key_reused', 'This idempotencyKey was already used for a different request. Use a new key for a new request.');
     }
     const answer = request.status === 'streaming' ? this.answerOf(request.id, signal) : storedAnswer(request);
-    return toChatStream(request.conversationId, true, answer, signal);
+    return toChatStream(request.conversationId, true, answer, signal, fileIds);
+  }
+
+  /** Kept for the conversation's history; a failure here does not stop the answer (it is logged). */
+  private async recordAttachedFiles(plan: RunPlan): Promise<void> {
+    await this.store.recordAttachedFiles(plan.runId, plan.files).catch((error: unknown) => this.log.warn({ err: error, runId: plan.runId }, 'attached files not recorded'));
   }
 
   private async plan(user: SessionUser, turn: ChatTurn): Promise<RunPlan> {
@@ -183,7 +204,9 @@ export class ChatPipelineService implements OnModuleDestroy {
     if (!model.planCodes.has(user.planCode)) throw modelNotAllowed(user, model.id);
     const provider = this.providers.configured(model.provider);
     const history = turn.conversationId ? await this.history(user, turn.conversationId) : [];
-    const prompt = [...(turn.system ? [{ role: 'system' as const, content: turn.system }] : []), ...history, ...turn.messages];
+    const system = turn.system ? [{ role: 'system' as const, content: turn.system }] : [];
+    const context = turn.fileIds?.length ? await this.attachedContext(user, turn, model, [...system, ...history, ...turn.messages]) : null;
+    const prompt = [...system, ...(context ? [{ role: 'system' as const, content: context.section }] : []), ...history, ...turn.messages];
     const estimatedInputTokens = estimateInputTokens(prompt);
     return {
       runId: uuidv7(),
@@ -192,10 +215,22 @@ export class ChatPipelineService implements OnModuleDestroy {
       conversationId: turn.conversationId ?? uuidv7(),
       newConversation: !turn.conversationId,
       prompt,
+      files: context?.files ?? [],
       estimatedInputTokens,
       reservedCredits: reservationFor(model, estimatedInputTokens),
       usageDay: utcDay(this.clock.now()),
     };
+  }
+
+  /**
+   * The attached files' text within what the model's context window leaves after the rest of the prompt
+   * and the room kept for the answer; the parts most relevant to the latest user message when not all fits.
+   */
+  private attachedContext(user: SessionUser, turn: ChatTurn, model: { maxOutputTokens: number; contextWindowTokens?: number }, rest: ChatMessage[]): Promise<FileContext> {
+    const windowTokens = model.contextWindowTokens ?? DEFAULT_CONTEXT_WINDOW_TOKENS;
+    const freeTokens = windowTokens - model.maxOutputTokens - estimateInputTokens(rest) - CONTEXT_SECTION_OVERHEAD_TOKENS;
+    const question = [...turn.messages].reverse().find((message) => message.role === 'user')?.content ?? '';
+    return this.fileContext.contextFor(user, turn.fileIds!, question, Math.max(0, freeTokens) * BYTES_PER_TOKEN);
   }
 
   /** The conversation's stored messages the model receives: newest first until the character budget is spent. */

@@ -150,6 +150,15 @@ export class ChatRequestsRepository {
     });
   }
 
+  /** The files a run's user turn attached (after its claim; only runs with files pay this statement). */
+  async recordAttachedFiles(chatRequestId: string, files: { id: string; name: string; kind: string }[]): Promise<void> {
+    await this.prisma.$executeRaw`
+      INSERT INTO "ChatRequestFile" ("chatRequestId", position, "fileId", name, kind)
+      SELECT ${chatRequestId}::uuid, (f.n - 1)::int, f.id, f.name, f.kind::"FileKind"
+      FROM unnest(${files.map((file) => file.id)}::uuid[], ${files.map((file) => file.name)}::text[], ${files.map((file) => file.kind)}::text[]) WITH ORDINALITY AS f(id, name, kind, n)
+      ON CONFLICT DO NOTHING`;
+  }
+
   /**
    * Settles runs in one statement and one transaction (the `chat_settle_many` function), in the order
    * given, each only if still streaming: the outcome, for a billed run its messages, ledger entry (unique

@@ -26,6 +26,7 @@ export function writeChatStream(res: Response, stream: ChatStream): Promise<void
   res.setHeader('X-Accel-Buffering', 'no');
   res.setHeader('x-conversation-id', stream.conversationId);
   if (stream.replayed) res.setHeader('Idempotent-Replayed', 'true');
+  if (stream.contextFiles) res.setHeader('x-context-files', stream.contextFiles.join(','));
   res.socket?.setNoDelay(true);
   // The first text (or the end) is already there (toChatStream waited for it): the head goes out with it.
   // Node corks the socket for each chunk until the next tick, so chunks written in one tick share a write.

@@ -9,6 +9,8 @@ export interface ChatStream {
   replayed: boolean;
   /** The answer from its first byte; an end with `failed` after some text means it broke off. */
   answer: LiveBuffer;
+  /** The attached files whose text went into the model's context (`x-context-files`). */
+  contextFiles?: string[];
 }
 
 const FAILURE_DETAILS: Record<FailureCode, string> = {
@@ -28,11 +30,11 @@ export function failureProblem(code: FailureCode, replayed: boolean): AppError {
  * Waits for the answer's first text or its end, so that a failure before the first byte can still be a
  * 502 problem (nothing has been written yet). Resolves at once when the client has gone.
  */
-export async function toChatStream(conversationId: string, replayed: boolean, answer: LiveBuffer, signal?: AbortSignal): Promise<ChatStream> {
+export async function toChatStream(conversationId: string, replayed: boolean, answer: LiveBuffer, signal?: AbortSignal, contextFiles?: string[]): Promise<ChatStream> {
   await firstEvent(answer, signal);
   const outcome = answer.ended;
   if (outcome?.status === 'failed' && answer.textSoFar() === '') throw failureProblem(outcome.errorCode, replayed);
-  return { conversationId, replayed, answer };
+  return { conversationId, replayed, answer, ...(contextFiles?.length ? { contextFiles } : {}) };
 }
 
 function firstEvent(answer: LiveBuffer, signal?: AbortSignal): Promise<void> {

@@ -17,6 +17,7 @@ export const STREAMED_ANSWER_RESPONSE = {
   headers: {
     'x-conversation-id': { description: 'The conversation the turn belongs to.', schema: { type: 'string' as const, format: 'uuid' } },
     'Idempotent-Replayed': { description: '`true` when this is a retry answered from the original request.', schema: { type: 'string' as const, enum: ['true'] } },
+    'x-context-files': { description: 'With `fileIds`: the ids of the files whose text went into the context, comma-separated.', schema: { type: 'string' as const } },
   },
 };
 

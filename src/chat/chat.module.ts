@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ConversationsModule } from '../conversations/conversations.module';
 import { CatalogModule } from '../catalog/catalog.module';
+import { FilesModule } from '../files/files.module';
 import { ModelsModule } from '../models/models.module';
 import { ChatAdmission } from './admission/chat-admission';
 import { ChatController } from './chat.controller';
@@ -14,7 +15,7 @@ import { LiveStreams } from './live/live-streams';
 
 /** POST /v1/chat and the pipeline Skill runs reuse (exported for the skills module). */
 @Module({
-  imports: [CatalogModule, ModelsModule, ConversationsModule],
+  imports: [CatalogModule, ModelsModule, ConversationsModule, FilesModule],
   controllers: [ChatController],
   providers: [ChatAdmission, ChatPipelineService, ChatRequestsRepository, ChatService, ChatSweeperService, LeaseKeeper, LiveStreams, RunStore],
   exports: [ChatAdmission, ChatPipelineService],

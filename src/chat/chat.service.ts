@@ -17,8 +17,10 @@ export class ChatService {
       {
         model: request.model,
         idempotencyKey: request.idempotencyKey,
-        fingerprint: fingerprintOf({ kind: 'chat', model: request.model, conversationId: request.conversationId ?? null, messages }),
+        // fileIds is left out of a request without files, so its fingerprint is the one it always had.
+        fingerprint: fingerprintOf({ kind: 'chat', model: request.model, conversationId: request.conversationId ?? null, messages, fileIds: request.fileIds }),
         conversationId: request.conversationId,
+        fileIds: request.fileIds,
         messages,
       },
       runRequest,

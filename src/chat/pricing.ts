@@ -11,7 +11,7 @@ export interface ModelPrice {
 /** Chat templates add a few tokens per message (role markers, separators) on top of the content. */
 const TOKENS_PER_MESSAGE = 4;
 /** Conservative: English averages ~4 bytes per token, code ~3, CJK ~3 (one character). */
-const BYTES_PER_TOKEN = 3;
+export const BYTES_PER_TOKEN = 3;
 
 /** An upper-leaning estimate of the input tokens of a prompt, before the provider reports the real count. */
 export function estimateInputTokens(messages: ChatMessage[]): number {

@@ -55,6 +55,10 @@ export class RunStore {
     return this.requests.findOutcome(runId);
   }
 
+  recordAttachedFiles(runId: string, files: { id: string; name: string; kind: string }[]): Promise<void> {
+    return this.requests.recordAttachedFiles(runId, files);
+  }
+
   keepInterruptedText(runId: string, text: string): Promise<void> {
     return this.requests.keepInterruptedText(runId, text);
   }

@@ -5,6 +5,7 @@ import { OBJECT_STORAGE, ObjectStorage } from '../infra/storage/object-storage';
 import { FilesController } from './files.controller';
 import { FilesRepository } from './files.repository';
 import { FilesService } from './files.service';
+import { FileContextService } from './context/file-context.service';
 import { TextExtractionService } from './extraction/text-extraction.service';
 import { ObjectStorageEngine } from './upload/object-storage.engine';
 import { MAX_UPLOAD_BYTES } from './upload/single-file.interceptor';
@@ -18,6 +19,7 @@ import { MAX_UPLOAD_BYTES } from './upload/single-file.interceptor';
     }),
   ],
   controllers: [FilesController],
-  providers: [FilesRepository, FilesService, TextExtractionService],
+  providers: [FilesRepository, FilesService, TextExtractionService, FileContextService],
+  exports: [FileContextService],
 })
 export class FilesModule {}

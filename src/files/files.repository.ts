@@ -105,6 +105,26 @@ export class FilesRepository {
       UPDATE "File" SET "textStatus" = 'failed', "textError" = ${code}, "textClaimedUntil" = NULL WHERE id = ${id}::uuid AND "textStatus" = 'pending'`;
   }
 
+  findOwnedForContext(ownerId: string, ids: string[]) {
+    return this.prisma.file.findMany({ where: { ownerId, id: { in: ids } }, select: { id: true, originalName: true, kind: true, textStatus: true, textError: true } });
+  }
+
+  /** Every chunk of these files with its size and its rank for the query (0 without one, or no match). */
+  chunkRanks(fileIds: string[], query: string | null): Promise<{ fileId: string; index: number; bytes: number; rank: number }[]> {
+    return this.prisma.$queryRaw`
+      SELECT "fileId"::text AS "fileId", index, octet_length(text) AS bytes,
+             CASE WHEN ${query}::text IS NULL THEN 0 ELSE ts_rank(tsv, to_tsquery('simple', ${query}::text)) END::float8 AS rank
+      FROM "FileChunk" WHERE "fileId" = ANY(${fileIds}::uuid[])`;
+  }
+
+  /** The text of the chosen chunks, in document order per file. */
+  chunkTexts(fileIds: string[], indexes: number[]): Promise<{ fileId: string; index: number; text: string }[]> {
+    return this.prisma.$queryRaw`
+      SELECT c."fileId"::text AS "fileId", c.index, c.text
+      FROM "FileChunk" c JOIN unnest(${fileIds}::uuid[], ${indexes}::int[]) AS k(f, i) ON c."fileId" = k.f AND c.index = k.i
+      ORDER BY c."fileId", c.index`;
+  }
+
   findOwnedStorageKey(ownerId: string, id: string) {
     return this.prisma.file.findFirst({ where: { id, ownerId }, select: { id: true, storageKey: true } });
   }

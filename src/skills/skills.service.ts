@@ -103,8 +103,9 @@ export class SkillsService {
       {
         model: request.model,
         idempotencyKey: request.idempotencyKey,
-        fingerprint: fingerprintOf({ kind: 'skill', skillId: skill.id, model: request.model, conversationId: request.conversationId ?? null, input: request.input }),
+        fingerprint: fingerprintOf({ kind: 'skill', skillId: skill.id, model: request.model, conversationId: request.conversationId ?? null, input: request.input, fileIds: request.fileIds }),
         conversationId: request.conversationId,
+        fileIds: request.fileIds,
         messages: [{ role: 'user', content }],
         system: latest.instruction,
         skill: { skillId: skill.id, skillVersionId: latest.id },

@@ -1,8 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
 
 export const MAX_MESSAGES_PER_REQUEST = 100;
+export const MAX_FILES_PER_RUN = 10;
 /** 1-255 printable ASCII characters, not only spaces: UUIDs, ULIDs and the like. */
 export const IDEMPOTENCY_KEY_PATTERN = /^(?=.*[^ ])[\x20-\x7e]{1,255}$/;
 const IDEMPOTENCY_KEY_MESSAGE = 'idempotencyKey must be 1 to 255 printable ASCII characters';
@@ -42,6 +43,20 @@ export class IdempotentRunDto {
   @IsString({ message: IDEMPOTENCY_KEY_MESSAGE })
   @Matches(IDEMPOTENCY_KEY_PATTERN, { message: IDEMPOTENCY_KEY_MESSAGE })
   idempotencyKey!: string;
+
+  /**
+   * Up to 10 of the caller's files whose extracted text the model receives, in a delimited section naming
+   * each file (the most relevant parts of large files when all of it does not fit the model's context).
+   * Each must be the caller's (404) with its text ready (409 while pending, 422 when extraction failed).
+   */
+  @ApiPropertyOptional({ type: [String], format: 'uuid', maxItems: MAX_FILES_PER_RUN })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_FILES_PER_RUN)
+  @ArrayUnique({ message: 'fileIds must not repeat a file' })
+  @IsString({ each: true })
+  @MaxLength(100, { each: true })
+  fileIds?: string[];
 }
 
 export class ChatRequestDto extends IdempotentRunDto {
