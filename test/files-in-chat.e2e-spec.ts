@@ -137,4 +137,21 @@ describe('files in chat and Skill runs', () => {
     expect(res.headers['x-context-files']).toBe(file);
     expect(lastContext()).toContain('Skill context here.');
   });
+
+  it('shows the attached files on the turn’s user message, and keeps them in the history after the file is deleted', async () => {
+    const user = await userWithCredits();
+    const file = await readyFile(user.cookie, Buffer.from('minutes of the meeting'), 'minutes.txt');
+    const first = await chat(user.cookie, { fileIds: [file] });
+    const conversationId = first.headers['x-conversation-id'] as string;
+    await chat(user.cookie, { conversationId, messages: [{ role: 'user', content: 'And without files?' }] });
+    await t.http.delete(`/v1/files/${file}`).set('Cookie', user.cookie).expect(204);
+    const conversation = (await t.http.get(`/v1/conversations/${conversationId}`).set('Cookie', user.cookie).expect(200)).body;
+    expect(conversation.messages.map((message: { role: string; files: unknown[] }) => [message.role, message.files])).toEqual([
+      ['user', [{ id: file, name: 'minutes.txt', kind: 'text' }]],
+      ['assistant', []],
+      ['user', []],
+      ['assistant', []],
+    ]);
+    expect((await chat(user.cookie, { conversationId, fileIds: [file] })).status).toBe(404);
+  });
 });

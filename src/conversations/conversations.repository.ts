@@ -43,7 +43,17 @@ export class ConversationsRepository {
         skillVersionId: true,
         createdAt: true,
         updatedAt: true,
-        messages: { orderBy: { seq: 'asc' }, select: { id: true, role: true, content: true, createdAt: true } },
+        messages: {
+          orderBy: { seq: 'asc' },
+          select: {
+            id: true,
+            role: true,
+            content: true,
+            createdAt: true,
+            chatRequestId: true,
+            chatRequest: { select: { files: { orderBy: { position: 'asc' }, select: { fileId: true, name: true, kind: true } } } },
+          },
+        },
       },
     });
   }

@@ -30,6 +30,17 @@ export class ConversationPageDto {
   nextCursor!: string | null;
 }
 
+export class AttachedFileDto {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  /** The name when it was attached (kept after the file is deleted). */
+  name!: string;
+
+  @ApiProperty({ enum: ['pdf', 'docx', 'text', 'markdown'] })
+  kind!: 'pdf' | 'docx' | 'text' | 'markdown';
+}
+
 export class MessageDto {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -41,6 +52,9 @@ export class MessageDto {
 
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
+
+  /** The files the turn attached (`fileIds`), on its last user message; empty otherwise. */
+  files!: AttachedFileDto[];
 }
 
 export class ConversationDto extends ConversationSummaryDto {
