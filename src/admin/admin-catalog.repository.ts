@@ -41,6 +41,7 @@ export class AdminCatalogRepository {
         creditsPer1kInput: true,
         creditsPer1kOutput: true,
         maxOutputTokens: true,
+        contextWindowTokens: true,
         active: true,
       },
     });

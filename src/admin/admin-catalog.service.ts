@@ -51,6 +51,7 @@ export class AdminCatalogService {
         upstreamModel: model.upstreamModel,
         price: { perRequest: model.creditsPerRequest, per1kInputTokens: model.creditsPer1kInput, per1kOutputTokens: model.creditsPer1kOutput },
         maxOutputTokens: model.maxOutputTokens,
+        contextWindowTokens: model.contextWindowTokens,
         active: model.active,
       })),
     };

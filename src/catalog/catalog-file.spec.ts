@@ -41,6 +41,18 @@ describe('catalog file', () => {
     expect(errorOf(copy)).toContain('models[1] (no-slash).id: must look like provider/name');
   });
 
+  it('gives each model a context window (128,000 tokens unless set) larger than its answers', () => {
+    const catalog = loadCatalogFile('config/catalog.json');
+    expect(catalog.models.find((model) => model.id === 'anthropic/claude-haiku-4-5')?.contextWindow).toBe(200_000);
+    const unset = structuredClone(shipped);
+    delete unset.models[1].contextWindow;
+    expect(parseCatalog(JSON.stringify(unset), 'test.json').models[1].contextWindow).toBe(128_000);
+    const tooSmall = structuredClone(shipped);
+    tooSmall.models[1].contextWindow = 4096;
+    tooSmall.models[1].maxOutputTokens = 4096;
+    expect(errorOf(tooSmall)).toContain('models[1] (openai/gpt-4o-mini).maxOutputTokens: maxOutputTokens must be below contextWindow');
+  });
+
   it('refuses unknown fields, unknown model references and duplicates', () => {
     expect(errorOf(withPlan(0, { discount: 5 }))).toMatch(/plans\[0\] \(free\).*discount/);
     expect(errorOf(withPlan(2, { models: ['local/echo', 'acme/unknown'] }))).toContain('plans[2] (team).models: unknown model id "acme/unknown"');

@@ -26,6 +26,7 @@ export class CatalogRepository {
       creditsPer1kInput: model.pricing.per1kInputTokens,
       creditsPer1kOutput: model.pricing.per1kOutputTokens,
       maxOutputTokens: model.maxOutputTokens,
+      contextWindowTokens: model.contextWindow,
       sortOrder,
       active: true,
     };
@@ -76,6 +77,7 @@ export class CatalogRepository {
         creditsPer1kInput: true,
         creditsPer1kOutput: true,
         maxOutputTokens: true,
+        contextWindowTokens: true,
         plans: { where: { plan: { active: true } }, select: { planCode: true } },
       },
     });

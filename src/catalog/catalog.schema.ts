@@ -20,7 +20,9 @@ export const catalogModelSchema = z.strictObject({
     })
     .refine((p) => p.perRequest + p.per1kInputTokens + p.per1kOutputTokens > 0, 'at least one price must be above 0'),
   maxOutputTokens: z.number().int().min(1).max(1_000_000),
-});
+  /** Tokens the model reads and writes in one call; attached files are fitted into what is left. */
+  contextWindow: z.number().int().min(1_024).max(10_000_000).default(128_000),
+}).refine((model) => model.maxOutputTokens < model.contextWindow, { message: 'maxOutputTokens must be below contextWindow', path: ['maxOutputTokens'] });
 
 export const catalogPlanSchema = z.strictObject({
   code: z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'must be lowercase letters, digits, - or _'),

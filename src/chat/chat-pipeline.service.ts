@@ -67,9 +67,6 @@ interface RunPlan {
 /** A follower of a quiet remote run asks the database after 1, 2, 4, 8, then every 8 seconds. */
 const MAX_SECONDS_BETWEEN_CHECKS = 8;
 
-/** The context window assumed for a model whose catalog entry does not give one. */
-const DEFAULT_CONTEXT_WINDOW_TOKENS = 128_000;
-
 /** The section's own words and each file's delimiters, in tokens (generous). */
 const CONTEXT_SECTION_OVERHEAD_TOKENS = 200;
 
@@ -226,9 +223,8 @@ export class ChatPipelineService implements OnModuleDestroy {
    * The attached files' text within what the model's context window leaves after the rest of the prompt
    * and the room kept for the answer; the parts most relevant to the latest user message when not all fits.
    */
-  private attachedContext(user: SessionUser, turn: ChatTurn, model: { maxOutputTokens: number; contextWindowTokens?: number }, rest: ChatMessage[]): Promise<FileContext> {
-    const windowTokens = model.contextWindowTokens ?? DEFAULT_CONTEXT_WINDOW_TOKENS;
-    const freeTokens = windowTokens - model.maxOutputTokens - estimateInputTokens(rest) - CONTEXT_SECTION_OVERHEAD_TOKENS;
+  private attachedContext(user: SessionUser, turn: ChatTurn, model: { maxOutputTokens: number; contextWindowTokens: number }, rest: ChatMessage[]): Promise<FileContext> {
+    const freeTokens = model.contextWindowTokens - model.maxOutputTokens - estimateInputTokens(rest) - CONTEXT_SECTION_OVERHEAD_TOKENS;
     const question = [...turn.messages].reverse().find((message) => message.role === 'user')?.content ?? '';
     return this.fileContext.contextFor(user, turn.fileIds!, question, Math.max(0, freeTokens) * BYTES_PER_TOKEN);
   }

@@ -43,6 +43,9 @@ export class AdminModelDto {
 
   maxOutputTokens!: number;
 
+  /** Tokens the model reads and writes in one call (attached files are fitted into it). */
+  contextWindowTokens!: number;
+
   active!: boolean;
 }
 

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Model" ADD COLUMN     "contextWindowTokens" INTEGER NOT NULL DEFAULT 128000;
