@@ -154,4 +154,29 @@ describe('files in chat and Skill runs', () => {
     ]);
     expect((await chat(user.cookie, { conversationId, fileIds: [file] })).status).toBe(404);
   });
+
+  it('answers 413 when the conversation leaves no room in the context window for the files, billing nothing', async () => {
+    const user = await userWithCredits();
+    const file = await readyFile(user.cookie, Buffer.from('x'.repeat(5000)), 'dense.txt');
+    // local/echo has a 32,000-token window: 90,000 bytes of messages (about 30,000 tokens) and its 2,048-token answer fill it.
+    const filler = 'word '.repeat(18_000);
+    const res = await t.http
+      .post('/v1/chat')
+      .set('Cookie', user.cookie)
+      .send({ model: 'local/echo', idempotencyKey: randomUUID(), fileIds: [file], messages: [{ role: 'user', content: filler }] });
+    expect({ status: res.status, code: res.body.code }).toEqual({ status: 413, code: 'messages_too_large' });
+    expect(await sql(`SELECT 1 FROM "ChatRequest" WHERE "userId" = $1`, [user.id])).toHaveLength(0);
+  });
+
+  it('matches file ids in any case, and treats an empty list as none', async () => {
+    const user = await userWithCredits();
+    const file = await readyFile(user.cookie, Buffer.from('case test'), 'case.txt');
+    const upper = await chat(user.cookie, { fileIds: [file.toUpperCase()] });
+    expect(upper.status).toBe(200);
+    expect(upper.headers['x-context-files']).toBe(file);
+    const idempotencyKey = randomUUID();
+    expect((await chat(user.cookie, { idempotencyKey })).status).toBe(200);
+    const same = await chat(user.cookie, { idempotencyKey, fileIds: [] });
+    expect(same.headers['idempotent-replayed']).toBe('true');
+  });
 });

@@ -115,6 +115,24 @@ describe('files: reading back and extracted text', () => {
     expect(await storedText(file.id)).toBe('recovered text');
   });
 
+  it('fails a file whose object is gone (file_missing), and one whose extraction keeps dying (after three attempts)', async () => {
+    const user = await registerUser(t.http);
+    const gone = await upload(user.cookie, Buffer.from('soon gone'), 'gone.txt');
+    const dying = await upload(user.cookie, Buffer.from('never extracted'), 'dying.txt');
+    await settled(user.cookie, gone.id);
+    await settled(user.cookie, dying.id);
+    const [{ storageKey }] = await sql<{ storageKey: string }>(`SELECT "storageKey" FROM "File" WHERE id = $1`, [gone.id]);
+    rmSync(join(storageDir, storageKey));
+    await sql(`DELETE FROM "FileChunk" WHERE "fileId" = ANY($1::uuid[])`, [[gone.id, dying.id]]);
+    await sql(`UPDATE "File" SET "textStatus" = 'pending', "textClaimedUntil" = NULL, "textAttempts" = 0 WHERE id = $1`, [gone.id]);
+    // Three claims already taken, each by a process that died before an outcome.
+    await sql(`UPDATE "File" SET "textStatus" = 'pending', "textClaimedUntil" = now() - interval '1 second', "textAttempts" = 3 WHERE id = $1`, [dying.id]);
+    t.app.get(TextExtractionService).kick();
+    expect((await settled(user.cookie, gone.id)).text).toEqual({ status: 'failed', chars: expect.any(Number), pages: null, error: 'file_missing' });
+    expect((await settled(user.cookie, dying.id)).text).toEqual({ status: 'failed', chars: expect.any(Number), pages: null, error: 'extraction_failed' });
+    expect((await t.http.get(`/v1/files/${gone.id}/content`).set('Cookie', user.cookie)).status).toBe(404);
+  });
+
   it('ends an extraction that runs out of time as failed with extraction_timeout', async () => {
     const slow = await bootTestApp({ STORAGE_DIR: storageDir, FILE_EXTRACTION_TIMEOUT_MS: '1' });
     try {

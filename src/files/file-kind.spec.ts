@@ -23,6 +23,8 @@ describe('ContentInspector', () => {
     const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('héllo ✓', 'utf16le')]);
     const be = Buffer.from(le).swap16();
     expect((await inspect(le, 'a.txt')).kind).toBe('text');
+    expect(new ContentInspector(le.subarray(0, 6), 'a.txt', 100).mediaType).toBe('text/plain; charset=utf-16le');
+    expect(new ContentInspector(Buffer.from('plain'), 'a.md', 100).mediaType).toBe('text/markdown; charset=utf-8');
     expect((await inspect(be, 'a.md')).kind).toBe('markdown');
     await expect(inspect(Buffer.concat([le, Buffer.from([0, 0])]), 'a.txt')).rejects.toMatchObject({ code: 'unsupported_media_type' });
     await expect(inspect(le.subarray(0, le.length - 1), 'a.txt')).rejects.toMatchObject({ code: 'unsupported_media_type' });

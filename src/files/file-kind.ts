@@ -59,8 +59,9 @@ export class ContentInspector {
     this.decoder = this.kind === 'text' || this.kind === 'markdown' ? new TextDecoder(this.encoding, { fatal: true }) : null;
   }
 
+  /** The stored content type: a UTF-16 text says so, so that it is served with its own charset. */
   get mediaType(): string {
-    return MEDIA_TYPES[this.kind];
+    return this.decoder && this.encoding !== 'utf-8' ? MEDIA_TYPES[this.kind].replace('charset=utf-8', `charset=${this.encoding}`) : MEDIA_TYPES[this.kind];
   }
 
   /** Takes the next chunk; throws the refusal as soon as the content shows it. */

@@ -27,12 +27,18 @@ const FILE = {
   textError: true,
 } as const;
 
+const CHUNKS_PER_INSERT = 1_000;
+/** Storing the text of a large file (thousands of chunks, each with its tsvector) takes longer than a request's transaction. */
+const SAVE_TEXT_TIMEOUT_MS = 120_000;
+
 /** A file whose text is to be extracted, as the claim answers it. */
 export interface PendingText {
   id: string;
   storageKey: string;
   kind: FileKind;
   sizeBytes: number;
+  /** This claim included. */
+  attempts: number;
 }
 
 @Injectable()
@@ -77,13 +83,13 @@ export class FilesRepository {
    */
   async claimPendingText(claimMs: number): Promise<PendingText | null> {
     const [row] = await this.prisma.$queryRaw<PendingText[]>`
-      UPDATE "File" SET "textClaimedUntil" = now() + make_interval(secs => ${claimMs / 1000}::float8)
+      UPDATE "File" SET "textClaimedUntil" = now() + make_interval(secs => ${claimMs / 1000}::float8), "textAttempts" = "textAttempts" + 1
       WHERE id = (
         SELECT id FROM "File"
         WHERE "textStatus" = 'pending' AND ("textClaimedUntil" IS NULL OR "textClaimedUntil" < now())
         ORDER BY "createdAt" LIMIT 1 FOR UPDATE SKIP LOCKED
       )
-      RETURNING id, "storageKey", kind::text AS kind, "sizeBytes"`;
+      RETURNING id, "storageKey", kind::text AS kind, "sizeBytes", "textAttempts" AS attempts`;
     return row ?? null;
   }
 
@@ -94,10 +100,19 @@ export class FilesRepository {
         UPDATE "File" SET "textStatus" = 'ready', "textChars" = ${text.chars}, "textPages" = ${text.pages}, "textError" = NULL, "textClaimedUntil" = NULL
         WHERE id = ${id}::uuid AND "textStatus" = 'pending'`;
       if (updated === 0) return;
-      await db.$executeRaw`
-        INSERT INTO "FileChunk" ("fileId", "index", "text", "tsv")
-        SELECT ${id}::uuid, (c.n - 1)::int, c.t, to_tsvector('simple', c.t) FROM unnest(${text.chunks}::text[]) WITH ORDINALITY AS c(t, n)`;
-    });
+      // In statements of CHUNKS_PER_INSERT chunks: one parameter array of a whole large text would be huge.
+      for (let first = 0; first < text.chunks.length; first += CHUNKS_PER_INSERT) {
+        const batch = text.chunks.slice(first, first + CHUNKS_PER_INSERT);
+        await db.$executeRaw`
+          INSERT INTO "FileChunk" ("fileId", "index", "text", "tsv")
+          SELECT ${id}::uuid, (${first}::int + c.n - 1)::int, c.t, to_tsvector('simple', c.t) FROM unnest(${batch}::text[]) WITH ORDINALITY AS c(t, n)`;
+      }
+    }, { timeout: SAVE_TEXT_TIMEOUT_MS });
+  }
+
+  /** Gives a claimed file back (this instance is stopping): the next instance takes it at once. */
+  async releaseText(id: string): Promise<void> {
+    await this.prisma.$executeRaw`UPDATE "File" SET "textClaimedUntil" = NULL WHERE id = ${id}::uuid AND "textStatus" = 'pending'`;
   }
 
   async failText(id: string, code: string): Promise<void> {

@@ -5,7 +5,7 @@ import { AppError } from '../common/errors/app-error';
 import { isUuid } from '../common/ids';
 import { AppLogger } from '../common/logging/app-logger';
 import { decodeCursor, DEFAULT_PAGE_SIZE, PageQueryDto, toPage } from '../common/pagination';
-import { OBJECT_STORAGE, ObjectStorage } from '../infra/storage/object-storage';
+import { OBJECT_STORAGE, ObjectMissing, ObjectStorage } from '../infra/storage/object-storage';
 import { FileDto, FilePageDto } from './dto/file.response';
 import { FileKind } from './file-kind';
 import { TextExtractionService } from './extraction/text-extraction.service';
@@ -85,6 +85,8 @@ export class FilesService implements OnModuleInit {
     try {
       return { name: file.originalName, mediaType: file.mediaType, sizeBytes: file.sizeBytes, body: await this.storage.read(file.storageKey) };
     } catch (error) {
+      // The object went first in a deletion that did not finish: the file is as good as deleted.
+      if (error instanceof ObjectMissing) throw notFound();
       this.log.error({ err: error, driver: this.storage.driver }, 'could not read a stored object');
       throw new AppError('storage_unavailable', 'The file cannot be read right now. Retry the request.');
     }

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateNested } from 'class-validator';
 
 export const MAX_MESSAGES_PER_REQUEST = 100;
@@ -50,6 +50,8 @@ export class IdempotentRunDto {
    * Each must be the caller's (404) with its text ready (409 while pending, 422 when extraction failed).
    */
   @ApiPropertyOptional({ type: [String], format: 'uuid', maxItems: MAX_FILES_PER_RUN })
+  // Ids are matched lower-case (as stored); an empty list is the same request as none.
+  @Transform(({ value }: { value: unknown }) => (Array.isArray(value) ? (value.length === 0 ? undefined : value.map((id) => (typeof id === 'string' ? id.toLowerCase() : id))) : value))
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(MAX_FILES_PER_RUN)

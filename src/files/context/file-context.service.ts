@@ -18,7 +18,8 @@ export class FileContextService {
   /**
    * The text of the caller's files `fileIds` within `budgetBytes`: all of it when it fits, else the start
    * of each file and the parts most relevant to `question` (full-text ranking over the stored chunks).
-   * 404 for a file that is not the caller's, 409 while its text is pending, 422 when extraction failed.
+   * 404 for a file that is not the caller's, 409 while its text is pending, 422 when extraction failed,
+   * 413 when the budget does not hold even the start of each file.
    */
   async contextFor(user: SessionUser, fileIds: string[], question: string, budgetBytes: number): Promise<FileContext> {
     const found = fileIds.every(isUuid) ? await this.files.findOwnedForContext(user.id, fileIds) : [];
@@ -31,6 +32,10 @@ export class FileContextService {
       return file;
     });
     const ranked = await this.files.chunkRanks(fileIds, relevanceQuery(question));
+    const starts = ranked.reduce((sum, chunk) => sum + (chunk.index === 0 ? chunk.bytes : 0), 0);
+    if (starts > budgetBytes) {
+      throw new AppError('messages_too_large', `The conversation leaves no room in the model's context window for the attached files (not even their first part). Start a new conversation, attach fewer files, or use a model with a larger window.`);
+    }
     const chosen = selectChunks(ranked, fileIds, budgetBytes);
     const texts = new Map<string, { index: number; text: string }[]>();
     for (const row of await this.files.chunkTexts(chosen.map((chunk) => chunk.fileId), chosen.map((chunk) => chunk.index))) {

@@ -1,24 +1,28 @@
 import { Readable } from 'node:stream';
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { AppLogger } from '../../common/logging/app-logger';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
-import { OBJECT_STORAGE, ObjectStorage } from '../../infra/storage/object-storage';
+import { OBJECT_STORAGE, ObjectMissing, ObjectStorage } from '../../infra/storage/object-storage';
 import { FilesRepository, PendingText } from '../files.repository';
 import { chunkText } from './chunk-text';
 import { extractText } from './text-extractor';
 
 /** How often an instance looks for pending files it was not told about (other instances', crashed claims). */
 const POLL_MS = 30_000;
+/** A file whose extraction was claimed this often without an outcome (its process died each time) is failed. */
+const MAX_ATTEMPTS = 3;
 
 /**
  * Extracts the text of uploaded files in the background, one file at a time per instance: takes the
  * oldest pending file (a claim in the database, so instances share the work and a crashed instance's file
- * is taken again once its claim runs out), reads it from the object storage, extracts in a worker
- * thread and stores the text in chunks, or the failure's code.
+ * is taken again once its claim runs out, at most three times), reads it from the object storage, extracts
+ * in a child process and stores the text in chunks, or the failure's code. Stopping (module destroy, before
+ * the database pool closes) ends the extraction under way and gives its file back.
  */
 @Injectable()
-export class TextExtractionService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class TextExtractionService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly stopping = new AbortController();
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
@@ -36,9 +40,11 @@ export class TextExtractionService implements OnApplicationBootstrap, OnApplicat
     this.poll = setInterval(() => this.kick(), POLL_MS).unref();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** FilesModule is destroyed before the global database and storage modules: both are still open here. */
+  async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     clearInterval(this.poll);
+    this.stopping.abort();
     await this.running;
   }
 
@@ -67,27 +73,37 @@ export class TextExtractionService implements OnApplicationBootstrap, OnApplicat
 
   private async drain(): Promise<void> {
     const claimMs = this.config.storage.extraction.timeoutMs + 60_000;
-    for (let file = await this.files.claimPendingText(claimMs); file && !this.stopped; file = await this.files.claimPendingText(claimMs)) {
+    while (!this.stopped) {
+      const file = await this.files.claimPendingText(claimMs);
+      if (!file) return;
+      if (this.stopped) return this.files.releaseText(file.id);
       await this.extract(file);
     }
   }
 
   private async extract(file: PendingText): Promise<void> {
+    if (file.attempts > MAX_ATTEMPTS) return this.fail(file, 'extraction_failed');
     let bytes: Buffer;
     try {
       bytes = await readAll(await this.storage.read(file.storageKey), file.sizeBytes);
     } catch (error) {
-      // The object may be gone (the file is being deleted) or the storage down: the claim runs out and it is tried again.
+      if (error instanceof ObjectMissing) return this.fail(file, 'file_missing');
+      // The storage is down: the claim runs out and the file is tried again.
       this.log.warn({ err: error, fileId: file.id }, 'could not read a file to extract its text');
       return;
     }
-    const result = await extractText(file.kind, bytes, this.config.storage.extraction);
+    const result = await extractText(file.kind, bytes, this.config.storage.extraction, this.stopping.signal);
+    if (!result.ok && result.code === 'extraction_stopped') return this.files.releaseText(file.id);
     if (!result.ok) {
-      this.log.info({ fileId: file.id, code: result.code }, 'file text extraction failed');
-      return this.files.failText(file.id, result.code);
+      return this.fail(file, result.code);
     }
     const chunks = chunkText(result.text);
     await this.files.saveText(file.id, { chars: chunks.reduce((sum, chunk) => sum + chunk.length, 0), pages: result.pages ?? null, chunks });
+  }
+
+  private async fail(file: PendingText, code: string): Promise<void> {
+    this.log.info({ fileId: file.id, code, attempts: file.attempts }, 'file text extraction failed');
+    await this.files.failText(file.id, code);
   }
 }
 

@@ -4,7 +4,7 @@ import { mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ObjectStorage } from './object-storage';
+import { ObjectMissing, ObjectStorage } from './object-storage';
 
 /**
  * Objects as files under one directory. A put streams into `.uploads/` (same file system) and is renamed
@@ -36,7 +36,9 @@ export class LocalDiskStorage implements ObjectStorage {
 
   async read(key: string): Promise<Readable> {
     const stream = createReadStream(this.pathOf(key));
-    await new Promise<void>((done, fail) => stream.once('open', () => done()).once('error', fail));
+    await new Promise<void>((done, fail) =>
+      stream.once('open', () => done()).once('error', (error: NodeJS.ErrnoException) => fail(error.code === 'ENOENT' ? new ObjectMissing(key) : error)),
+    );
     return stream;
   }
 

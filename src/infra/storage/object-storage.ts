@@ -8,7 +8,7 @@ export interface ObjectStorage {
    * including one whose body stream fails, leaves no object behind.
    */
   put(key: string, body: Readable, contentType: string): Promise<void>;
-  /** The object's bytes as a stream. */
+  /** The object's bytes as a stream; ObjectMissing when there is none. */
   read(key: string): Promise<Readable>;
   /** Removes the object; an object that is already gone counts as removed. Throws when it cannot be removed. */
   delete(key: string): Promise<void>;
@@ -17,3 +17,10 @@ export interface ObjectStorage {
 }
 
 export const OBJECT_STORAGE = Symbol('OBJECT_STORAGE');
+
+/** `read` of a key that holds no object (never stored, or deleted). */
+export class ObjectMissing extends Error {
+  constructor(key: string) {
+    super(`no object under ${key}`);
+  }
+}

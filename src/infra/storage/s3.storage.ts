@@ -2,7 +2,7 @@ import { DeleteObjectCommand, GetObjectCommand, S3Client } from '@aws-sdk/client
 import { Upload } from '@aws-sdk/lib-storage';
 import { Readable } from 'node:stream';
 import { S3Config } from '../../config/app-config';
-import { ObjectStorage } from './object-storage';
+import { ObjectMissing, ObjectStorage } from './object-storage';
 
 /** S3's smallest part size. */
 const PART_BYTES = 5 * 1024 * 1024;
@@ -53,7 +53,9 @@ export class S3Storage implements ObjectStorage {
   }
 
   async read(key: string): Promise<Readable> {
-    const result = await this.client.send(new GetObjectCommand({ Bucket: this.config.bucket, Key: key }));
+    const result = await this.client.send(new GetObjectCommand({ Bucket: this.config.bucket, Key: key })).catch((error: unknown) => {
+      throw (error as { name?: string }).name === 'NoSuchKey' ? new ObjectMissing(key) : error;
+    });
     if (!(result.Body instanceof Readable)) throw new Error('S3 answered without a body stream');
     return result.Body;
   }

@@ -1,6 +1,10 @@
-// Runs in a worker thread (see text-extractor.ts): one file's bytes in, its text out. Plain JavaScript
-// (ES module) so that it runs as it is, under ts-jest and from dist alike; pdfjs-dist is ESM-only.
-import { parentPort, workerData } from 'node:worker_threads';
+// Runs as a child process (see text-extractor.ts): one file's bytes in over IPC, its text out. A process of
+// its own, so that whatever a crafted file makes the parsers allocate (heap or buffers) ends this process,
+// never the service. Plain JavaScript (ES module) so that it runs as it is, under ts-jest and from dist
+// alike; pdfjs-dist is ESM-only.
+
+/** More text than this is refused (a 20 MB text file has at most this many characters). */
+const MAX_TEXT_CHARS = 20 * 1024 * 1024;
 
 /** A failure the user is told about, as a stable code. */
 class ExtractionFailure extends Error {
@@ -58,12 +62,16 @@ async function docxText(bytes) {
 }
 
 async function extract({ kind, bytes }) {
-  if (kind === 'pdf') return pdfText(bytes);
-  if (kind === 'docx') return docxText(bytes);
-  return { text: decodeText(bytes) };
+  const result = kind === 'pdf' ? await pdfText(bytes) : kind === 'docx' ? await docxText(bytes) : { text: decodeText(bytes) };
+  if (result.text.length > MAX_TEXT_CHARS) throw new ExtractionFailure('text_too_large');
+  return result;
 }
 
-extract(workerData).then(
-  (result) => parentPort.postMessage({ ok: true, ...result }),
-  (error) => parentPort.postMessage({ ok: false, code: error instanceof ExtractionFailure ? error.code : 'extraction_failed' }),
-);
+// The service went away: nothing is waiting for the answer.
+process.once('disconnect', () => process.exit(0));
+process.once('message', (job) => {
+  extract({ kind: job.kind, bytes: new Uint8Array(job.bytes) }).then(
+    (result) => process.send({ ok: true, ...result }, () => process.exit(0)),
+    (error) => process.send({ ok: false, code: error instanceof ExtractionFailure ? error.code : 'extraction_failed' }, () => process.exit(0)),
+  );
+});
