@@ -120,11 +120,12 @@ export class ChatPipelineService implements OnModuleDestroy {
   /** The start of a run, up to its claim: the request already made with this key, or a new run claimed. */
   private async begin(user: SessionUser, turn: ChatTurn, request: RunRequest): Promise<{ existing: StoredRequest } | { plan: RunPlan; writer: LiveWriter }> {
     this.assertWithinSizeLimit(turn);
-    if (turn.checkNewRequest) {
-      // Checks that apply only to new requests run after the key is looked up, so a retry still replays.
+    if (turn.checkNewRequest || turn.fileIds?.length) {
+      // Checks that apply only to new requests run after the key is looked up, so a retry still replays;
+      // a retry with files also skips ranking their text again.
       const existing = await this.store.findByKey(user.id, turn.idempotencyKey);
       if (existing) return { existing };
-      await turn.checkNewRequest();
+      await turn.checkNewRequest?.();
     }
     const plan = await this.planOrReplay(user, turn);
     if ('existing' in plan) return plan;
