@@ -83,11 +83,20 @@ describe('files on S3-compatible storage', () => {
     expect(readdirSync(storageDir, { recursive: true })).toEqual([]);
   }, 30_000);
 
-  it('streams a file larger than one part as a multipart upload, and removes a refused one', async () => {
+  it('streams a file larger than one part as a multipart upload, serves it back from the bucket, and removes a refused one', async () => {
     const user = await registerUser(t.http);
     const content = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(12 * 1024 * 1024, 0x20)]);
     const res = await t.http.post('/v1/files').set('Cookie', user.cookie).attach('file', content, 'large.pdf').expect(201);
     expect((await bytesOf(await storage.read(await keyOf(res.body.id)))).equals(content)).toBe(true);
+    // Served back from the bucket as a stream.
+    const download = await t.http.get(`/v1/files/${res.body.id}/content`).set('Cookie', user.cookie).buffer(true).parse((response, done) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => done(null, Buffer.concat(chunks)));
+    });
+    expect(download.status).toBe(200);
+    expect(download.headers['content-type']).toBe('application/pdf');
+    expect((download.body as Buffer).equals(content)).toBe(true);
     // Refused only at its end (no word/document.xml), after the whole file went to the bucket.
     const notDocx = Buffer.concat([Buffer.from('PK\u0003\u0004', 'latin1'), Buffer.alloc(6 * 1024 * 1024, 0x61)]);
     const refused = await t.http.post('/v1/files').set('Cookie', user.cookie).attach('file', notDocx, 'fake.docx');
