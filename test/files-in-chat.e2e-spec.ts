@@ -1,29 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { eventually } from './support/eventually';
 import { FakeModelServer } from './support/fake-model-servers';
 import { registerUser } from './support/factories';
 import { buildPdf } from './support/pdf';
 import { sql } from './support/sql';
-import { bootTestApp, TestApp } from './support/test-app';
+import { bootTestApp, extractionEnv, TestApp } from './support/test-app';
 
 const MODEL = 'openai/gpt-4o-mini';
 
 describe('files in chat and Skill runs', () => {
   let t: TestApp;
   let fake: FakeModelServer;
-  let storageDir: string;
   beforeAll(async () => {
     fake = await new FakeModelServer().start();
-    storageDir = mkdtempSync(join(tmpdir(), 'chat-files-in-chat-'));
-    t = await bootTestApp({ STORAGE_DIR: storageDir, OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl });
+    t = await bootTestApp({ ...extractionEnv(), OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl });
   });
   afterAll(async () => {
     await t.close();
     await fake.close();
-    rmSync(storageDir, { recursive: true, force: true });
   });
 
   /** A user with room for large prompts today (the free plan's 50 credits would not hold 2 MB of input). */

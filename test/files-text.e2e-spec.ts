@@ -1,24 +1,22 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { TextExtractionService } from '../src/files/extraction/text-extraction.service';
 import { eventually } from './support/eventually';
 import { registerUser } from './support/factories';
 import { buildPdf } from './support/pdf';
 import { sql } from './support/sql';
-import { bootTestApp, TestApp } from './support/test-app';
+import { bootTestApp, extractionEnv, TestApp } from './support/test-app';
 import { buildDocxWithText, buildZip } from './support/zip';
 
 describe('files: reading back and extracted text', () => {
   let t: TestApp;
   let storageDir: string;
   beforeAll(async () => {
-    storageDir = mkdtempSync(join(tmpdir(), 'chat-files-text-'));
-    t = await bootTestApp({ STORAGE_DIR: storageDir });
+    storageDir = extractionEnv().STORAGE_DIR;
+    t = await bootTestApp(extractionEnv());
   });
   afterAll(async () => {
     await t.close();
-    rmSync(storageDir, { recursive: true, force: true });
   });
 
   const upload = async (cookie: string, content: Buffer, name: string) => {
@@ -131,18 +129,5 @@ describe('files: reading back and extracted text', () => {
     expect((await settled(user.cookie, gone.id)).text).toEqual({ status: 'failed', chars: expect.any(Number), pages: null, error: 'file_missing' });
     expect((await settled(user.cookie, dying.id)).text).toEqual({ status: 'failed', chars: expect.any(Number), pages: null, error: 'extraction_failed' });
     expect((await t.http.get(`/v1/files/${gone.id}/content`).set('Cookie', user.cookie)).status).toBe(404);
-  });
-
-  it('ends an extraction that runs out of time as failed with extraction_timeout', async () => {
-    const slow = await bootTestApp({ STORAGE_DIR: storageDir, FILE_EXTRACTION_TIMEOUT_MS: '1' });
-    try {
-      const user = await registerUser(slow.http);
-      const res = await slow.http.post('/v1/files').set('Cookie', user.cookie).attach('file', buildPdf(['too slow']), 'slow.pdf').expect(201);
-      await slow.app.get(TextExtractionService).idle();
-      await eventually(async () => (await slow.http.get(`/v1/files/${res.body.id}`).set('Cookie', user.cookie)).body.text.status === 'failed', 20_000);
-      expect((await slow.http.get(`/v1/files/${res.body.id}`).set('Cookie', user.cookie)).body.text.error).toBe('extraction_timeout');
-    } finally {
-      await slow.close();
-    }
   });
 });

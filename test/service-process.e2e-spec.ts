@@ -11,7 +11,7 @@ import { freePort, ROOT, ServiceProcess, StartOptions, startService } from './su
 import { chat, listen } from './support/chat-client';
 import { FakeModelServer } from './support/fake-model-servers';
 import { registerUser } from './support/factories';
-import { bootTestApp } from './support/test-app';
+import { bootTestApp, extractionEnv } from './support/test-app';
 import { eventually } from './support/eventually';
 import { buildPdf } from './support/pdf';
 
@@ -225,7 +225,7 @@ describe('the service process', () => {
   }, 60_000);
 
   it('extracts an uploaded file’s text in its compiled worker thread, and serves the bytes back', async () => {
-    const service = launch({ DATABASE_URL: process.env.TEST_DATABASE_URL, PORT: String(await freePort()), STORAGE_DIR: mkdtempSync(join(tmpdir(), 'svc-files-')) });
+    const service = launch({ DATABASE_URL: process.env.TEST_DATABASE_URL, PORT: String(await freePort()), ...extractionEnv() });
     await service.waitForLine(/chat api listening/);
     const url = `http://127.0.0.1:${service.port}`;
     const cookie = await signUp(url);

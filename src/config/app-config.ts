@@ -101,5 +101,5 @@ export interface AppConfig {
     graceMs: number;
   };
   /** `extraction`: the bounds of one file's text extraction (a worker thread per file). */
-  storage: { dir: string; s3?: S3Config; extraction: { timeoutMs: number; memoryMb: number } };
+  storage: { dir: string; s3?: S3Config; extraction: { enabled: boolean; timeoutMs: number; memoryMb: number } };
 }

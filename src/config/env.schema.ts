@@ -152,6 +152,7 @@ export const envSchema = z.object({
   BILLING_GRACE_DAYS: integer(0, 60).default(3),
 
   STORAGE_DIR: z.string().trim().min(1).default('.data/files'),
+  FILE_EXTRACTION_ENABLED: booleanFlag.default(true),
   FILE_EXTRACTION_TIMEOUT_MS: integer(1, 600_000).default(60_000),
   FILE_EXTRACTION_MEMORY_MB: integer(32, 4096).default(256),
   S3_ENDPOINT: optionalHttpUrl,

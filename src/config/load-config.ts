@@ -139,7 +139,7 @@ function toAppConfig(env: Env): AppConfig {
     },
     storage: {
       dir: env.STORAGE_DIR,
-      extraction: { timeoutMs: env.FILE_EXTRACTION_TIMEOUT_MS, memoryMb: env.FILE_EXTRACTION_MEMORY_MB },
+      extraction: { enabled: env.FILE_EXTRACTION_ENABLED, timeoutMs: env.FILE_EXTRACTION_TIMEOUT_MS, memoryMb: env.FILE_EXTRACTION_MEMORY_MB },
       s3: env.S3_BUCKET
         ? {
             endpoint: env.S3_ENDPOINT,

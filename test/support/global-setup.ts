@@ -34,9 +34,13 @@ export default async function globalSetup(): Promise<void> {
   process.env.TEST_DATABASE_SERVER_URL = serverUrl;
   process.env.TEST_DATABASE_URL = database.url;
   if (process.env.REDIS_URL) process.env.TEST_REDIS_URL = process.env.REDIS_URL;
+  const sharedStorage = mkdtempSync(join(tmpdir(), 'chat-test-storage-'));
+  process.env.TEST_SHARED_STORAGE_DIR = sharedStorage;
+  globalThis.__TEST_SHARED_STORAGE_DIR__ = sharedStorage;
 }
 
 declare global {
   var __TEST_EMBEDDED_PG__: { stop: () => Promise<void> } | undefined;
   var __TEST_DATABASE_DROP__: (() => Promise<void>) | undefined;
+  var __TEST_SHARED_STORAGE_DIR__: string | undefined;
 }

@@ -28,7 +28,8 @@ export function startService(env: Record<string, string | undefined>, options: S
   );
   const child = spawn(process.execPath, options.args ?? ['dist/main.js'], {
     cwd: ROOT,
-    env: { ...baseEnv, LOG_LEVEL: 'info', ...env } as NodeJS.ProcessEnv,
+    // Extraction only where a test asks for it, over the shared storage (see testEnv).
+    env: { ...baseEnv, LOG_LEVEL: 'info', FILE_EXTRACTION_ENABLED: 'false', ...env } as NodeJS.ProcessEnv,
     detached: options.detached ?? false,
   });
   let output = '';

@@ -19,6 +19,13 @@ export interface TestApp {
 }
 
 /** The environment every test app starts from; tests override single variables. */
+/** What a suite that needs text extraction boots with: extraction on, over the storage those suites share. */
+export function extractionEnv(): Record<string, string> {
+  const dir = process.env.TEST_SHARED_STORAGE_DIR;
+  if (!dir) throw new Error('TEST_SHARED_STORAGE_DIR is not set: run the tests through jest (global-setup)');
+  return { FILE_EXTRACTION_ENABLED: 'true', STORAGE_DIR: dir };
+}
+
 export function testEnv(overrides: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   return {
     NODE_ENV: 'test',
@@ -33,6 +40,9 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Nod
     RATE_LIMIT_FORGOT_IP: '10000/60',
     RATE_LIMIT_FORGOT_EMAIL: '10000/60',
     RATE_LIMIT_RESET_IP: '10000/60',
+    // Suites share one database but not one storage directory: an instance extracting another suite's
+    // files would find no object. Suites that need extraction turn it on over TEST_SHARED_STORAGE_DIR.
+    FILE_EXTRACTION_ENABLED: 'false',
     ...overrides,
   };
 }

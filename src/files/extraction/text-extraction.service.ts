@@ -35,7 +35,12 @@ export class TextExtractionService implements OnApplicationBootstrap, OnModuleDe
     private readonly log: AppLogger,
   ) {}
 
+  /** An instance with FILE_EXTRACTION_ENABLED=false leaves extraction to the others (they share the storage). */
   onApplicationBootstrap(): void {
+    if (!this.config.storage.extraction.enabled) {
+      this.stopped = true;
+      return;
+    }
     this.kick();
     this.poll = setInterval(() => this.kick(), POLL_MS).unref();
   }
