@@ -5,7 +5,8 @@ import yauzl, { Entry, ZipFile } from 'yauzl';
 import { AppError } from '../common/errors/app-error';
 import { extensionOf } from './file-name';
 
-export type FileKind = 'pdf' | 'docx' | 'text' | 'markdown';
+export const FILE_KINDS = ['pdf', 'docx', 'text', 'markdown'] as const;
+export type FileKind = (typeof FILE_KINDS)[number];
 
 export const MEDIA_TYPES: Record<FileKind, string> = {
   pdf: 'application/pdf',

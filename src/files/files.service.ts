@@ -7,24 +7,12 @@ import { AppLogger } from '../common/logging/app-logger';
 import { decodeCursor, DEFAULT_PAGE_SIZE, PageQueryDto, toPage } from '../common/pagination';
 import { OBJECT_STORAGE, ObjectMissing, ObjectStorage } from '../infra/storage/object-storage';
 import { FileDto, FilePageDto } from './dto/file.response';
-import { FileKind } from './file-kind';
 import { TextExtractionService } from './extraction/text-extraction.service';
 import { FilesRepository } from './files.repository';
 import { StoredUpload } from './upload/object-storage.engine';
 
-type FileRow = {
-  id: string;
-  originalName: string;
-  kind: FileKind;
-  mediaType: string;
-  sizeBytes: number;
-  sha256: string;
-  createdAt: Date;
-  textStatus: 'pending' | 'ready' | 'failed';
-  textChars: number | null;
-  textPages: number | null;
-  textError: string | null;
-};
+/** A file record as the repository answers it (its FILE selection). */
+type FileRow = NonNullable<Awaited<ReturnType<FilesRepository['findOwned']>>>;
 
 /** A stored file's bytes, to be sent as they are. */
 export interface FileContent {

@@ -10,7 +10,7 @@ interface OAuth2Internals {
   get(url: string, accessToken: string, callback: Callback): void;
 }
 
-export class ProviderAnswerError extends Error {}
+class ProviderAnswerError extends Error {}
 
 /**
  * Bounds what passport's OAuth client does with a provider:

@@ -21,21 +21,24 @@ function stateStore(provider: OAuthProviderName, config: AppConfig, identities: 
   return new SealedCookieStateStore(provider, config.secrets.session, sessionCookieOptions(config), identities) as unknown as StateStore;
 }
 
+/** What both strategies are given: credentials and endpoints from the config, our callback and state store. */
+function commonOptions(config: AppConfig, provider: OAuthProviderName, identities: IdentitiesRepository) {
+  const endpoints = config.oauth[provider];
+  return {
+    clientID: endpoints.clientId ?? '',
+    clientSecret: endpoints.clientSecret ?? '',
+    callbackURL: callbackUrl(config, provider),
+    authorizationURL: endpoints.authorizationUrl,
+    tokenURL: endpoints.tokenUrl,
+    userProfileURL: endpoints.userinfoUrl,
+    store: stateStore(provider, config, identities),
+  };
+}
+
 /** passport-google-oauth20 with PKCE S256, no passport session; the profile comes from OIDC userinfo. */
 export class GoogleStrategy extends PassportStrategy(GoogleOAuthStrategy, 'google') {
   constructor(config: AppConfig, identities: IdentitiesRepository, private readonly oauth: OAuthService) {
-    const google = config.oauth.google;
-    super({
-      clientID: google.clientId ?? '',
-      clientSecret: google.clientSecret ?? '',
-      callbackURL: callbackUrl(config, 'google'),
-      authorizationURL: google.authorizationUrl,
-      tokenURL: google.tokenUrl,
-      userProfileURL: google.userinfoUrl,
-      scope: ['openid', 'email', 'profile'],
-      pkce: true,
-      store: stateStore('google', config, identities),
-    });
+    super({ ...commonOptions(config, 'google', identities), scope: ['openid', 'email', 'profile'], pkce: true });
     boundOAuthClient(this._oauth2, config.oauth.timeoutMs);
   }
 
@@ -47,20 +50,9 @@ export class GoogleStrategy extends PassportStrategy(GoogleOAuthStrategy, 'googl
 /** passport-github2, no passport session; `allRawEmails` keeps GitHub's verified flags on the emails. */
 export class GithubStrategy extends PassportStrategy(GithubOAuthStrategy, 'github') {
   constructor(config: AppConfig, identities: IdentitiesRepository, private readonly oauth: OAuthService) {
-    const github = config.oauth.github;
-    super({
-      clientID: github.clientId ?? '',
-      clientSecret: github.clientSecret ?? '',
-      callbackURL: callbackUrl(config, 'github'),
-      authorizationURL: github.authorizationUrl,
-      tokenURL: github.tokenUrl,
-      userProfileURL: github.userinfoUrl,
-      userEmailURL: github.emailsUrl,
-      allRawEmails: true,
-      scope: ['read:user', 'user:email'],
-      store: stateStore('github', config, identities),
-    });
-    boundOAuthClient(this._oauth2, config.oauth.timeoutMs, [github.emailsUrl]);
+    const emailsUrl = config.oauth.github.emailsUrl;
+    super({ ...commonOptions(config, 'github', identities), userEmailURL: emailsUrl, allRawEmails: true, scope: ['read:user', 'user:email'] });
+    boundOAuthClient(this._oauth2, config.oauth.timeoutMs, [emailsUrl]);
   }
 
   validate(_accessToken: string, _refreshToken: string | undefined, profile: PassportProfile): Promise<OAuthAccount> {

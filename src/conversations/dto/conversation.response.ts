@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { FILE_KINDS, FileKind } from '../../files/file-kind';
 
 export class ConversationSummaryDto {
   @ApiProperty({ format: 'uuid' })
@@ -37,8 +38,8 @@ export class AttachedFileDto {
   /** The name when it was attached (kept after the file is deleted). */
   name!: string;
 
-  @ApiProperty({ enum: ['pdf', 'docx', 'text', 'markdown'] })
-  kind!: 'pdf' | 'docx' | 'text' | 'markdown';
+  @ApiProperty({ enum: FILE_KINDS })
+  kind!: FileKind;
 }
 
 export class MessageDto {

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { FILE_KINDS, FileKind } from '../file-kind';
 
 export class FileTextDto {
   /** Extraction runs in the background right after the upload: pending, then ready or failed. */
@@ -26,8 +27,8 @@ export class FileDto {
   name!: string;
 
   /** Decided from the content, never from the client's Content-Type. */
-  @ApiProperty({ enum: ['pdf', 'docx', 'text', 'markdown'] })
-  kind!: 'pdf' | 'docx' | 'text' | 'markdown';
+  @ApiProperty({ enum: FILE_KINDS })
+  kind!: FileKind;
 
   @ApiProperty({ example: 'application/pdf' })
   mediaType!: string;

@@ -25,7 +25,6 @@ export class TextExtractionService implements OnApplicationBootstrap, OnModuleDe
   private readonly stopping = new AbortController();
   private running: Promise<void> | null = null;
   private again = false;
-  private stopped = false;
   private poll?: NodeJS.Timeout;
 
   constructor(
@@ -38,7 +37,7 @@ export class TextExtractionService implements OnApplicationBootstrap, OnModuleDe
   /** An instance with FILE_EXTRACTION_ENABLED=false leaves extraction to the others (they share the storage). */
   onApplicationBootstrap(): void {
     if (!this.config.storage.extraction.enabled) {
-      this.stopped = true;
+      this.stopping.abort();
       return;
     }
     this.kick();
@@ -47,7 +46,6 @@ export class TextExtractionService implements OnApplicationBootstrap, OnModuleDe
 
   /** FilesModule is destroyed before the global database and storage modules: both are still open here. */
   async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
     clearInterval(this.poll);
     this.stopping.abort();
     await this.running;
@@ -55,7 +53,7 @@ export class TextExtractionService implements OnApplicationBootstrap, OnModuleDe
 
   /** Starts working through pending files, unless already at it (then it looks again when done). */
   kick(): void {
-    if (this.stopped) return;
+    if (this.stopping.signal.aborted) return;
     if (this.running) {
       this.again = true;
       return;
@@ -78,10 +76,10 @@ export class TextExtractionService implements OnApplicationBootstrap, OnModuleDe
 
   private async drain(): Promise<void> {
     const claimMs = this.config.storage.extraction.timeoutMs + 60_000;
-    while (!this.stopped) {
+    while (!this.stopping.signal.aborted) {
       const file = await this.files.claimPendingText(claimMs);
       if (!file) return;
-      if (this.stopped) return this.files.releaseText(file.id);
+      if (this.stopping.signal.aborted) return this.files.releaseText(file.id);
       await this.extract(file);
     }
   }

@@ -17,7 +17,7 @@ const DRAIN_LIMIT_FACTOR = 4;
  * MulterModule (FilesModule), since it needs the object storage. File names are UTF-8 (what browsers
  * send), not busboy's default latin1.
  */
-export const UPLOAD_LIMITS = { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 0, parts: 1, headerPairs: 50 };
+const UPLOAD_LIMITS = { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 0, parts: 1, headerPairs: 50 };
 
 /**
  * FileInterceptor('file') with this API's answers: 415 for a body that is not multipart/form-data, 400
