@@ -3,13 +3,17 @@ import { registerUser } from './support/factories';
 import { sql } from './support/sql';
 import { bootTestApp, TestApp } from './support/test-app';
 
-/** Inserts a conversation of `userId` updated at `updatedAt`, with the given messages in order. */
+/** Inserts a conversation of `userId` updated at `updatedAt`, with the given messages in order (one branch). */
 async function seedConversation(userId: string, updatedAt: string, messages: [string, string][] = []): Promise<string> {
   const id = randomUUID();
   await sql(`INSERT INTO "Conversation" (id, "userId", title, "createdAt", "updatedAt") VALUES ($1, $2, $3, $4, $4)`, [id, userId, `title ${updatedAt}`, updatedAt]);
+  let parentId: string | null = null;
   for (const [role, content] of messages) {
-    await sql(`INSERT INTO "Message" (id, "conversationId", role, content) VALUES ($1, $2, $3, $4)`, [randomUUID(), id, role, content]);
+    const messageId = randomUUID();
+    await sql(`INSERT INTO "Message" (id, "conversationId", "parentId", role, content) VALUES ($1, $2, $3, $4, $5)`, [messageId, id, parentId, role, content]);
+    parentId = messageId;
   }
+  await sql(`UPDATE "Conversation" SET "currentMessageId" = $2 WHERE id = $1`, [id, parentId]);
   return id;
 }
 

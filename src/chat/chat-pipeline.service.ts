@@ -15,17 +15,18 @@ import { ModelProviders } from '../models/model-providers';
 import { ChatMessage, ModelProvider } from '../models/providers/model-provider';
 import { NotDispatched } from '../infra/database/batcher';
 import { overloaded, RunRequest } from './admission/chat-admission';
-import { ClaimResult, StoredRequest } from './chat-requests.repository';
+import { ClaimResult, Settlement, StoredRun } from './chat-requests.repository';
 import { RunStore } from './run-store';
 import { ChatStream, toChatStream } from './chat-stream';
 import { titleFrom } from './conversation-title';
 import { generate, Generation } from './generation';
 import { LeaseKeeper } from './lease-keeper';
 import { LiveBuffer } from './live/live-buffer';
-import { isFailureCode, LiveEvent, RunOutcome } from './live/live-event';
+import { isFailureCode, LiveEvent, RunOutcome, RunUsage } from './live/live-event';
 import { LiveStreams, LiveWriter } from './live/live-streams';
 import { BYTES_PER_TOKEN, estimateInputTokens, ModelPrice, reservationFor, settledCredits } from './pricing';
 import { FileContext, FileContextService } from '../files/context/file-context.service';
+import { RunStops } from './stop/run-stops';
 
 /** One chat turn or Skill run, as the pipeline receives it from POST /v1/chat or POST /v1/skills/:id/run. */
 export interface ChatTurn {
@@ -36,18 +37,27 @@ export interface ChatTurn {
   conversationId?: string;
   /** The new messages, stored in the conversation and sent after its history. */
   messages: ChatMessage[];
+  /**
+   * Regenerate and edit: the history ends at `parentId` (null: no history) instead of the conversation's
+   * current message, and the new messages are stored after it, as a new branch.
+   */
+  anchor?: { parentId: string | null };
   /** Sent first and not stored: a Skill's instruction. */
   system?: string;
   skill?: { skillId: string; skillVersionId: string };
   /** The caller's files whose text the model receives (a context section before the history). */
   fileIds?: string[];
   /**
-   * Checks that apply only to a request not made before (a Skill's input against its input_schema): run
-   * after the key lookup, so a retry is replayed even if the check would now fail, and before anything
-   * is claimed or billed.
+   * Checks that apply only to a request not made before (a Skill's input against its input_schema), and
+   * what such a request still needs to know (regenerate, edit: the branch point, its model and Skill): run
+   * after the key lookup, so a retry is replayed even if the check would now fail or the conversation has
+   * moved on, and before anything is claimed or billed. What it answers completes the turn.
    */
-  checkNewRequest?: () => Promise<void>;
+  prepareNewRequest?: () => Promise<TurnCompletion | void>;
 }
+
+/** What `prepareNewRequest` may complete of a turn. */
+export type TurnCompletion = Partial<Pick<ChatTurn, 'model' | 'system' | 'skill' | 'anchor' | 'fileIds'>>;
 
 /** Everything decided before the claim: which model, what it costs at most, what the model receives. */
 interface RunPlan {
@@ -92,6 +102,7 @@ export class ChatPipelineService implements OnModuleDestroy {
     private readonly live: LiveStreams,
     private readonly leases: LeaseKeeper,
     private readonly fileContext: FileContextService,
+    private readonly stops: RunStops,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly log: AppLogger,
@@ -110,27 +121,30 @@ export class ChatPipelineService implements OnModuleDestroy {
     }
     if ('existing' in begun) return this.resume(begun.existing, turn.fingerprint, request.signal, turn.fileIds);
     const { plan, writer } = begun;
+    turn = begun.turn;
     // Detached from the request: outside its async context (nothing of the request stays reachable from the
     // run), its log lines carry the request id explicitly.
     const requestId = requestContext.getStore()?.requestId;
     this.track(requestContext.exit(() => this.run(user, turn, plan, writer, requestId)));
-    return toChatStream(plan.conversationId, false, writer.answer, request.signal, plan.files.map((file) => file.id));
+    const contextFiles = plan.files.map((file) => file.id);
+    return toChatStream({ runId: plan.runId, model: plan.model.id, conversationId: plan.conversationId, replayed: false, answer: writer.answer, contextFiles }, request.signal);
   }
 
   /** The start of a run, up to its claim: the request already made with this key, or a new run claimed. */
-  private async begin(user: SessionUser, turn: ChatTurn, request: RunRequest): Promise<{ existing: StoredRequest } | { plan: RunPlan; writer: LiveWriter }> {
+  private async begin(user: SessionUser, turn: ChatTurn, request: RunRequest): Promise<{ existing: StoredRun } | { plan: RunPlan; writer: LiveWriter; turn: ChatTurn }> {
     this.assertWithinSizeLimit(turn);
-    if (turn.checkNewRequest || turn.fileIds?.length) {
+    if (turn.prepareNewRequest || turn.fileIds?.length) {
       // Checks that apply only to new requests run after the key is looked up, so a retry still replays;
       // a retry with files also skips ranking their text again.
       const existing = await this.store.findByKey(user.id, turn.idempotencyKey);
       if (existing) return { existing };
-      await turn.checkNewRequest?.();
+      const prepared = await turn.prepareNewRequest?.();
+      if (prepared) turn = { ...turn, ...prepared };
     }
     const plan = await this.planOrReplay(user, turn);
     if ('existing' in plan) return plan;
     const writer = this.live.open(plan.runId);
-    let holder: StoredRequest | undefined;
+    let holder: StoredRun | undefined;
     try {
       holder = await this.claim(user, turn, plan, request);
     } catch (error) {
@@ -139,7 +153,7 @@ export class ChatPipelineService implements OnModuleDestroy {
     }
     if (!holder) {
       if (plan.files.length > 0) await this.recordAttachedFiles(plan);
-      return { plan, writer };
+      return { plan, writer, turn };
     }
     writer.discard();
     return { existing: holder };
@@ -149,11 +163,11 @@ export class ChatPipelineService implements OnModuleDestroy {
    * What the run will be; when the request could not be made now (model, plan, provider or conversation
    * refused) but its key holds an earlier request, that one is answered: a retry always replays.
    */
-  private async planOrReplay(user: SessionUser, turn: ChatTurn): Promise<RunPlan | { existing: StoredRequest }> {
+  private async planOrReplay(user: SessionUser, turn: ChatTurn): Promise<RunPlan | { existing: StoredRun }> {
     try {
       return await this.plan(user, turn);
     } catch (error) {
-      const existing = turn.checkNewRequest || !(error instanceof AppError) ? null : await this.store.findByKey(user.id, turn.idempotencyKey);
+      const existing = turn.prepareNewRequest || !(error instanceof AppError) ? null : await this.store.findByKey(user.id, turn.idempotencyKey);
       if (!existing) throw error;
       return { existing };
     }
@@ -179,12 +193,15 @@ export class ChatPipelineService implements OnModuleDestroy {
   }
 
   /** A replay names the same files: the fingerprint, which covers fileIds, matched. */
-  private resume(request: StoredRequest, fingerprint: string, signal?: AbortSignal, fileIds?: string[]): Promise<ChatStream> {
+  private resume(request: StoredRun, fingerprint: string, signal?: AbortSignal, fileIds?: string[]): Promise<ChatStream> {
     if (request.fingerprint !== fingerprint) {
       throw new AppError('idempotency_key_reused', 'This idempotencyKey was already used for a different request. Use a new key for a new request.');
     }
+    if (request.conversationId === null) {
+      throw new AppError('conversation_deleted', 'The conversation of this request was deleted, and its answer with it. Nothing was billed again; send a new idempotencyKey to ask again.');
+    }
     const answer = request.status === 'streaming' ? this.answerOf(request.id, signal) : storedAnswer(request);
-    return toChatStream(request.conversationId, true, answer, signal, fileIds);
+    return toChatStream({ runId: request.id, model: request.modelId, conversationId: request.conversationId, replayed: true, answer, contextFiles: fileIds }, signal);
   }
 
   /** Kept for the conversation's history; a failure here does not stop the answer (it is logged). */
@@ -201,7 +218,7 @@ export class ChatPipelineService implements OnModuleDestroy {
     }
     if (!model.planCodes.has(user.planCode)) throw modelNotAllowed(user, model.id);
     const provider = this.providers.configured(model.provider);
-    const history = turn.conversationId ? await this.history(user, turn.conversationId) : [];
+    const history = turn.conversationId ? await this.history(user, turn.conversationId, turn.anchor) : [];
     const system = turn.system ? [{ role: 'system' as const, content: turn.system }] : [];
     const context = turn.fileIds?.length ? await this.attachedContext(user, turn, model, [...system, ...history, ...turn.messages]) : null;
     const prompt = [...system, ...(context ? [{ role: 'system' as const, content: context.section }] : []), ...history, ...turn.messages];
@@ -230,9 +247,12 @@ export class ChatPipelineService implements OnModuleDestroy {
     return this.fileContext.contextFor(user, turn.fileIds!, question, Math.max(0, freeTokens) * BYTES_PER_TOKEN);
   }
 
-  /** The conversation's stored messages the model receives: newest first until the character budget is spent. */
-  private async history(user: SessionUser, conversationId: string): Promise<ChatMessage[]> {
-    const conversation = isUuid(conversationId) ? await this.conversations.findOwnedRecentMessages(user.id, conversationId, MAX_HISTORY_MESSAGES) : null;
+  /**
+   * The messages of the conversation's branch the model receives (the current one, or the one ending at
+   * the anchor): newest first until the character budget is spent.
+   */
+  private async history(user: SessionUser, conversationId: string, anchor?: { parentId: string | null }): Promise<ChatMessage[]> {
+    const conversation = isUuid(conversationId) ? await this.conversations.findOwnedBranchMessages(user.id, conversationId, MAX_HISTORY_MESSAGES, anchor) : null;
     if (!conversation) throw new AppError('not_found', 'No such conversation.');
     let budget = this.config.chat.maxInputChars;
     const kept: ChatMessage[] = [];
@@ -250,7 +270,7 @@ export class ChatPipelineService implements OnModuleDestroy {
    * unused. Answers the request that holds the key when there is one. 503 overloaded when the claim could
    * not be written within the start deadline.
    */
-  private async claim(user: SessionUser, turn: ChatTurn, plan: RunPlan, request: RunRequest): Promise<StoredRequest | undefined> {
+  private async claim(user: SessionUser, turn: ChatTurn, plan: RunPlan, request: RunRequest): Promise<StoredRun | undefined> {
     const now = this.clock.now();
     let claimed: ClaimResult;
     try {
@@ -307,15 +327,19 @@ export class ChatPipelineService implements OnModuleDestroy {
   /** Detached from the client: generation goes on after a disconnect, so the answer is stored and billed. */
   private async run(user: SessionUser, turn: ChatTurn, plan: RunPlan, writer: LiveWriter, requestId?: string): Promise<void> {
     this.leases.hold(plan.runId);
+    const stop = this.stops.register(plan.runId);
     let outcome: RunOutcome;
     try {
       const generation = await generate(plan.provider, { upstreamModel: plan.model.upstreamModel, messages: plan.prompt, maxOutputTokens: plan.model.maxOutputTokens }, {
         timeoutMs: this.config.chat.providerTimeoutMs,
         onText: (text) => writer.append(text),
+        stop,
       });
       if (generation.failure) this.log.warn({ requestId, runId: plan.runId, model: plan.model.id, failure: generation.failure, reason: generation.failureReason }, 'model provider failed');
-      outcome = generation.failure ? { status: 'failed', errorCode: generation.failure } : { status: 'completed' };
-      const settled = await this.settleThroughOutage(user, turn, plan, generation, outcome, requestId);
+      outcome = generation.failure ? { status: 'failed', errorCode: generation.failure } : { status: generation.stopped ? 'stopped' : 'completed' };
+      const settlement = this.settlementOf(turn, plan, generation, outcome);
+      const settled = await this.settleThroughOutage(user, settlement, requestId);
+      if (settled) outcome.usage = usageOf(settlement);
       if (!settled) {
         // Swept meanwhile (this instance had lost the database for longer than the lease): what the
         // client received is kept, so a retry replays it with the failure instead of claiming none.
@@ -330,6 +354,7 @@ export class ChatPipelineService implements OnModuleDestroy {
       outcome = { status: 'failed', errorCode: 'generation_interrupted' };
     } finally {
       this.leases.release(plan.runId);
+      this.stops.release(plan.runId);
     }
     await writer.end(outcome);
   }
@@ -338,25 +363,28 @@ export class ChatPipelineService implements OnModuleDestroy {
    * The settlement, tried again while the database is unreachable, for up to one lease: the lease is still
    * held (renewed as soon as the database is back), so a short outage loses nothing. False if swept.
    */
-  private async settleThroughOutage(user: SessionUser, turn: ChatTurn, plan: RunPlan, generation: Generation, outcome: RunOutcome, requestId?: string): Promise<boolean> {
+  private async settleThroughOutage(user: SessionUser, settlement: Settlement, requestId?: string): Promise<boolean> {
     const giveUpAt = Date.now() + this.config.chat.leaseMs;
     for (let delayMs = SETTLE_RETRY_FIRST_MS; ; delayMs = Math.min(delayMs * 2, SETTLE_RETRY_MAX_MS)) {
       try {
-        return await this.settle(user, turn, plan, generation, outcome);
+        return await this.store.settle(user.id, settlement);
       } catch (error) {
         if (!isDatabaseUnavailable(error) || Date.now() + delayMs > giveUpAt) throw error;
-        this.log.warn({ err: error, requestId, runId: plan.runId, retryInMs: delayMs }, 'chat settlement failed: trying again');
+        this.log.warn({ err: error, requestId, runId: settlement.id, retryInMs: delayMs }, 'chat settlement failed: trying again');
         await new Promise((resolve) => setTimeout(resolve, delayMs));
       }
     }
   }
 
-  /** Assistant message, ledger entry and quota settlement in one statement; false if already swept. */
-  private settle(user: SessionUser, turn: ChatTurn, plan: RunPlan, generation: Generation, outcome: RunOutcome): Promise<boolean> {
+  /**
+   * How the run is settled (messages, ledger entry and quota in one statement): billed when it completed or
+   * produced text (a stopped or broken-off answer pays for what was produced).
+   */
+  private settlementOf(turn: ChatTurn, plan: RunPlan, generation: Generation, outcome: RunOutcome): Settlement {
     const billed = outcome.status === 'completed' || generation.text.length > 0;
     const inputTokens = generation.usage?.inputTokens ?? plan.estimatedInputTokens;
     const outputTokens = generation.usage?.outputTokens ?? generation.chunks;
-    return this.store.settle(user.id, {
+    return {
       id: plan.runId,
       status: outcome.status,
       responseBody: generation.text,
@@ -364,12 +392,13 @@ export class ChatPipelineService implements OnModuleDestroy {
       finishedAt: this.clock.now(),
       billed,
       messages: [...turn.messages, { role: 'assistant', content: generation.text }],
+      anchor: turn.anchor,
       modelId: plan.model.id,
       skill: turn.skill,
       inputTokens,
       outputTokens,
       credits: billed ? settledCredits(plan.model, plan.reservedCredits, inputTokens, outputTokens) : 0,
-    });
+    };
   }
 
   /** A running answer from its first byte: the run's own buffer when it runs here, else relayed from elsewhere. */
@@ -426,17 +455,25 @@ export class ChatPipelineService implements OnModuleDestroy {
   }
 }
 
+/** What a settled run reports: its ledger entry's figures, or zeros when nothing was billed. */
+function usageOf(settlement: Settlement): RunUsage {
+  return settlement.billed ? { inputTokens: settlement.inputTokens, outputTokens: settlement.outputTokens, credits: settlement.credits } : NO_USAGE;
+}
+
+const NO_USAGE: RunUsage = { inputTokens: 0, outputTokens: 0, credits: 0 };
+
 /** A finished request replayed: its stored text, then how it ended. */
-function storedAnswer(request: StoredRequest): LiveBuffer {
+function storedAnswer(request: StoredRun): LiveBuffer {
   const answer = new LiveBuffer();
   if (request.responseBody) answer.append(request.responseBody);
   answer.end(outcomeOf(request));
   return answer;
 }
 
-function outcomeOf(request: { status: string; errorCode: string | null }): RunOutcome {
-  if (request.status === 'completed') return { status: 'completed' };
-  return { status: 'failed', errorCode: isFailureCode(request.errorCode) ? request.errorCode : 'generation_interrupted' };
+function outcomeOf(request: StoredRun): RunOutcome {
+  const usage = request.usage ?? NO_USAGE;
+  if (request.status === 'completed' || request.status === 'stopped') return { status: request.status, usage };
+  return { status: 'failed', errorCode: isFailureCode(request.errorCode) ? request.errorCode : 'generation_interrupted', usage };
 }
 
 function modelNotAllowed(user: SessionUser, modelId: string): AppError {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { uuidv7 } from '../common/ids';
 import { PreparedStatement, PrismaService } from '../infra/prisma/prisma.service';
 import { ChatMessage } from '../models/providers/model-provider';
+import { RunUsage } from './live/live-event';
 
 export interface NewChatRequest {
   id: string;
@@ -25,9 +26,17 @@ export interface StoredRequest {
   id: string;
   fingerprint: string;
   status: string;
-  conversationId: string;
+  /** Null once its conversation was deleted (its text went with it). */
+  conversationId: string | null;
   responseBody: string | null;
   errorCode: string | null;
+}
+
+/** A stored request with what its replay as events shows: the model, and the usage of a billed run. */
+export interface StoredRun extends StoredRequest {
+  modelId: string;
+  /** Null while streaming and for a run that billed nothing. */
+  usage: RunUsage | null;
 }
 
 export type ClaimResult =
@@ -35,18 +44,23 @@ export type ClaimResult =
   | { outcome: 'model_not_allowed' }
   | { outcome: 'quota_exceeded' }
   | { outcome: 'not_found' }
-  | { outcome: 'taken'; request: StoredRequest };
+  | { outcome: 'taken'; request: StoredRun };
 
 /** How a run ended and what it costs; `billed` runs store their messages and a ledger entry. */
 export interface Settlement {
   id: string;
-  status: 'completed' | 'failed';
+  status: 'completed' | 'failed' | 'stopped';
   responseBody: string;
   errorCode: string | null;
   finishedAt: Date;
   billed: boolean;
   /** The turn's messages and the answer, appended to the conversation in this order. */
   messages: ChatMessage[];
+  /**
+   * Where the messages go in the conversation's tree: after `parentId` (null: from the start), for a
+   * regenerated answer or an edited message; by default after the conversation's current message.
+   */
+  anchor?: { parentId: string | null };
   modelId: string;
   skill?: { skillId: string; skillVersionId: string };
   inputTokens: number;
@@ -54,12 +68,30 @@ export interface Settlement {
   credits: number;
 }
 
-const OUTCOME = { id: true, fingerprint: true, status: true, conversationId: true, responseBody: true, errorCode: true } as const;
+const RUN = {
+  id: true,
+  fingerprint: true,
+  status: true,
+  conversationId: true,
+  responseBody: true,
+  errorCode: true,
+  modelId: true,
+  ledgerEntry: { select: { inputTokens: true, outputTokens: true, credits: true } },
+} as const;
+
+interface RunRow extends StoredRequest {
+  modelId: string;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  credits: number | null;
+}
 
 const FIND_BY_KEY: PreparedStatement = {
-  name: 'chat_find_by_key',
-  text: `SELECT id::text, fingerprint, status::text, "conversationId"::text AS "conversationId", "responseBody", "errorCode"
-           FROM "ChatRequest" WHERE "userId" = $1::uuid AND "idempotencyKey" = $2`,
+  name: 'chat_find_run_by_key',
+  text: `SELECT r.id::text, r.fingerprint, r.status::text, r."conversationId"::text AS "conversationId", r."responseBody", r."errorCode",
+                r."modelId", l."inputTokens", l."outputTokens", l.credits
+           FROM "ChatRequest" r LEFT JOIN "LedgerEntry" l ON l."chatRequestId" = r.id
+          WHERE r."userId" = $1::uuid AND r."idempotencyKey" = $2`,
 };
 
 interface ClaimRow {
@@ -72,39 +104,54 @@ interface ClaimRow {
   conversationId: string | null;
   responseBody: string | null;
   errorCode: string | null;
+  modelId: string | null;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  credits: number | null;
 }
 
 const CLAIM_MANY: PreparedStatement = {
-  name: 'chat_claim_many',
-  text: `SELECT n, outcome, id::text, fingerprint, status, "conversationId"::text AS "conversationId", "responseBody", "errorCode"
+  name: 'chat_claim_many_with_usage',
+  text: `SELECT n, outcome, id::text, fingerprint, status, "conversationId"::text AS "conversationId", "responseBody", "errorCode",
+                "modelId", "inputTokens", "outputTokens", credits
            FROM chat_claim_many($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::boolean[], $7::text[], $8::text[],
                                 $9::uuid[], $10::uuid[], $11::date[], $12::int[], $13::int[])`,
 };
 
 const RENEW_LEASES: PreparedStatement = {
-  name: 'chat_renew_leases',
+  name: 'chat_renew_leases_and_read_stops',
   text: `UPDATE "ChatRequest" SET "leaseExpiresAt" = clock_timestamp() + $2::int * interval '1 millisecond'
-          WHERE id = ANY($1::uuid[]) AND status = 'streaming'`,
+          WHERE id = ANY($1::uuid[]) AND status = 'streaming'
+          RETURNING id::text, "stopRequestedAt" IS NOT NULL AS "stopRequested"`,
 };
 
 const SETTLE_MANY: PreparedStatement = {
-  name: 'chat_settle_many',
+  name: 'chat_settle_many_anchored',
   text: `SELECT n FROM chat_settle_many($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::boolean[], $7::uuid[],
-                                       $8::uuid[], $9::text[], $10::int[], $11::int[], $12::int[], $13::uuid[], $14::int[],
-                                       $15::uuid[], $16::text[], $17::text[])`,
+                                       $8::uuid[], $9::text[], $10::int[], $11::int[], $12::int[], $13::uuid[], $14::boolean[],
+                                       $15::uuid[], $16::int[], $17::uuid[], $18::text[], $19::text[])`,
 };
 
 @Injectable()
 export class ChatRequestsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  async findByKey(userId: string, idempotencyKey: string): Promise<StoredRequest | null> {
-    const [row] = await this.prisma.statement<StoredRequest>(FIND_BY_KEY, [userId, idempotencyKey]);
-    return row ?? null;
+  async findByKey(userId: string, idempotencyKey: string): Promise<StoredRun | null> {
+    const [row] = await this.prisma.statement<RunRow>(FIND_BY_KEY, [userId, idempotencyKey]);
+    return row ? toStoredRun(row) : null;
   }
 
-  findOutcome(id: string): Promise<StoredRequest | null> {
-    return this.prisma.chatRequest.findUnique({ where: { id }, select: OUTCOME });
+  async findOutcome(id: string): Promise<StoredRun | null> {
+    const row = await this.prisma.chatRequest.findUnique({ where: { id }, select: RUN });
+    if (!row) return null;
+    const { ledgerEntry, ...run } = row;
+    return { ...run, usage: ledgerEntry };
+  }
+
+  /** Asks the instance generating the run to stop it (it reads the flag at its next lease renewal at the latest). */
+  async markStopRequested(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.prisma.chatRequest.updateMany({ where: { id: { in: ids }, status: 'streaming', stopRequestedAt: null }, data: { stopRequestedAt: new Date() } });
   }
 
   /**
@@ -134,9 +181,13 @@ export class ChatRequestsRepository {
     return results;
   }
 
-  /** Extends, by the database's clock, the leases of runs still streaming (the instance generating them is alive). */
-  async renewLeases(ids: string[], leaseMs: number): Promise<void> {
-    await this.prisma.statement(RENEW_LEASES, [ids, leaseMs]);
+  /**
+   * Extends, by the database's clock, the leases of runs still streaming (the instance generating them is
+   * alive). Answers those of them whose stop was asked for.
+   */
+  async renewLeases(ids: string[], leaseMs: number): Promise<string[]> {
+    const rows = await this.prisma.statement<{ id: string; stopRequested: boolean }>(RENEW_LEASES, [ids, leaseMs]);
+    return rows.filter((row) => row.stopRequested).map((row) => row.id);
   }
 
   /**
@@ -182,6 +233,8 @@ export class ChatRequestsRepository {
       column((run) => run.outputTokens),
       column((run) => run.credits),
       column((run) => uuidv7(run.finishedAt.getTime())),
+      column((run) => run.anchor !== undefined),
+      column((run) => run.anchor?.parentId ?? null),
       messages.map((message) => message.run),
       messages.map((message) => uuidv7(message.at)),
       messages.map((message) => message.role),
@@ -219,13 +272,19 @@ function toClaimResult(row: ClaimRow): ClaimResult {
   if (row.outcome !== 'taken') return { outcome: row.outcome };
   return {
     outcome: 'taken',
-    request: {
-      id: row.id as string,
-      fingerprint: row.fingerprint as string,
-      status: row.status as string,
-      conversationId: row.conversationId as string,
-      responseBody: row.responseBody,
-      errorCode: row.errorCode,
-    },
+    request: toStoredRun({ ...row, id: row.id as string, fingerprint: row.fingerprint as string, status: row.status as string, modelId: row.modelId as string }),
+  };
+}
+
+function toStoredRun({ inputTokens, outputTokens, credits, ...run }: RunRow): StoredRun {
+  return {
+    id: run.id,
+    fingerprint: run.fingerprint,
+    status: run.status,
+    conversationId: run.conversationId,
+    responseBody: run.responseBody,
+    errorCode: run.errorCode,
+    modelId: run.modelId,
+    usage: credits === null ? null : { inputTokens: inputTokens ?? 0, outputTokens: outputTokens ?? 0, credits },
   };
 }

@@ -1,6 +1,6 @@
-import { Response } from 'express';
-import { ChatStream } from './chat-stream';
-import { RunOutcome } from './live/live-event';
+import { Request, Response } from 'express';
+import { ChatStream, midStreamFailure } from './chat-stream';
+import { RunOutcome, RunUsage } from './live/live-event';
 
 /** Aborts when the client goes away before the answer was written, so followers stop reading for it. */
 export function abortWhenClientLeaves(res: Response): AbortSignal {
@@ -14,22 +14,74 @@ export function abortWhenClientLeaves(res: Response): AbortSignal {
 /** A client that stopped reading does not hold the connection open longer than this. */
 const FLUSH_BEFORE_ABORT_MS = 5_000;
 
+const NO_USAGE: RunUsage = { inputTokens: 0, outputTokens: 0, credits: 0 };
+
+/** Server-sent events when the client asks for them (`Accept: text/event-stream`), else streamed plain text. */
+export function writeAnswer(req: Request, res: Response, stream: ChatStream): Promise<void> {
+  return wantsEvents(req) ? writeChatEvents(res, stream) : writeChatStream(res, stream);
+}
+
+function wantsEvents(req: Request): boolean {
+  return /(^|[\s,])text\/event-stream\s*(;|,|$)/i.test(req.headers.accept ?? '');
+}
+
 /**
  * Writes an answer as `text/plain` chunks, each as soon as it exists (no buffering on the way: no
  * compression, no proxy buffering). An answer that broke off ends the connection without the final chunk,
- * which clients see as an incomplete response rather than a clean end. Resolves when the response is done.
+ * which clients see as an incomplete response rather than a clean end; a stopped one ends cleanly. A
+ * replay of a finished run says how it ended (`x-run-status`). Resolves when the response is done.
  */
 export function writeChatStream(res: Response, stream: ChatStream): Promise<void> {
+  writeHead(res, stream, 'text/plain; charset=utf-8');
+  const ended = stream.answer.ended;
+  if (stream.replayed && ended) res.setHeader('x-run-status', ended.status);
+  return relay(res, stream, {
+    text: (chunk) => res.write(chunk),
+    end: (outcome) => endPlainText(res, outcome),
+  });
+}
+
+/**
+ * Writes an answer as server-sent events: `meta` (conversationId, requestId, model), one `delta` per
+ * chunk of text, then `error` (code, detail) when it broke off, `usage` (tokens and credits billed) and
+ * `done` (status). A replay or a joined run writes the same events. Resolves when the response is done.
+ */
+export function writeChatEvents(res: Response, stream: ChatStream): Promise<void> {
+  writeHead(res, stream, 'text/event-stream; charset=utf-8');
+  sendEvent(res, 'meta', { conversationId: stream.conversationId, requestId: stream.runId, model: stream.model });
+  return relay(res, stream, {
+    text: (text) => sendEvent(res, 'delta', { text }),
+    end: (outcome) => {
+      if (outcome.status === 'failed') sendEvent(res, 'error', midStreamFailure(outcome.errorCode));
+      sendEvent(res, 'usage', outcome.usage ?? NO_USAGE);
+      sendEvent(res, 'done', { status: outcome.status });
+      res.end();
+    },
+  });
+}
+
+function writeHead(res: Response, stream: ChatStream, contentType: string): void {
   res.status(200);
-  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  res.setHeader('Content-Type', contentType);
   res.setHeader('Cache-Control', 'no-cache, no-transform');
   res.setHeader('X-Accel-Buffering', 'no');
   res.setHeader('x-conversation-id', stream.conversationId);
   if (stream.replayed) res.setHeader('Idempotent-Replayed', 'true');
   if (stream.contextFiles) res.setHeader('x-context-files', stream.contextFiles.join(','));
   res.socket?.setNoDelay(true);
-  // The first text (or the end) is already there (toChatStream waited for it): the head goes out with it.
-  // Node corks the socket for each chunk until the next tick, so chunks written in one tick share a write.
+}
+
+function sendEvent(res: Response, event: string, data: object): void {
+  // JSON.stringify escapes line breaks, so the data is one `data:` line.
+  res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+}
+
+/**
+ * Passes the answer to the writer until its end or until the client leaves. The first text (or the end)
+ * is already there (toChatStream waited for it): the head goes out with it. Node corks the socket for each
+ * chunk until the next tick, so chunks written in one tick share a write.
+ */
+function relay(res: Response, stream: ChatStream, write: { text: (chunk: string) => void; end: (outcome: RunOutcome) => void }): Promise<void> {
   return new Promise((resolve) => {
     let finished = false;
     let stop: (() => void) | undefined;
@@ -43,10 +95,10 @@ export function writeChatStream(res: Response, stream: ChatStream): Promise<void
     res.on('close', finish);
     stop = stream.answer.subscribe({
       text: (chunk) => {
-        if (!res.destroyed) res.write(chunk);
+        if (!res.destroyed) write.text(chunk);
       },
       end: (outcome) => {
-        endResponse(res, outcome);
+        if (!res.destroyed) write.end(outcome);
         finish();
       },
     });
@@ -54,9 +106,8 @@ export function writeChatStream(res: Response, stream: ChatStream): Promise<void
   });
 }
 
-function endResponse(res: Response, outcome: RunOutcome): void {
-  if (res.destroyed) return;
-  if (outcome.status === 'completed') {
+function endPlainText(res: Response, outcome: RunOutcome): void {
+  if (outcome.status !== 'failed') {
     res.end();
     return;
   }

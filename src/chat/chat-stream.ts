@@ -4,6 +4,10 @@ import { FailureCode } from './live/live-event';
 
 /** A started, joined or replayed answer, ready to be written to the client. */
 export interface ChatStream {
+  /** The run's id (the chat request's: its ledger entry names it). */
+  runId: string;
+  /** The catalog id of the model answering. */
+  model: string;
   conversationId: string;
   /** True for a retry: a replay of a finished request or a join of one still running. */
   replayed: boolean;
@@ -19,6 +23,17 @@ const FAILURE_DETAILS: Record<FailureCode, string> = {
   generation_interrupted: 'The answer was interrupted (the instance generating it stopped or lost its database) and nothing of it was stored; nothing was billed.',
 };
 
+const MID_STREAM_DETAILS: Record<FailureCode, string> = {
+  provider_error: 'The model provider failed during the answer; only what was delivered is billed.',
+  provider_timeout: 'The model provider stopped answering in time; only what was delivered is billed.',
+  generation_interrupted: 'The answer was interrupted (the instance generating it stopped or lost its database).',
+};
+
+/** Why an answer broke off after its first byte (the `error` event). */
+export function midStreamFailure(code: FailureCode): { code: FailureCode; detail: string } {
+  return { code, detail: MID_STREAM_DETAILS[code] };
+}
+
 /** The problem for a run that failed before its first byte; its retries (same key) get the same one. */
 export function failureProblem(code: FailureCode, replayed: boolean): AppError {
   return new AppError(code, `${FAILURE_DETAILS[code]} Send a new idempotencyKey to try again.`, {
@@ -30,11 +45,12 @@ export function failureProblem(code: FailureCode, replayed: boolean): AppError {
  * Waits for the answer's first text or its end, so that a failure before the first byte can still be a
  * 502 problem (nothing has been written yet). Resolves at once when the client has gone.
  */
-export async function toChatStream(conversationId: string, replayed: boolean, answer: LiveBuffer, signal?: AbortSignal, contextFiles?: string[]): Promise<ChatStream> {
+export async function toChatStream(stream: ChatStream, signal?: AbortSignal): Promise<ChatStream> {
+  const { answer, contextFiles, ...head } = stream;
   await firstEvent(answer, signal);
   const outcome = answer.ended;
-  if (outcome?.status === 'failed' && answer.textSoFar() === '') throw failureProblem(outcome.errorCode, replayed);
-  return { conversationId, replayed, answer, ...(contextFiles?.length ? { contextFiles } : {}) };
+  if (outcome?.status === 'failed' && answer.textSoFar() === '') throw failureProblem(outcome.errorCode, stream.replayed);
+  return { ...head, answer, ...(contextFiles?.length ? { contextFiles } : {}) };
 }
 
 function firstEvent(answer: LiveBuffer, signal?: AbortSignal): Promise<void> {

@@ -12,12 +12,26 @@ import { ChatSweeperService } from './chat-sweeper.service';
 import { LeaseKeeper } from './lease-keeper';
 import { RunStore } from './run-store';
 import { LiveStreams } from './live/live-streams';
+import { ConversationTurnsController } from './conversation-turns.controller';
+import { ConversationTurnsService } from './conversation-turns.service';
+import { RunStops } from './stop/run-stops';
 
-/** POST /v1/chat and the pipeline Skill runs reuse (exported for the skills module). */
+/** POST /v1/chat, stop, the conversation routes that run the pipeline, and the pipeline Skill runs reuse (exported for the skills module). */
 @Module({
   imports: [CatalogModule, ModelsModule, ConversationsModule, FilesModule],
-  controllers: [ChatController],
-  providers: [ChatAdmission, ChatPipelineService, ChatRequestsRepository, ChatService, ChatSweeperService, LeaseKeeper, LiveStreams, RunStore],
+  controllers: [ChatController, ConversationTurnsController],
+  providers: [
+    ChatAdmission,
+    ChatPipelineService,
+    ChatRequestsRepository,
+    ChatService,
+    ChatSweeperService,
+    ConversationTurnsService,
+    LeaseKeeper,
+    LiveStreams,
+    RunStops,
+    RunStore,
+  ],
   exports: [ChatAdmission, ChatPipelineService],
 })
 export class ChatModule {}

@@ -1,14 +1,30 @@
 import { Injectable } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
+import { AppError } from '../common/errors/app-error';
 import { RunRequest } from './admission/chat-admission';
 import { ChatPipelineService } from './chat-pipeline.service';
+import { StoredRun } from './chat-requests.repository';
 import { ChatStream } from './chat-stream';
 import { ChatRequestDto } from './dto/chat-request.dto';
+import { StopRunDto } from './dto/conversation-turn.dto';
+import { RunStatusDto } from './dto/run-status.response';
 import { fingerprintOf } from './fingerprint';
+import { LiveStreams } from './live/live-streams';
+import { RunStore } from './run-store';
+import { RunStops } from './stop/run-stops';
+
+/** How long POST /v1/chat/stop waits for the run to end, so that it can answer `stopped`. */
+const STOP_WAIT_MS = 5_000;
+const STOP_POLL_MS = 100;
 
 @Injectable()
 export class ChatService {
-  constructor(private readonly pipeline: ChatPipelineService) {}
+  constructor(
+    private readonly pipeline: ChatPipelineService,
+    private readonly store: RunStore,
+    private readonly stops: RunStops,
+    private readonly live: LiveStreams,
+  ) {}
 
   send(user: SessionUser, request: ChatRequestDto, runRequest: RunRequest = {}): Promise<ChatStream> {
     const messages = request.messages.map(({ role, content }) => ({ role, content }));
@@ -25,5 +41,32 @@ export class ChatService {
       },
       runRequest,
     );
+  }
+
+  /**
+   * Stops the caller's run under this key, wherever it is generated, and answers its status once it has
+   * ended (or after STOP_WAIT_MS, still `streaming`, when its instance has not acted yet). A run that had
+   * already ended is left as it is.
+   */
+  async stop(user: SessionUser, request: StopRunDto): Promise<RunStatusDto> {
+    let run = await this.store.findByKey(user.id, request.idempotencyKey);
+    if (!run) throw new AppError('not_found', 'No request of yours has this idempotencyKey.');
+    if (run.status === 'streaming') {
+      await this.stops.stop([run.id]);
+      run = await this.untilEnded(run);
+    }
+    return { idempotencyKey: request.idempotencyKey, requestId: run.id, conversationId: run.conversationId, status: run.status as RunStatusDto['status'] };
+  }
+
+  /** The run once it is no longer streaming, or as it is after STOP_WAIT_MS. */
+  private async untilEnded(run: StoredRun): Promise<StoredRun> {
+    const giveUpAt = Date.now() + STOP_WAIT_MS;
+    const local = this.live.localAnswer(run.id);
+    if (local) await local.whenEnded(STOP_WAIT_MS);
+    for (;;) {
+      const now = (await this.store.findOutcome(run.id)) ?? run;
+      if (now.status !== 'streaming' || Date.now() >= giveUpAt) return now;
+      await new Promise((resolve) => setTimeout(resolve, STOP_POLL_MS));
+    }
   }
 }

@@ -7,6 +7,8 @@ export interface Generation {
   chunks: number;
   usage?: { inputTokens: number; outputTokens: number };
   failure?: FailureCode;
+  /** The run was stopped (POST /v1/chat/stop): the text so far is the answer. */
+  stopped?: boolean;
   /** For the log only: the provider's own words, never sent to the client. */
   failureReason?: string;
 }
@@ -16,8 +18,13 @@ export interface Generation {
  * most `timeoutMs` before the first event and between two events; then the call is aborted as timed out
  * (one timer for the whole call, pushed back at every event). Never throws: a failure is part of the
  * result, with the text delivered before it. Resolves at the timeout even if the provider ignores the abort.
+ * When `stop` aborts, the provider call is aborted and the generation ends at once, stopped, with its text.
  */
-export function generate(provider: ModelProvider, request: Omit<GenerationRequest, 'signal'>, options: { timeoutMs: number; onText: (text: string) => void }): Promise<Generation> {
+export function generate(
+  provider: ModelProvider,
+  request: Omit<GenerationRequest, 'signal'>,
+  options: { timeoutMs: number; onText: (text: string) => void; stop?: AbortSignal },
+): Promise<Generation> {
   const abort = new AbortController();
   const result: Generation = { text: '', chunks: 0 };
   return new Promise((resolve) => {
@@ -26,6 +33,7 @@ export function generate(provider: ModelProvider, request: Omit<GenerationReques
       if (done) return;
       done = true;
       clearTimeout(silence);
+      options.stop?.removeEventListener('abort', stopped);
       if (failure) {
         abort.abort();
         result.failure = failure;
@@ -34,6 +42,17 @@ export function generate(provider: ModelProvider, request: Omit<GenerationReques
       resolve(result);
     };
     const silence = setTimeout(() => finish('provider_timeout', `no event for ${options.timeoutMs} ms`), options.timeoutMs);
+    const stopped = () => {
+      if (done) return;
+      result.stopped = true;
+      abort.abort();
+      finish();
+    };
+    if (options.stop?.aborted) {
+      stopped();
+      return;
+    }
+    options.stop?.addEventListener('abort', stopped, { once: true });
     const receive = (event: GenerationEvent) => {
       if (done) return;
       silence.refresh();

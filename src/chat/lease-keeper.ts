@@ -14,6 +14,7 @@ import { ChatRequestsRepository } from './chat-requests.repository';
 @Injectable()
 export class LeaseKeeper implements OnModuleInit, OnModuleDestroy {
   private readonly held = new Set<string>();
+  private stopRequested: (runIds: string[]) => void = () => undefined;
   private readonly task = new PeriodicTask(() => this.renewAll(), undefined);
 
   constructor(
@@ -28,6 +29,11 @@ export class LeaseKeeper implements OnModuleInit, OnModuleDestroy {
 
   onModuleDestroy(): void {
     this.task.stop();
+  }
+
+  /** Called with the held runs whose stop a renewal found asked for (when the message about it was lost). */
+  onStopRequested(handler: (runIds: string[]) => void): void {
+    this.stopRequested = handler;
   }
 
   /** From its claim until it is settled (or given up), the run's lease is kept alive. */
@@ -53,7 +59,8 @@ export class LeaseKeeper implements OnModuleInit, OnModuleDestroy {
     if (this.held.size === 0) return;
     const runs = this.heldRuns();
     try {
-      await this.requests.renewLeases(runs, this.config.chat.leaseMs);
+      const toStop = await this.requests.renewLeases(runs, this.config.chat.leaseMs);
+      if (toStop.length > 0) this.stopRequested(toStop);
     } catch (error) {
       this.log.warn({ err: error, runs: runs.length }, 'lease renewal failed');
     }

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Batcher, SubmitOptions } from '../infra/database/batcher';
-import { ChatRequestsRepository, ClaimResult, NewChatRequest, Settlement, StoredRequest } from './chat-requests.repository';
+import { ChatRequestsRepository, ClaimResult, NewChatRequest, Settlement, StoredRun } from './chat-requests.repository';
 
 /** Most claims or settlements in one statement. */
 const MAX_BATCH = 32;
@@ -47,11 +47,11 @@ export class RunStore {
     return this.settlements.submit({ ...run, userId });
   }
 
-  findByKey(userId: string, idempotencyKey: string): Promise<StoredRequest | null> {
+  findByKey(userId: string, idempotencyKey: string): Promise<StoredRun | null> {
     return this.requests.findByKey(userId, idempotencyKey);
   }
 
-  findOutcome(runId: string): Promise<StoredRequest | null> {
+  findOutcome(runId: string): Promise<StoredRun | null> {
     return this.requests.findOutcome(runId);
   }
 

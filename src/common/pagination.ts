@@ -61,3 +61,19 @@ export function olderThan<Field extends 'createdAt' | 'updatedAt'>(field: Field,
   const tied = { [field]: after.at, id: { lt: after.id } } as Record<Field, Date> & { id: { lt: string } };
   return { OR: [older, tied] };
 }
+
+/** Position in a list ranked by relevance (search): how many items came before. */
+export function encodeOffsetCursor(offset: number): string {
+  return Buffer.from(`offset|${offset}`).toString('base64url');
+}
+
+export function decodeOffsetCursor(value: string): number {
+  const [kind, offset, ...rest] = Buffer.from(value, 'base64url').toString('utf8').split('|');
+  const number = Number(offset);
+  if (kind !== 'offset' || rest.length > 0 || !/^\d{1,9}$/.test(offset ?? '') || !Number.isSafeInteger(number)) {
+    throw new AppError('validation_failed', 'The cursor is not one this API gave out for this search.', {
+      errors: [{ field: 'cursor', code: 'invalid_cursor', message: 'cursor must be the nextCursor of a previous page of the same search' }],
+    });
+  }
+  return number;
+}

@@ -5,7 +5,7 @@ import { CurrentUser } from '../auth/current-user.decorator';
 import { SessionUser } from '../auth/session-user';
 import { ChatAdmission } from '../chat/admission/chat-admission';
 import { STREAMED_ANSWER_RESPONSE } from '../chat/chat.controller';
-import { abortWhenClientLeaves, writeChatStream } from '../chat/chat-response.writer';
+import { abortWhenClientLeaves, writeAnswer } from '../chat/chat-response.writer';
 import { ApiProblems } from '../common/openapi/api-problems.decorator';
 import { PageQueryDto } from '../common/pagination';
 import { CreateSkillDto, ImportSkillDto, PublishVersionDto } from './dto/skill-input.dto';
@@ -97,11 +97,11 @@ export class SkillsController {
   @Post(':id/run')
   @HttpCode(200)
   @ApiOperation({ summary: 'Run the latest version through the chat pipeline and stream the answer (idempotent, quota-limited, billed once)' })
-  @ApiProduces('text/plain')
+  @ApiProduces('text/plain', 'text/event-stream')
   @ApiOkResponse(STREAMED_ANSWER_RESPONSE)
-  @ApiProblems(401, 403, 404, 422, 429, 502, 503)
+  @ApiProblems(401, 403, 404, 410, 422, 429, 502, 503)
   async run(@CurrentUser() user: SessionUser, @Param('id') id: string, @Body() body: SkillRunDto, @Req() req: Request, @Res() res: Response): Promise<void> {
     const stream = await this.skills.run(user, id, body, this.admission.runRequest(req, abortWhenClientLeaves(res)));
-    await writeChatStream(res, stream);
+    await writeAnswer(req, res, stream);
   }
 }

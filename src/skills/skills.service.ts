@@ -109,7 +109,7 @@ export class SkillsService {
         messages: [{ role: 'user', content }],
         system: latest.instruction,
         skill: { skillId: skill.id, skillVersionId: latest.id },
-        checkNewRequest: () => this.checkInput(latest, request.input),
+        prepareNewRequest: () => this.checkInput(latest, request.input),
       },
       runRequest,
     );

@@ -28,7 +28,7 @@ export interface ChatCall {
 }
 
 /** POSTs JSON and records the streamed answer piece by piece. */
-export function post(baseUrl: string, path: string, cookie: string, body: unknown): ChatCall {
+export function post(baseUrl: string, path: string, cookie: string, body: unknown, headers: Record<string, string> = {}): ChatCall {
   let abort = () => undefined as void;
   let resolveFirst!: (text: string) => void;
   const firstChunk = new Promise<string>((resolve) => (resolveFirst = resolve));
@@ -36,7 +36,7 @@ export function post(baseUrl: string, path: string, cookie: string, body: unknow
     const payload = JSON.stringify(body);
     const req = httpRequest(`${baseUrl}${path}`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload), Cookie: cookie, Connection: 'close' },
+      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload), Cookie: cookie, Connection: 'close', ...headers },
     });
     abort = () => req.destroy();
     req.on('error', (error) => {
@@ -66,4 +66,23 @@ export function post(baseUrl: string, path: string, cookie: string, body: unknow
 
 export function chat(baseUrl: string, cookie: string, body: unknown): ChatCall {
   return post(baseUrl, '/v1/chat', cookie, body);
+}
+
+/** One server-sent event as received: its name and its parsed JSON data. */
+export interface ReceivedEvent {
+  event: string;
+  data: Record<string, unknown>;
+}
+
+/** The events of a text/event-stream body, in order. */
+export function parseEvents(body: string): ReceivedEvent[] {
+  return body
+    .split('\n\n')
+    .filter((block) => block.trim() !== '')
+    .map((block) => {
+      const lines = block.split('\n');
+      const event = lines.find((line) => line.startsWith('event: '))?.slice('event: '.length) ?? 'message';
+      const data = lines.filter((line) => line.startsWith('data: ')).map((line) => line.slice('data: '.length)).join('\n');
+      return { event, data: JSON.parse(data) as Record<string, unknown> };
+    });
 }

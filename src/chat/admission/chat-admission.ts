@@ -29,8 +29,8 @@ export interface RunRequest {
   started?: () => void;
 }
 
-/** The routes that start runs: POST /v1/chat and POST /v1/skills/:id/run. */
-const RUN_ROUTE = /^\/v1\/(chat|skills\/[^/]+\/run)\/?(\?|$)/;
+/** The routes that start runs: POST /v1/chat, /v1/skills/:id/run, /v1/conversations/:id/regenerate and …/messages/:messageId/edit. */
+const RUN_ROUTE = /^\/v1\/(chat|skills\/[^/]+\/run|conversations\/[^/]+\/(regenerate|messages\/[^/]+\/edit))\/?(\?|$)/;
 
 /**
  * Admission control for the routes that start runs, so that an instance under more load than it can carry

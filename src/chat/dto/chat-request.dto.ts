@@ -19,8 +19,20 @@ export class ChatMessageDto {
   content!: string;
 }
 
+/** The key of every request that runs a model (and of POST /v1/chat/stop, which names one). */
+export class IdempotencyKeyDto {
+  /**
+   * Chosen by the client, unique per request it means (1-255 printable ASCII characters). Retrying with the
+   * same key never bills or calls the model twice: it replays, or joins the answer still being written.
+   */
+  @ApiProperty({ minLength: 1, maxLength: 255, example: '4f6c1c8e-1f7a-4a5e-9d55-0e2b8a1f6a10' })
+  @IsString({ message: IDEMPOTENCY_KEY_MESSAGE })
+  @Matches(IDEMPOTENCY_KEY_PATTERN, { message: IDEMPOTENCY_KEY_MESSAGE })
+  idempotencyKey!: string;
+}
+
 /** Shared by POST /v1/chat and POST /v1/skills/:id/run. */
-export class IdempotentRunDto {
+export class IdempotentRunDto extends IdempotencyKeyDto {
   /** A catalog model id on the caller's plan, e.g. `local/echo`. */
   @ApiProperty({ example: 'local/echo' })
   @IsString()
@@ -34,15 +46,6 @@ export class IdempotentRunDto {
   @IsNotEmpty()
   @MaxLength(100)
   conversationId?: string;
-
-  /**
-   * Chosen by the client, unique per request it means (1-255 printable ASCII characters). Retrying with the
-   * same key never bills or calls the model twice: it replays, or joins the answer still being written.
-   */
-  @ApiProperty({ minLength: 1, maxLength: 255, example: '4f6c1c8e-1f7a-4a5e-9d55-0e2b8a1f6a10' })
-  @IsString({ message: IDEMPOTENCY_KEY_MESSAGE })
-  @Matches(IDEMPOTENCY_KEY_PATTERN, { message: IDEMPOTENCY_KEY_MESSAGE })
-  idempotencyKey!: string;
 
   /**
    * Up to 10 of the caller's files whose extracted text the model receives, in a delimited section naming

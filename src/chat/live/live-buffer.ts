@@ -41,6 +41,21 @@ export class LiveBuffer {
     for (const sink of sinks) deliver(() => sink.end(outcome));
   }
 
+  /** Resolves when the run has ended, or after `timeoutMs` at the latest. */
+  whenEnded(timeoutMs: number): Promise<void> {
+    if (this.outcome) return Promise.resolve();
+    return new Promise((resolve) => {
+      const sink: AnswerSink = { text: () => undefined, end: () => done() };
+      const done = () => {
+        clearTimeout(timer);
+        this.sinks.delete(sink);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.sinks.add(sink);
+    });
+  }
+
   /**
    * Sends what exists now to `sink` before returning, then the rest as it comes. Answers a function that
    * stops the delivery (a no-op once the end was delivered).

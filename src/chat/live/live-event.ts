@@ -1,7 +1,19 @@
 import { ErrorCode } from '../../common/errors/error-codes';
 
-/** How a run ended: completed, or failed with the problem code a client sees (and a replay repeats). */
-export type RunOutcome = { status: 'completed' } | { status: 'failed'; errorCode: FailureCode };
+/** What a settled run cost: its tokens and the credits billed (0 when nothing was billed). */
+export interface RunUsage {
+  inputTokens: number;
+  outputTokens: number;
+  credits: number;
+}
+
+/**
+ * How a run ended: completed, stopped by POST /v1/chat/stop (the text so far is the answer), or failed
+ * with the problem code a client sees (and a replay repeats); with its usage once settled.
+ */
+export type RunOutcome = ({ status: 'completed' | 'stopped' } | { status: 'failed'; errorCode: FailureCode }) & { usage?: RunUsage };
+
+export type RunStatus = RunOutcome['status'];
 
 export type FailureCode = Extract<ErrorCode, 'provider_error' | 'provider_timeout' | 'generation_interrupted'>;
 

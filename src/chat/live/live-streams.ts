@@ -74,6 +74,16 @@ export class LiveStreams implements OnModuleDestroy {
     };
   }
 
+  /** Calls `handler` with every run another instance asks to stop (nothing without Redis: one instance). */
+  onStopAsked(handler: (runId: string) => void): void {
+    this.remote?.onStopAsked(handler);
+  }
+
+  /** Tells the other instances to stop `runId` (whichever generates it). */
+  askToStop(runId: string): void {
+    this.remote?.askToStop(runId);
+  }
+
   /** The buffer of a run of this process (running, or finished in the last moments), if it is one. */
   localAnswer(runId: string): LiveBuffer | undefined {
     return this.local.get(runId)?.buffer;

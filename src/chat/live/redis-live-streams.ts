@@ -30,6 +30,7 @@ export class RedisLiveStreams {
   private closed = false;
   private readonly listeners = new Map<string, Set<Listener>>();
   private wantedHandler: ((runId: string) => void) | undefined;
+  private stopHandler: ((runId: string) => void) | undefined;
 
   constructor(
     private readonly redis: RedisClient,
@@ -51,6 +52,17 @@ export class RedisLiveStreams {
   onWanted(handler: (runId: string) => void): void {
     this.wantedHandler = handler;
     this.subscriberConnection()?.subscribe(this.wantedChannel()).catch(this.onError);
+  }
+
+  /** Calls `handler` with the id of every run an instance asks to stop (subscribes at once). */
+  onStopAsked(handler: (runId: string) => void): void {
+    this.stopHandler = handler;
+    this.subscriberConnection()?.subscribe(this.stopChannel()).catch(this.onError);
+  }
+
+  /** Asks the instance generating `runId` to stop it (POST /v1/chat/stop). */
+  askToStop(runId: string): void {
+    this.redis.publish(this.stopChannel(), runId).catch(this.onError);
   }
 
   /** Asks the instance generating `runId` to relay it. */
@@ -130,6 +142,10 @@ export class RedisLiveStreams {
     return `${this.channelPrefix}live:wanted`;
   }
 
+  private stopChannel(): string {
+    return `${this.channelPrefix}live:stop`;
+  }
+
   /** Resolves once SUBSCRIBE is acknowledged, so nothing published afterwards can be missed. */
   private async listen(channel: string, listener: Listener): Promise<void> {
     const subscriber = this.subscriberConnection();
@@ -160,6 +176,7 @@ export class RedisLiveStreams {
       this.subscriber.on('error', this.onError);
       this.subscriber.on('message', (channel: string, message: string) => {
         if (channel === this.wantedChannel()) this.wantedHandler?.(message);
+        else if (channel === this.stopChannel()) this.stopHandler?.(message);
         else for (const listener of this.listeners.get(channel) ?? []) listener();
       });
     }

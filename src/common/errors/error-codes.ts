@@ -24,6 +24,8 @@ export const ERROR_CODES = {
   subscription_exists: { status: 409, title: 'A subscription is already active' },
   last_admin: { status: 409, title: 'The last admin cannot be removed' },
   file_not_ready: { status: 409, title: 'The file’s text is not extracted yet' },
+  nothing_to_regenerate: { status: 409, title: 'Nothing to regenerate' },
+  conversation_deleted: { status: 410, title: 'The conversation was deleted' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
   rate_limited: { status: 429, title: 'Too many requests' },

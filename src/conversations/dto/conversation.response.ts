@@ -15,10 +15,13 @@ export class ConversationSummaryDto {
   @ApiProperty({ format: 'uuid', nullable: true, type: String })
   skillVersionId!: string | null;
 
+  /** Archived conversations are left out of the list unless `archived=true` is asked for. */
+  archived!: boolean;
+
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
 
-  /** Time of the latest message. */
+  /** Time of the latest message (renaming or archiving does not change it). */
   @ApiProperty({ format: 'date-time' })
   updatedAt!: string;
 }
@@ -42,9 +45,20 @@ export class AttachedFileDto {
   kind!: FileKind;
 }
 
-export class MessageDto {
+/** What the run that wrote an assistant message cost (its ledger entry). */
+export class MessageUsageDto {
+  inputTokens!: number;
+  outputTokens!: number;
+  credits!: number;
+}
+
+export class ConversationMessageDto {
   @ApiProperty({ format: 'uuid' })
   id!: string;
+
+  /** The message this one follows; null for the first. */
+  @ApiProperty({ format: 'uuid', nullable: true, type: String })
+  parentId!: string | null;
 
   @ApiProperty({ enum: ['system', 'user', 'assistant'] })
   role!: 'system' | 'user' | 'assistant';
@@ -56,9 +70,25 @@ export class MessageDto {
 
   /** The files the turn attached (`fileIds`), on its last user message; empty otherwise. */
   files!: AttachedFileDto[];
+
+  /**
+   * When other messages follow the same parent (a regenerated answer, an edited message): the ids of all
+   * of them, this one included, oldest first. Empty when there is no alternative. PATCH the conversation
+   * with `currentMessageId` to switch to another.
+   */
+  @ApiProperty({ type: [String], format: 'uuid' })
+  alternatives!: string[];
+
+  /** On assistant messages: what their run cost. Null on other messages. */
+  @ApiProperty({ type: MessageUsageDto, nullable: true })
+  usage!: MessageUsageDto | null;
 }
 
 export class ConversationDto extends ConversationSummaryDto {
-  /** In the order they were written. */
-  messages!: MessageDto[];
+  /** The current branch, from the first message to `currentMessageId`. */
+  messages!: ConversationMessageDto[];
+
+  /** The last message of the current branch; null while there is none. */
+  @ApiProperty({ format: 'uuid', nullable: true, type: String })
+  currentMessageId!: string | null;
 }

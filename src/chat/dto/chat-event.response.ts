@@ -1,0 +1,81 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+/** The events of an answer asked for as server-sent events (`Accept: text/event-stream`), in this order. */
+
+export class ChatMetaEventDataDto {
+  @ApiProperty({ format: 'uuid' })
+  conversationId!: string;
+
+  /** The run's id (the ledger entry's `chatRequestId`); the same on a replay. */
+  @ApiProperty({ format: 'uuid' })
+  requestId!: string;
+
+  /** The catalog id of the model answering. */
+  model!: string;
+}
+
+/** First: which conversation, run and model. */
+export class ChatMetaEventDto {
+  @ApiProperty({ enum: ['meta'] })
+  event!: 'meta';
+
+  data!: ChatMetaEventDataDto;
+}
+
+export class ChatDeltaEventDataDto {
+  /** The next piece of the answer. */
+  text!: string;
+}
+
+/** Each piece of text as the model writes it. */
+export class ChatDeltaEventDto {
+  @ApiProperty({ enum: ['delta'] })
+  event!: 'delta';
+
+  data!: ChatDeltaEventDataDto;
+}
+
+export class ChatErrorEventDataDto {
+  @ApiProperty({ enum: ['provider_error', 'provider_timeout', 'generation_interrupted'] })
+  code!: 'provider_error' | 'provider_timeout' | 'generation_interrupted';
+
+  detail!: string;
+}
+
+/** When the answer broke off after its first text (a failure before it is a 502 problem instead). */
+export class ChatErrorEventDto {
+  @ApiProperty({ enum: ['error'] })
+  event!: 'error';
+
+  data!: ChatErrorEventDataDto;
+}
+
+export class ChatUsageEventDataDto {
+  inputTokens!: number;
+  outputTokens!: number;
+  /** Credits billed for this run (0 when nothing was billed). */
+  credits!: number;
+}
+
+/** What the run cost, as its ledger entry says (zeros when nothing was billed). */
+export class ChatUsageEventDto {
+  @ApiProperty({ enum: ['usage'] })
+  event!: 'usage';
+
+  data!: ChatUsageEventDataDto;
+}
+
+export class ChatDoneEventDataDto {
+  @ApiProperty({ enum: ['completed', 'stopped', 'failed'] })
+  status!: 'completed' | 'stopped' | 'failed';
+}
+
+/** Last: how the run ended. */
+export class ChatDoneEventDto {
+  @ApiProperty({ enum: ['done'] })
+  event!: 'done';
+
+  data!: ChatDoneEventDataDto;
+}
+
+export const CHAT_EVENT_TYPES = [ChatMetaEventDto, ChatDeltaEventDto, ChatErrorEventDto, ChatUsageEventDto, ChatDoneEventDto];
