@@ -101,4 +101,94 @@ describe('conversations', () => {
     await t.http.get('/v1/conversations').expect(401);
     await t.http.get(`/v1/conversations/${randomUUID()}`).expect(401);
   });
+
+  describe('PATCH /v1/conversations/:id', () => {
+    it('renames and archives without changing the last activity; archived ones leave the default list for archived=true', async () => {
+      const { cookie, id: userId } = await registerUser(t.http);
+      const id = await seedConversation(userId, '2026-03-01T00:00:00Z', [['user', 'hi']]);
+      const kept = await seedConversation(userId, '2026-03-02T00:00:00Z');
+      const renamed = await t.http.patch(`/v1/conversations/${id}`).set('Cookie', cookie).send({ title: '  Trip plans  ' }).expect(200);
+      expect(renamed.body).toEqual(expect.objectContaining({ id, title: 'Trip plans', archived: false, updatedAt: '2026-03-01T00:00:00.000Z' }));
+      expect(renamed.body.messages).toHaveLength(1);
+      const archived = await t.http.patch(`/v1/conversations/${id}`).set('Cookie', cookie).send({ archived: true }).expect(200);
+      expect(archived.body).toEqual(expect.objectContaining({ title: 'Trip plans', archived: true, updatedAt: '2026-03-01T00:00:00.000Z' }));
+      const active = await t.http.get('/v1/conversations').set('Cookie', cookie).expect(200);
+      expect(active.body.data.map((c: { id: string }) => c.id)).toEqual([kept]);
+      const onlyArchived = await t.http.get('/v1/conversations').query({ archived: 'true' }).set('Cookie', cookie).expect(200);
+      expect(onlyArchived.body.data).toEqual([expect.objectContaining({ id, archived: true })]);
+      await t.http.get('/v1/conversations').query({ archived: 'false' }).set('Cookie', cookie).expect(200);
+      await t.http.patch(`/v1/conversations/${id}`).set('Cookie', cookie).send({ archived: false }).expect(200);
+      const both = await t.http.get('/v1/conversations').set('Cookie', cookie).expect(200);
+      expect(both.body.data.map((c: { id: string }) => c.id)).toEqual([kept, id]);
+    });
+
+    it('refuses bad changes with 400 naming the field, another user’s conversation with 404, and changes nothing', async () => {
+      const owner = await registerUser(t.http);
+      const stranger = await registerUser(t.http);
+      const id = await seedConversation(owner.id, '2026-03-01T00:00:00Z', [['user', 'hi']]);
+      const bad: [unknown, string][] = [
+        [{}, 'title'],
+        [{ title: '' }, 'title'],
+        [{ title: '   ' }, 'title'],
+        [{ title: 'x'.repeat(201) }, 'title'],
+        [{ title: 42 }, 'title'],
+        [{ archived: 'yes' }, 'archived'],
+        [{ currentMessageId: 'not-a-uuid' }, 'currentMessageId'],
+        [{ title: 'ok', role: 'admin' }, 'role'],
+      ];
+      for (const [body, field] of bad) {
+        const res = await t.http.patch(`/v1/conversations/${id}`).set('Cookie', owner.cookie).send(body as object);
+        expect({ body, status: res.status }).toEqual({ body, status: 400 });
+        expect(res.body.errors.map((error: { field: string }) => error.field)).toContain(field);
+      }
+      const missing = await t.http.patch(`/v1/conversations/${id}`).set('Cookie', owner.cookie).send({ currentMessageId: randomUUID() }).expect(404);
+      expect(missing.body.errors[0].field).toBe('currentMessageId');
+      await t.http.patch(`/v1/conversations/${id}`).set('Cookie', stranger.cookie).send({ title: 'mine now' }).expect(404);
+      await t.http.patch(`/v1/conversations/not-a-uuid`).set('Cookie', owner.cookie).send({ title: 'x' }).expect(404);
+      const [row] = await sql<{ title: string; archivedAt: Date | null }>(`SELECT title, "archivedAt" FROM "Conversation" WHERE id = $1`, [id]);
+      expect(row).toEqual({ title: 'title 2026-03-01T00:00:00Z', archivedAt: null });
+    });
+  });
+
+  describe('GET /v1/conversations?q=', () => {
+    it('finds titles and message text by word prefixes in any language, best matches first, only the caller’s', async () => {
+      const { cookie, id: userId } = await registerUser(t.http);
+      const other = await registerUser(t.http);
+      const inMessage = await seedConversation(userId, '2026-04-03T00:00:00Z', [['user', 'We talked about the Kilimanjaro climb yesterday']]);
+      const inTitle = await seedConversation(userId, '2026-04-01T00:00:00Z', [['user', 'nothing here']]);
+      await sql(`UPDATE "Conversation" SET title = 'Kilimanjaro packing list' WHERE id = $1`, [inTitle]);
+      const russian = await seedConversation(userId, '2026-04-02T00:00:00Z', [['assistant', 'Привет, как дела с поездкой?']]);
+      const greek = await seedConversation(userId, '2026-04-02T12:00:00Z', [['user', 'Καλημέρα κόσμε']]);
+      await seedConversation(userId, '2026-04-04T00:00:00Z', [['user', 'unrelated']]);
+      await seedConversation(other.id, '2026-04-05T00:00:00Z', [['user', 'Kilimanjaro for someone else']]);
+
+      const search = async (q: string, extra: Record<string, string> = {}) =>
+        (await t.http.get('/v1/conversations').query({ q, ...extra }).set('Cookie', cookie).expect(200)).body as { data: { id: string }[]; nextCursor: string | null };
+      expect((await search('kiliman')).data.map((c) => c.id)).toEqual([inTitle, inMessage]);
+      expect((await search('KILIMANJARO climb')).data.map((c) => c.id)).toEqual([inMessage]);
+      expect((await search('поезд')).data.map((c) => c.id)).toEqual([russian]);
+      expect((await search('καλημ')).data.map((c) => c.id)).toEqual([greek]);
+      expect((await search('nowhere-to-be-found')).data).toEqual([]);
+      expect((await search('!!!')).data).toEqual([]);
+      expect((await search("o'brien & (x | y):*")).data).toEqual([]);
+
+      const first = await search('kiliman', { limit: '1' });
+      expect(first.data.map((c) => c.id)).toEqual([inTitle]);
+      const second = await search('kiliman', { limit: '1', cursor: first.nextCursor as string });
+      expect(second).toEqual({ data: [expect.objectContaining({ id: inMessage })], nextCursor: null });
+
+      await t.http.patch(`/v1/conversations/${inTitle}`).set('Cookie', cookie).send({ archived: true }).expect(200);
+      expect((await search('kiliman')).data.map((c) => c.id)).toEqual([inMessage]);
+      expect((await search('kiliman', { archived: 'true' })).data.map((c) => c.id)).toEqual([inTitle]);
+    });
+
+    it('refuses an empty or oversized q and a cursor from another kind of page with 400', async () => {
+      const { cookie } = await registerUser(t.http);
+      const timeCursor = Buffer.from(`2026-01-01T00:00:00.000Z|${randomUUID()}`).toString('base64url');
+      for (const query of [{ q: '' }, { q: 'x'.repeat(201) }, { q: 'a', cursor: timeCursor }, { archived: 'maybe' }]) {
+        const res = await t.http.get('/v1/conversations').query(query).set('Cookie', cookie);
+        expect({ query, status: res.status }).toEqual({ query, status: 400 });
+      }
+    });
+  });
 });

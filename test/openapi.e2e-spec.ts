@@ -1,8 +1,25 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import * as ts from 'typescript';
 import { bootTestApp, TestApp } from './support/test-app';
+
+/** Every class declared in the application's own sources (the generated Prisma client left out), by name, with the files declaring it. */
+function classesOfSources(dir = resolve(__dirname, '..', 'src')): Map<string, string[]> {
+  const classes = new Map<string, string[]>();
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    const path = join(entry.parentPath, entry.name);
+    if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.name.endsWith('.d.ts') || path.includes(`${join('prisma', 'generated')}`)) continue;
+    const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest);
+    const visit = (node: ts.Node): void => {
+      if ((ts.isClassDeclaration(node) || ts.isClassExpression(node)) && node.name) classes.set(node.name.text, [...(classes.get(node.name.text) ?? []), path]);
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return classes;
+}
 
 interface OpenApiOperation {
   responses: Record<string, { content?: Record<string, unknown> }>;
@@ -67,6 +84,32 @@ describe('API docs', () => {
     expect(body.required.sort()).toEqual(['idempotencyKey', 'messages', 'model']);
     expect(Object.keys(doc.paths['/v1/billing/usage'].get.responses)).toEqual(expect.arrayContaining(['200', '401']));
     expect(doc.paths['/v1/conversations/{id}'].get.responses['404']).toBeDefined();
+  });
+
+  it('names every schema after exactly one class: two classes of one name would share (and corrupt) one schema', () => {
+    const classes = classesOfSources();
+    const collisions = Object.keys(doc.components.schemas)
+      .filter((name) => (classes.get(name)?.length ?? 0) > 1)
+      .map((name) => `${name}: ${classes.get(name)?.join(', ')}`);
+    expect(collisions).toEqual([]);
+    // And the check sees the sources: every DTO schema has its class.
+    for (const name of ['ConversationDto', 'ConversationMessageDto', 'MessageDto', 'ChatRequestDto']) expect(classes.get(name)).toHaveLength(1);
+  });
+
+  it('documents conversations and streams: rename, archive, delete, search, stop, regenerate, edit and the event stream', () => {
+    const conversation = doc.components.schemas.ConversationDto as { properties: Record<string, { items?: { $ref: string } }> };
+    expect(conversation.properties.messages.items?.$ref).toBe('#/components/schemas/ConversationMessageDto');
+    const message = doc.components.schemas.ConversationMessageDto as { properties: Record<string, unknown> };
+    expect(Object.keys(message.properties)).toEqual(expect.arrayContaining(['id', 'parentId', 'role', 'content', 'alternatives', 'usage', 'files']));
+    expect(Object.keys(doc.paths['/v1/conversations/{id}'])).toEqual(expect.arrayContaining(['get', 'patch', 'delete']));
+    const list = doc.paths['/v1/conversations'].get as OpenApiOperation & { parameters: { name: string }[] };
+    expect(list.parameters.map((parameter) => parameter.name)).toEqual(expect.arrayContaining(['q', 'archived', 'limit', 'cursor']));
+    expect(doc.paths['/v1/chat/stop'].post.responses['200']).toBeDefined();
+    for (const path of ['/v1/chat', '/v1/skills/{id}/run', '/v1/conversations/{id}/regenerate', '/v1/conversations/{id}/messages/{messageId}/edit']) {
+      const events = doc.paths[path].post.responses['200'].content?.['text/event-stream'] as { schema: { items: { oneOf: { $ref: string }[] } } };
+      expect(events.schema.items.oneOf.map((ref) => ref.$ref.split('/').pop())).toEqual(['ChatMetaEventDto', 'ChatDeltaEventDto', 'ChatErrorEventDto', 'ChatUsageEventDto', 'ChatDoneEventDto']);
+    }
+    for (const name of ['ChatMetaEventDto', 'ChatDeltaEventDto', 'ChatErrorEventDto', 'ChatUsageEventDto', 'ChatDoneEventDto']) expect(doc.components.schemas[name]).toBeDefined();
   });
 
   it('documents the skills group, its streamed run and the portable import shape', () => {

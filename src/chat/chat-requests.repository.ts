@@ -196,7 +196,8 @@ export class ChatRequestsRepository {
    */
   async keepInterruptedText(id: string, text: string): Promise<void> {
     await this.prisma.chatRequest.updateMany({
-      where: { id, status: 'failed', errorCode: 'generation_interrupted', responseBody: null },
+      // Not once the conversation was deleted: its text went with it.
+      where: { id, status: 'failed', errorCode: 'generation_interrupted', responseBody: null, conversationId: { not: null } },
       data: { responseBody: text },
     });
   }

@@ -19,6 +19,7 @@ export class PageQueryDto {
   limit?: number;
 
   /** The `nextCursor` of the previous page. */
+  @ApiPropertyOptional({ maxLength: 200 })
   @IsOptional()
   @IsString()
   @MaxLength(200)
