@@ -5,6 +5,7 @@ import { FakeModelServer } from './support/fake-model-servers';
 import { registerUser } from './support/factories';
 import { sql } from './support/sql';
 import { bootTestApp, TestApp } from './support/test-app';
+import { LeaseKeeper } from '../src/chat/lease-keeper';
 
 const openai = (content: string, idempotencyKey: string = randomUUID(), extra: Record<string, unknown> = {}) => ({
   model: 'openai/gpt-4o-mini',
@@ -105,6 +106,24 @@ describe('conversations through the chat pipeline: stop, delete, regenerate, edi
       }
       expect(second.headers['idempotent-replayed']).toBe('true');
       expect(await ledgerOf(user.id)).toHaveLength(1);
+    });
+
+    it('a stop whose message was lost still happens: the lease renewal reads it from the request', async () => {
+      const user = await registerUser(a.http);
+      const key = randomUUID();
+      const release = holding(fake, ['kept', ' then', ' never']);
+      const call = chat(baseA, user.cookie, openai('lost stop', key));
+      await call.firstChunk;
+      await eventually(async () => fake.requests.length === 1, 5_000, 10);
+      // As if POST /v1/chat/stop had written its mark and its Redis message had been lost.
+      await sql(`UPDATE "ChatRequest" SET "stopRequestedAt" = now() WHERE "userId" = $1 AND "idempotencyKey" = $2`, [user.id, key]);
+      await a.app.get(LeaseKeeper).renew();
+      const res = await call.response;
+      release();
+      expect(res.body).toBe('kept then');
+      expect(res.complete).toBe(true);
+      const [request] = await sql<{ status: string }>(`SELECT status::text FROM "ChatRequest" WHERE "userId" = $1`, [user.id]);
+      expect(request.status).toBe('stopped');
     });
 
     it('answers the status of a run that had already ended, 404 for a key that is not the caller’s, 400 without a key', async () => {

@@ -36,6 +36,39 @@ describe('generate', () => {
     expect(result).toMatchObject({ text: 'part', chunks: 1, failure: 'provider_error', failureReason: 'fake: connection reset' });
   });
 
+  it('ends stopped at once when the stop signal aborts: the provider call is aborted, the text so far kept, no failure', async () => {
+    const stop = new AbortController();
+    let providerAborted = false;
+    const result = await generate(
+      provider(async function* (signal) {
+        yield { type: 'text', text: 'so far' };
+        stop.abort();
+        providerAborted = signal?.aborted === true;
+        yield { type: 'text', text: ' never delivered' };
+      }),
+      request,
+      { timeoutMs: 1000, onText: () => undefined, stop: stop.signal },
+    );
+    expect(result).toEqual({ text: 'so far', chunks: 1, stopped: true });
+    expect(providerAborted).toBe(true);
+  });
+
+  it('does not call the provider after a stop that came before the call', async () => {
+    const stop = new AbortController();
+    stop.abort();
+    let called = false;
+    const result = await generate(
+      provider(async function* () {
+        called = true;
+        yield { type: 'text', text: 'x' };
+      }),
+      request,
+      { timeoutMs: 1000, onText: () => undefined, stop: stop.signal },
+    );
+    expect(result).toEqual({ text: '', chunks: 0, stopped: true });
+    expect(called).toBe(false);
+  });
+
   it('times out a silent provider and aborts it', async () => {
     let aborted = false;
     const result = await generate(
