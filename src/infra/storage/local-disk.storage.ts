@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
@@ -25,10 +26,14 @@ export class LocalDiskStorage implements ObjectStorage {
     const target = this.pathOf(key);
     await Promise.all([mkdir(dirname(target), { recursive: true }), mkdir(this.partials, { recursive: true })]);
     const partial = join(this.partials, randomUUID());
+    const sink = createWriteStream(partial, { flags: 'wx' });
     try {
-      await pipeline(body, createWriteStream(partial, { flags: 'wx' }));
+      await pipeline(body, sink);
       await rename(partial, target);
     } catch (error) {
+      // A sink destroyed before its file was open still opens (creates) it and then closes it: removing the
+      // file before that close would leave it behind.
+      if (!sink.closed) await once(sink, 'close').catch(() => undefined);
       await rm(partial, { force: true });
       throw error;
     }
