@@ -15,6 +15,8 @@ import { refuseNulInUrl } from './common/http/url-guard';
 import { DrainState } from './common/lifecycle/drain-state';
 import { createHttpLogger } from './common/http/http-logger';
 import { buildOpenApiDocument, setupOpenApi } from './common/openapi/setup-openapi';
+import { Metrics } from './infra/metrics/metrics';
+import { observeHttpResponses } from './infra/metrics/http-route';
 import { AppConfig } from './config/app-config';
 
 export const API_PREFIX = 'v1';
@@ -75,7 +77,7 @@ export async function createApp(config: AppConfig, logger: Logger, extraModules:
   app.set('trust proxy', config.http.trustProxy);
   app.set('x-powered-by', false);
   // Registered before the body parsers so even a malformed body is logged and carries a request id.
-  app.use(createHttpLogger(logger));
+  app.use(createHttpLogger(logger, observeHttpResponses(app.get(Metrics), app.getHttpAdapter().getInstance())));
   app.use(app.get(DrainState).closeConnectionsWhileDraining());
   app.use(securityHeaders(helmetOptions(config)));
   app.enableCors(corsForAllowedOriginsOnly(config.corsOrigins));

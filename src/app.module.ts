@@ -1,5 +1,7 @@
 import { DynamicModule, Module, Type } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE, HttpAdapterHost } from '@nestjs/core';
+import { AccountExportModule } from './account/export/account-export.module';
+import { AccountDeletionModule } from './account/deletion/account-deletion.module';
 import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
 import { BillingModule } from './billing/billing.module';
@@ -18,6 +20,7 @@ import { FilesModule } from './files/files.module';
 import { HealthModule } from './health/health.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { MailModule } from './infra/mail/mail.module';
+import { MetricsModule } from './infra/metrics/metrics.module';
 import { ModelsModule } from './models/models.module';
 import { ConversationsModule } from './conversations/conversations.module';
 import { QuotaModule } from './quota/quota.module';
@@ -41,6 +44,7 @@ export class AppModule {
         LoggingModule.forRoot(logger),
         LifecycleModule,
         ClockModule,
+        MetricsModule,
         PrismaModule,
         RedisModule,
         StorageModule,
@@ -59,6 +63,8 @@ export class AppModule {
         FilesModule,
         BillingModule,
         AdminModule,
+        AccountDeletionModule,
+        AccountExportModule,
         ...extraModules,
       ],
       providers: [

@@ -4,7 +4,7 @@ import { createApp } from './app.factory';
 import { CatalogError } from './catalog/catalog-file';
 import { DrainState } from './common/lifecycle/drain-state';
 import { GracefulShutdown } from './common/lifecycle/graceful-shutdown';
-import { createRootLogger } from './common/logging/logger';
+import { createRootLogger, logDestination } from './common/logging/logger';
 import { AppConfig } from './config/app-config';
 import { environmentWithDotEnv } from './config/dotenv';
 import { ConfigError, loadConfig } from './config/load-config';
@@ -15,7 +15,7 @@ const MIGRATIONS_DIR = resolve(__dirname, '..', 'prisma', 'migrations');
 
 async function bootstrap(): Promise<void> {
   const config = readConfigOrExit();
-  const log = createRootLogger(config.log.level);
+  const log = createRootLogger(config.log.level, logDestination(config.log.format, config.env));
   const shutdown = new GracefulShutdown(log, config.http.shutdownTimeoutMs);
   try {
     let databaseUrl = config.database.url;
@@ -26,8 +26,12 @@ async function bootstrap(): Promise<void> {
       shutdown.add('stop embedded postgres', async () => (await starting.catch(() => undefined))?.stop());
       databaseUrl = (await starting).url;
     }
-    const { applied } = await applyMigrations({ databaseUrl, migrationsDir: MIGRATIONS_DIR, log: (m) => log.info(m) });
-    log.info({ applied: applied.length }, 'database migrations up to date');
+    if (config.database.migrateAtStart) {
+      const { applied } = await applyMigrations({ databaseUrl, migrationsDir: MIGRATIONS_DIR, log: (m) => log.info(m) });
+      log.info({ applied: applied.length }, 'database migrations up to date');
+    } else {
+      log.info('MIGRATE_AT_START=false: migrations are left to a separate step (node dist/migrate.js)');
+    }
 
     const runtime: AppConfig = { ...config, database: { ...config.database, url: databaseUrl } };
     const app = await createApp(runtime, log);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { registerUser, uniqueEmail } from './support/factories';
+import { registerUser, uniqueEmail, registerVerifiedUser } from './support/factories';
 import { sql } from './support/sql';
 import { bootTestApp, TestApp } from './support/test-app';
 
@@ -15,7 +15,7 @@ describe('admin: credits, ledger, usage, catalog and templates', () => {
 
   beforeAll(async () => {
     t = await bootTestApp({ ADMIN_EMAILS: rootEmail, ECHO_DELAY_MS: '0' });
-    root = await registerUser(t.http, { email: rootEmail });
+    root = await registerVerifiedUser(t.http, { email: rootEmail });
   });
   afterAll(() => t.close());
 

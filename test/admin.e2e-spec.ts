@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { sha256Hex } from '../src/common/hashing';
-import { registerUser, uniqueEmail, PASSWORD } from './support/factories';
+import { registerUser, uniqueEmail, PASSWORD, registerVerifiedUser, verifyEmail } from './support/factories';
 import { sql } from './support/sql';
 import { createMigratedDatabase } from './support/test-database';
 import { bootTestApp, TestApp } from './support/test-app';
@@ -26,14 +26,14 @@ describe('admin: /v1/admin', () => {
 
   beforeAll(async () => {
     t = await bootTestApp({ ADMIN_EMAILS: rootEmail });
-    root = await registerUser(t.http, { email: rootEmail });
+    root = await registerVerifiedUser(t.http, { email: rootEmail });
   });
   afterAll(() => t.close());
 
   const asRoot = () => ({ get: (path: string) => t.http.get(path).set('Cookie', root.cookie) });
   const send = (method: 'put' | 'post', path: string, cookie: string, body: Record<string, unknown>) => t.http[method](path).set('Cookie', cookie).send(body);
 
-  it('gives the admin role at sign-up to ADMIN_EMAILS only, audited', async () => {
+  it('gives the admin role to a verified ADMIN_EMAILS address only, audited', async () => {
     expect((await t.http.get('/v1/auth/me').set('Cookie', root.cookie).expect(200)).body.role).toBe('admin');
     const [entry] = (await asRoot().get(`/v1/admin/audit?targetId=${root.id}`).expect(200)).body.data;
     expect(entry).toMatchObject({ admin: null, action: 'user.role', after: { role: 'admin' }, reason: 'ADMIN_EMAILS' });
@@ -190,7 +190,7 @@ describe('admin: the last admin', () => {
     const email = uniqueEmail('listed');
     const first = await bootTestApp({ ADMIN_EMAILS: email });
     try {
-      const listed = await registerUser(first.http, { email });
+      const listed = await registerVerifiedUser(first.http, { email });
       const other = await registerUser(first.http);
       await first.http.put(`/v1/admin/users/${other.id}/role`).set('Cookie', listed.cookie).send({ role: 'admin', reason: 'Second admin' }).expect(200);
       await first.http.put(`/v1/admin/users/${listed.id}/role`).set('Cookie', other.cookie).send({ role: 'user', reason: 'Left the company' }).expect(200);
@@ -228,8 +228,20 @@ describe('admin: the last admin', () => {
     }
   });
 
-  it('promotes accounts already registered when their email is added to ADMIN_EMAILS, at start', async () => {
+  it('does not promote, at start, a listed account whose email is not verified', async () => {
     const user = await registerUser(t.http);
+    const restarted = await bootTestApp({ ADMIN_EMAILS: user.email });
+    try {
+      expect((await restarted.http.get('/v1/auth/me').set('Cookie', user.cookie).expect(200)).body.role).toBe('user');
+      await verifyEmail(restarted.http, user);
+      expect((await restarted.http.get('/v1/auth/me').set('Cookie', user.cookie).expect(200)).body.role).toBe('admin');
+    } finally {
+      await restarted.close();
+    }
+  });
+
+  it('promotes accounts already registered (with a verified email) when their email is added to ADMIN_EMAILS, at start', async () => {
+    const user = await registerVerifiedUser(t.http);
     const restarted = await bootTestApp({ ADMIN_EMAILS: user.email });
     try {
       expect((await restarted.http.get('/v1/auth/me').set('Cookie', user.cookie).expect(200)).body.role).toBe('admin');

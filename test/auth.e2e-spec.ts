@@ -14,7 +14,7 @@ describe('accounts and sessions', () => {
     it('creates the account on the free plan, normalizes the email, signs in, never returns a hash', async () => {
       const email = uniqueEmail('Mixed');
       const res = await t.http.post('/v1/auth/register').send({ email: `  ${email.toUpperCase()}  `, password: PASSWORD }).expect(201);
-      expect(res.body).toEqual({ id: expect.any(String), email: email.toLowerCase(), role: 'user', plan: { code: 'free', name: 'Free' }, createdAt: expect.any(String) });
+      expect(res.body).toEqual({ id: expect.any(String), email: email.toLowerCase(), role: 'user', plan: { code: 'free', name: 'Free' }, emailVerified: false, twoFactorEnabled: false, createdAt: expect.any(String) });
       expect(JSON.stringify(res.body)).not.toMatch(/hash|\$2[aby]\$/);
       const me = await t.http.get('/v1/auth/me').set('Cookie', sessionCookie(res)).expect(200);
       expect(me.body.email).toBe(email.toLowerCase());

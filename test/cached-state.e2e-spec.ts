@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ChangeFeed } from '../src/infra/database/change-feed';
-import { registerUser, uniqueEmail } from './support/factories';
+import { registerUser, uniqueEmail, registerVerifiedUser } from './support/factories';
 import { sql } from './support/sql';
 import { bootTestApp, TestApp } from './support/test-app';
 
@@ -31,7 +31,7 @@ describe('cached sessions, users and catalog across instances', () => {
 
   beforeAll(async () => {
     [a, b] = [await bootTestApp({ ADMIN_EMAILS: adminEmail }), await bootTestApp({ ADMIN_EMAILS: adminEmail })];
-    adminCookie = (await registerUser(a.http, { email: adminEmail })).cookie;
+    adminCookie = (await registerVerifiedUser(a.http, { email: adminEmail })).cookie;
   });
   afterAll(async () => {
     await a.close();

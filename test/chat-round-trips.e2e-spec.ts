@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { chat, listen } from './support/chat-client';
+import { eventually } from './support/eventually';
 import { registerUser } from './support/factories';
 import { FakeModelServer } from './support/fake-model-servers';
 import { sql } from './support/sql';
@@ -68,7 +69,10 @@ describe('round trips of one chat request', () => {
       CHAT_LEASE_MS: '600000',
     });
     base = await listen(t);
-    cookie = (await registerUser(t.http)).cookie;
+    const user = await registerUser(t.http);
+    cookie = user.cookie;
+    // Sign-up mails a verification link in the background: done before anything is counted.
+    await eventually(async () => (await sql('SELECT 1 FROM "EmailVerificationToken" WHERE "userId" = $1', [user.id])).length === 1, 10_000);
     // Warm: pool connections open, session and catalog cached, as on a running instance.
     fake.mode = { kind: 'ok', words: ['warm'] };
     expect((await ask(randomUUID(), 'warm up')).status).toBe(200);

@@ -71,19 +71,22 @@ describe('conversations through the chat pipeline: stop, delete, regenerate, edi
       const res = await call.response;
       release();
       expect(res.status).toBe(200);
-      expect(res.body).toBe('first second');
+      // The stop lands after the service took 'first' or 'first second' from the provider (the machine's load
+      // decides); whatever it was is what the stream ends with, what is billed, replayed and stored.
+      expect(['first', 'first second']).toContain(res.body);
+      const produced = res.body as string;
       expect(res.complete).toBe(true);
       await eventually(async () => fake.closedEarly > closedBefore, 5_000, 10);
       const [entry] = await ledgerOf(user.id);
-      expect(entry).toEqual(expect.objectContaining({ status: 'partial', outputTokens: 2, chatRequestId: stop.body.requestId }));
+      expect(entry).toEqual(expect.objectContaining({ status: 'partial', outputTokens: produced.split(' ').length, chatRequestId: stop.body.requestId }));
       const replay = await chat(baseA, user.cookie, openai('stop me', key)).response;
-      expect(replay.body).toBe('first second');
+      expect(replay.body).toBe(produced);
       expect(replay.headers['idempotent-replayed']).toBe('true');
       expect(replay.headers['x-run-status']).toBe('stopped');
       const events = parseEvents((await post(baseA, '/v1/chat', user.cookie, openai('stop me', key), EVENTS).response).body);
       expect(events.at(-1)).toEqual({ event: 'done', data: { status: 'stopped' } });
       const stored = await conversation(user.cookie, stop.body.conversationId);
-      expect(stored.messages.map((m) => m.content)).toEqual(['stop me', 'first second']);
+      expect(stored.messages.map((m) => m.content)).toEqual(['stop me', produced]);
       expect(fake.requests).toHaveLength(1);
     });
 

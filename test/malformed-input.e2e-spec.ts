@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { FakePaddle, FakeStripe } from './support/fake-payment-providers';
 import { billingEnv } from './support/billing';
-import { PASSWORD, registerUser, sessionCookie, uniqueEmail } from './support/factories';
+import { PASSWORD, registerUser, sessionCookie, uniqueEmail, registerVerifiedUser } from './support/factories';
 import { bootTestApp, TestApp } from './support/test-app';
 
 /**
@@ -101,7 +101,7 @@ describe('Malformed input on every operation of the OpenAPI document', () => {
     // Limits high enough that every malformed request reaches validation.
     const unlimited = { RATE_LIMIT_RUN_USER: '100000/60', RATE_LIMIT_UPLOAD_USER: '100000/60', RATE_LIMIT_SKILL_WRITE_USER: '100000/60' };
     t = await bootTestApp({ ...billingEnv(stripe, paddle), ...unlimited, ADMIN_EMAILS: adminEmail });
-    const registered = await registerUser(t.http, { email: adminEmail });
+    const registered = await registerVerifiedUser(t.http, { email: adminEmail });
     admin = { email: adminEmail, cookie: registered.cookie };
     doc = (await t.http.get('/docs-json').expect(200)).body as Document;
   });

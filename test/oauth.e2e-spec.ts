@@ -1,7 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { Clock } from '../src/common/clock';
 import { FakeOAuthProvider } from './support/fake-oauth';
 import { registerUser, sessionCookie, uniqueEmail } from './support/factories';
 import { sql } from './support/sql';
+import { secretOfUri, totpCode } from './support/totp';
 import { bootTestApp, TestApp } from './support/test-app';
 
 const APP_URL = 'https://app.example.com';
@@ -127,9 +129,39 @@ describe('OAuth sign-in', () => {
     expect(cookiesOf(unverified).some((c) => c.startsWith('sid='))).toBe(false);
     expect(await sql('SELECT 1 FROM "OAuthIdentity" WHERE "userId" = $1', [id])).toHaveLength(0);
 
+    expect((await sql('SELECT "emailVerifiedAt" FROM "User" WHERE id = $1', [id]))[0].emailVerifiedAt).toBeNull();
+
     const verified = await signIn('google', google, { id: newId(), email, verified: true });
     const me = await t.http.get('/v1/auth/me').set('Cookie', sessionCookie(verified)).expect(200);
-    expect(me.body.id).toBe(id);
+    expect(me.body).toMatchObject({ id, emailVerified: true });
+  });
+
+  it('creates accounts with the provider-verified email marked verified', async () => {
+    const res = await signIn('github', github, { id: newId(), email: uniqueEmail('verified'), verified: true });
+    const me = await t.http.get('/v1/auth/me').set('Cookie', sessionCookie(res)).expect(200);
+    expect(me.body).toMatchObject({ emailVerified: true, twoFactorEnabled: false });
+  });
+
+  it('asks for the second factor after a provider sign-in when 2FA is on, through the same pending cookie', async () => {
+    const account = { id: newId(), email: uniqueEmail('twofactor'), verified: true };
+    const first = sessionCookie(await signIn('google', google, account));
+    const setup = await t.http.post('/v1/auth/2fa/setup').set('Cookie', first).expect(201);
+    const secret = secretOfUri(setup.body.otpauthUri);
+    const startedAt = Date.now();
+    // The service's time stands still, so the two codes below are of known, consecutive steps.
+    const clock = jest.spyOn(t.app.get(Clock), 'now').mockReturnValue(new Date(startedAt));
+    await t.http.post('/v1/auth/2fa/enable').set('Cookie', first).send({ code: totpCode(secret, startedAt, -1) }).expect(200);
+
+    const again = await signIn('google', google, account);
+    expect(again.status).toBe(302);
+    expect(again.headers.location).toBe(`${APP_URL}/?two_factor=required`);
+    expect(cookiesOf(again).some((c) => c.startsWith('sid='))).toBe(false);
+    const pending = sessionCookie(again, 'sid_2fa');
+    // The code of the current step is later than the one that turned 2FA on.
+    const verified = await t.http.post('/v1/auth/2fa/verify').set('Cookie', pending).send({ code: totpCode(secret, startedAt) }).expect(200);
+    expect(verified.body.email).toBe(account.email);
+    await t.http.get('/v1/auth/me').set('Cookie', sessionCookie(verified)).expect(200);
+    clock.mockRestore();
   });
 
   it('hands a squatted account to the verified owner: the registrant password and sessions stop working', async () => {

@@ -30,6 +30,8 @@ class ChatJob {
   /** Open loop: the probe can no longer pass. */
   failed = false;
   private onFailed: (() => void) | undefined;
+  /** Told of every request's outcome as it ends (closed loop: what ended inside the window). */
+  onOutcome: ((outcome: Outcome) => void) | undefined;
 
   constructor(
     readonly target: ChatTarget,
@@ -101,6 +103,7 @@ class ChatJob {
 
   private record(outcome: Outcome, problem?: string, example?: string): void {
     this.result.outcomes[outcome] += 1;
+    this.onOutcome?.(outcome);
     if (outcome !== 'ok' && outcome !== 'abandoned') {
       const key = problem ?? outcome;
       this.result.problems[key] = (this.result.problems[key] ?? 0) + 1;
@@ -268,6 +271,36 @@ async function openLoop(job: Extract<LoadJob, { kind: 'openLoop' }>): Promise<Ch
   return chat.finish();
 }
 
+/**
+ * `connections` clients back to back on the target (and as many on `alongside`, over the same window);
+ * counts the complete 200s that end inside [warm-up end, + duration).
+ */
+async function closedLoop(job: Extract<LoadJob, { kind: 'closedLoop' }>): Promise<ChatJobResult> {
+  const from = now() + job.warmupMs;
+  const to = from + job.durationMs;
+  const run = async (target: ChatTarget): Promise<ChatJobResult> => {
+    const chat = new ChatJob(target, 0);
+    let windowOk = 0;
+    chat.onOutcome = (outcome) => {
+      const at = now();
+      if (outcome === 'ok' && at >= from && at < to) windowOk += 1;
+    };
+    let next = 0;
+    const client = async () => {
+      while (now() < to) {
+        const index = next++;
+        await chat.chat(index, now());
+      }
+    };
+    await Promise.all(Array.from({ length: job.connections }, client));
+    chat.result.requests = next;
+    chat.result.windowOk = windowOk;
+    return chat.finish();
+  };
+  const [result, alongside] = await Promise.all([run(job.target), job.alongside ? run(job.alongside) : undefined]);
+  return alongside ? { ...result, alongside } : result;
+}
+
 async function requestRate(job: Extract<LoadJob, { kind: 'requestRate' }>): Promise<RateJobResult> {
   const cpu = process.cpuUsage();
   const pool = new Pool(job.baseUrl, { connections: job.connections, pipelining: 1, keepAliveTimeout: 30_000 });
@@ -319,6 +352,8 @@ function run(job: LoadJob): Promise<JobResult> {
       return burst(job.target, job.requests);
     case 'openLoop':
       return openLoop(job);
+    case 'closedLoop':
+      return closedLoop(job);
     case 'requestRate':
       return requestRate(job);
   }

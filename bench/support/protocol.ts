@@ -40,6 +40,20 @@ export type LoadJob =
       stopWhenFailed: boolean;
     }
   | {
+      /**
+       * Chat throughput: `connections` clients each send their next request as soon as the last answer is
+       * read, for `warmupMs` and then `durationMs`; `windowOk` counts the complete 200s that ended inside
+       * the measured window. With `alongside`, as many clients load that second target at the same time
+       * (its result is the answer's `alongside`): two targets compared under the very same machine load.
+       */
+      kind: 'closedLoop';
+      target: ChatTarget;
+      alongside?: ChatTarget;
+      connections: number;
+      warmupMs: number;
+      durationMs: number;
+    }
+  | {
       kind: 'requestRate';
       baseUrl: string;
       path: string;
@@ -99,6 +113,10 @@ export interface ChatJobResult {
   /** CPU time of the load generator over the job, ms. */
   generatorCpuMs: number;
   examples: string[];
+  /** Closed loop only: complete 200s that ended inside the measured window. */
+  windowOk?: number;
+  /** Closed loop with `alongside`: that target's result over the same window. */
+  alongside?: ChatJobResult;
 }
 
 export interface RateJobResult {

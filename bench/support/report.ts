@@ -2,6 +2,7 @@
 import { Measurement, MetricDef, Scenario, TargetName } from '../scenarios';
 import { Settings } from '../settings';
 import { describeRule, judge, ratio, RoundPair, TARGETS, Verdict } from '../targets';
+import { latestMetricsOverheadSummary, metricsOverheadSection } from './metrics-overhead-section';
 import { ServiceExit } from './service-process';
 import { fmt, fmtSpread, median, spread } from './stats';
 
@@ -205,6 +206,9 @@ export function renderResults(info: RunInfo): string {
     );
   }
   if (info.mockStats) lines.push('', `Mock provider totals: ${Object.entries(info.mockStats).map(([name, value]) => `${name} ${value}`).join(', ')}.`);
+  // Measured by its own command (npm run bench:metrics): kept across runs of this one.
+  const metricsOverhead = latestMetricsOverheadSummary();
+  if (metricsOverhead) lines.push('', ...metricsOverheadSection(metricsOverhead));
   lines.push('');
   return lines.join('\n');
 }

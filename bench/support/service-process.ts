@@ -100,7 +100,8 @@ export async function httpOk(url: string, timeoutMs = 5_000): Promise<boolean> {
   }
 }
 
-function freePort(): Promise<number> {
+/** A loopback port nobody listens on right now. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -15,7 +15,7 @@ export class AdminBillingController {
   @Post('users/:id/credits')
   @ApiOperation({ summary: 'Grant extra credits per day for today or a period (ledger entry with admin and reason)' })
   @ApiCreatedResponse({ type: CreditGrantResultDto })
-  @ApiProblems(400, 404)
+  @ApiProblems(400, 404, 409)
   grant(@CurrentUser() admin: SessionUser, @Param('id') id: string, @Body() body: GrantCreditsDto): Promise<CreditGrantResultDto> {
     return this.billing.grantCredits(admin, id, body);
   }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { accountDeleted } from '../account/deletion/account-deletion.service';
 import { SessionUser } from '../auth/session-user';
 import { Clock } from '../common/clock';
 import { AppError } from '../common/errors/app-error';
@@ -40,7 +41,9 @@ export class AdminBillingService {
     if (!isUuid(userId)) throw userNotFound();
     const id = await this.users.inTransaction(async (db) => {
       await this.gate.enter(db, admin);
-      if (!(await this.users.lockAccount(db, userId))) throw userNotFound();
+      const account = await this.users.lockAccount(db, userId);
+      if (!account) throw userNotFound();
+      if (account.deletedAt) throw accountDeleted();
       const grantId = await this.billing.insertGrant(db, { userId, adminId: admin.id, credits: input.credits, firstDay, lastDay, reason: input.reason });
       const after = { grantId, credits: input.credits, firstDay: isoDay(firstDay), lastDay: isoDay(lastDay) };
       await this.audit.record(db, { adminId: admin.id, action: 'user.credits', targetType: 'user', targetId: userId, after, reason: input.reason });

@@ -2,7 +2,21 @@ import { Injectable } from '@nestjs/common';
 import { Cursor, olderThan } from '../common/pagination';
 import { Db, PrismaService } from '../infra/prisma/prisma.service';
 
-const SUMMARY = { id: true, email: true, role: true, disabledAt: true, createdAt: true, planCode: true, plan: { select: { code: true, name: true } } } as const;
+const SUMMARY = {
+  id: true,
+  email: true,
+  role: true,
+  disabledAt: true,
+  deletedAt: true,
+  emailVerifiedAt: true,
+  totpEnabledAt: true,
+  createdAt: true,
+  planCode: true,
+  plan: { select: { code: true, name: true } },
+} as const;
+
+/** The transaction lock of admin changes (AdminActionsGate); account erasure takes it too, for the last-admin rule. */
+export const ADMIN_ACTIONS_LOCK = 'admin-actions';
 
 export interface LockedAccount {
   id: string;
@@ -12,6 +26,8 @@ export interface LockedAccount {
   planSubscriptionId: string | null;
   planSetByAdmin: boolean;
   disabledAt: Date | null;
+  /** Set once the account was erased: it is a tombstone kept for the ledger, which no admin change applies to. */
+  deletedAt: Date | null;
 }
 
 @Injectable()
@@ -56,7 +72,7 @@ export class AdminUsersRepository {
    */
   async lockAccount(db: Db, id: string): Promise<LockedAccount | null> {
     const [row] = await db.$queryRaw<LockedAccount[]>`
-      SELECT id::text, email, role::text AS role, "planCode", "planSubscriptionId"::text AS "planSubscriptionId", "planSetByAdmin", "disabledAt"
+      SELECT id::text, email, role::text AS role, "planCode", "planSubscriptionId"::text AS "planSubscriptionId", "planSetByAdmin", "disabledAt", "deletedAt"
       FROM "User" WHERE id = ${id}::uuid FOR NO KEY UPDATE`;
     return row ?? null;
   }
@@ -66,7 +82,7 @@ export class AdminUsersRepository {
    * grant) queue instead of deadlocking, and the "another admin remains" check cannot be passed twice.
    */
   async lockAdminActions(db: Db): Promise<void> {
-    await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended('admin-actions'::text, 0))`;
+    await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${ADMIN_ACTIONS_LOCK}::text, 0))`;
   }
 
   /** Whether the account is still an active admin (re-checked inside the change's transaction). */
@@ -102,19 +118,27 @@ export class AdminUsersRepository {
     return ended.count;
   }
 
+  /** Turns two-factor sign-in off (secret, recovery codes, pending sign-ins): whether it was on. */
+  async resetTwoFactor(db: Db, id: string): Promise<boolean> {
+    const reset = await db.user.updateMany({ where: { id, totpSecret: { not: null } }, data: { totpSecret: null, totpEnabledAt: null, totpLastStep: null } });
+    await db.recoveryCode.deleteMany({ where: { userId: id } });
+    await db.twoFactorChallenge.deleteMany({ where: { userId: id } });
+    return reset.count === 1;
+  }
+
   async enable(db: Db, id: string): Promise<void> {
     await db.user.update({ where: { id }, data: { disabledAt: null }, select: { id: true } });
   }
 
   /**
-   * Accounts in ADMIN_EMAILS that are not admins yet, promoted at start; except those an admin demoted
-   * through the API (an audited decision that a restart must not undo).
+   * Accounts in ADMIN_EMAILS with a verified email that are not admins yet, promoted at start; except those
+   * an admin demoted through the API (an audited decision that a restart must not undo).
    */
   async promoteConfiguredAdmins(db: Db, emails: string[]): Promise<{ id: string; email: string }[]> {
     if (emails.length === 0) return [];
     return db.$queryRaw<{ id: string; email: string }[]>`
       UPDATE "User" u SET role = 'admin', "updatedAt" = now()
-      WHERE u.email = ANY(${emails}::text[]) AND u.role = 'user'
+      WHERE u.email = ANY(${emails}::text[]) AND u.role = 'user' AND u."emailVerifiedAt" IS NOT NULL AND u."deletedAt" IS NULL
         AND NOT EXISTS (SELECT 1 FROM "AuditLog" a WHERE a."targetType" = 'user' AND a."targetId" = u.id::text AND a.action = 'user.role' AND a."adminId" IS NOT NULL)
       RETURNING u.id::text, u.email`;
   }

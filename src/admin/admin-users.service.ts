@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { accountDeleted, AccountDeletionService } from '../account/deletion/account-deletion.service';
 import { SessionUser } from '../auth/session-user';
 import { SessionsService } from '../auth/sessions.service';
 import { SubscriptionsService } from '../billing/subscriptions.service';
@@ -27,6 +28,7 @@ export class AdminUsersService {
     private readonly clock: Clock,
     private readonly gate: AdminActionsGate,
     private readonly sessions: SessionsService,
+    private readonly deletion: AccountDeletionService,
   ) {}
 
   async list(query: AdminUserQueryDto): Promise<AdminUserPageDto> {
@@ -86,6 +88,15 @@ export class AdminUsersService {
     return this.get(id);
   }
 
+  /** For an owner who lost both the authenticator and the recovery codes: sign-in asks for the password only again. */
+  async resetTwoFactor(admin: SessionUser, id: string, input: ReasonDto): Promise<AdminUserDetailDto> {
+    await this.change(admin, id, 'user.two_factor_reset', input.reason, async (db) => {
+      const wasOn = await this.users.resetTwoFactor(db, id);
+      return [{ twoFactorEnabled: wasOn }, { twoFactorEnabled: false }];
+    });
+    return this.get(id);
+  }
+
   async setRole(admin: SessionUser, id: string, input: SetRoleDto): Promise<AdminUserDetailDto> {
     await this.change(admin, id, 'user.role', input.reason, async (db, account) => {
       if (account.role === 'admin' && input.role === 'user') await this.refuseRemovingLastAdmin(db, account, 'demote');
@@ -93,6 +104,15 @@ export class AdminUsersService {
       return [{ role: account.role }, { role: input.role }];
     });
     return this.get(id);
+  }
+
+  /**
+   * The account's erasure, as its owner's DELETE /v1/auth/me does it but without re-authentication; inside its
+   * transaction, the admin gate first. Audited with the admin and the reason.
+   */
+  async delete(admin: SessionUser, id: string, input: ReasonDto): Promise<void> {
+    if (!isUuid(id)) throw notFound();
+    await this.deletion.erase({ userId: id, adminId: admin.id, reason: input.reason, enter: (db) => this.gate.enter(db, admin) });
   }
 
   /** One transaction: the admin gate, the account's lock, `work` (which answers before/after) and its audit entry. */
@@ -108,6 +128,7 @@ export class AdminUsersService {
       await this.gate.enter(db, admin);
       const account = await this.users.lockAccount(db, id);
       if (!account) throw notFound();
+      if (account.deletedAt) throw accountDeleted();
       const [before, after] = await work(db, account);
       await this.audit.record(db, { adminId: admin.id, action, targetType: 'user', targetId: id, before: toJson(before), after: toJson(after), reason });
     });
@@ -129,6 +150,9 @@ function toSummary(row: AdminUserRow): AdminUserSummaryDto {
     role: row.role,
     plan: { code: row.plan.code, name: row.plan.name },
     disabledAt: row.disabledAt?.toISOString() ?? null,
+    deletedAt: row.deletedAt?.toISOString() ?? null,
+    emailVerified: row.emailVerifiedAt !== null,
+    twoFactorEnabled: row.totpEnabledAt !== null,
     createdAt: row.createdAt.toISOString(),
   };
 }

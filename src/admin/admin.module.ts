@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AccountDeletionModule } from '../account/deletion/account-deletion.module';
 import { AuthModule } from '../auth/auth.module';
 import { BillingModule } from '../billing/billing.module';
 import { QuotaModule } from '../quota/quota.module';
@@ -21,7 +22,7 @@ import { ConfiguredAdminsService } from './configured-admins.service';
 
 /** The internal /v1/admin surface: admins only (AdminGuard after the global session guard). */
 @Module({
-  imports: [AuthModule, BillingModule, QuotaModule, SkillsModule],
+  imports: [AccountDeletionModule, AuthModule, BillingModule, QuotaModule, SkillsModule],
   controllers: [AdminUsersController, AdminBillingController, AdminCatalogController, AuditController],
   providers: [AdminActionsGate, AdminCatalogRepository, AdminCatalogService, AdminBillingRepository, AdminBillingService, AdminGuard, AdminUsersRepository, AdminUsersService, AuditRepository, AuditService, ConfiguredAdminsService],
 })

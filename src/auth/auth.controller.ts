@@ -7,11 +7,13 @@ import { ApiProblems } from '../common/openapi/api-problems.decorator';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { UserDto } from '../users/dto/user.response';
-import { AuthService, ClientInfo, LoginAccount, SignedIn } from './auth.service';
+import { AuthService, LoginAccount, SignedIn } from './auth.service';
+import { clientInfo } from './client-info';
 import { LocalAuthGuard } from './local.strategy';
-import { sessionCookieOptions } from './cookies';
+import { sessionCookieOptions, setPendingSignInCookie, setSessionCookie } from './cookies';
+import { AppError } from '../common/errors/app-error';
 import { CurrentUser } from './current-user.decorator';
-import { ForgotPasswordDto, LoginDto, RegisterDto, ResetPasswordDto } from './dto/credentials.dto';
+import { ChangePasswordDto, ForgotPasswordDto, LoginDto, RegisterDto, ResetPasswordDto } from './dto/credentials.dto';
 import { MessageDto } from './dto/message.response';
 import { PasswordResetService } from './password-reset.service';
 import { SessionUser } from './session-user';
@@ -43,13 +45,22 @@ export class AuthController {
   @RateLimit('login-ip', 'login-email')
   @Post('login')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Sign in with email and password (sets the session cookie)' })
+  @ApiOperation({
+    summary: 'Sign in with email and password (sets the session cookie)',
+    description:
+      'With two-factor sign-in on, answers 401 `two_factor_required` and sets a pending cookie (5 minutes) instead: complete the sign-in with POST /v1/auth/2fa/verify.',
+  })
   @ApiOkResponse({ type: UserDto, headers: SETS_COOKIE })
   @ApiProblems(401)
   @UseGuards(LocalAuthGuard)
   @ApiBody({ type: LoginDto })
   async login(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<UserDto> {
-    return this.signIn(res, await this.auth.startSession(req.credentials as LoginAccount, clientInfo(req)));
+    const outcome = await this.auth.signIn(req.credentials as LoginAccount, clientInfo(req));
+    if ('pending' in outcome) {
+      setPendingSignInCookie(res, this.config, outcome.pending);
+      throw secondFactorRequired(outcome.pending.expiresAt);
+    }
+    return this.signIn(res, outcome);
   }
 
   @Public()
@@ -91,13 +102,26 @@ export class AuthController {
     return this.auth.me(user);
   }
 
+  @RateLimit('password-user')
+  @Post('change-password')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Change the password; every other session of the account ends, this one stays' })
+  @ApiNoContentResponse({ description: 'Password changed.' })
+  @ApiProblems(400, 401, 403, 409, 429)
+  changePassword(@CurrentUser() user: SessionUser, @Body() body: ChangePasswordDto): Promise<void> {
+    return this.auth.changePassword(user, body);
+  }
+
   private signIn(res: Response, signedIn: SignedIn): UserDto {
-    res.cookie(this.config.session.cookieName, signedIn.session.token, sessionCookieOptions(this.config, signedIn.session.expiresAt));
+    setSessionCookie(res, this.config, signedIn.session);
     return signedIn.user;
   }
 }
 
-function clientInfo(req: Request): ClientInfo {
-  const userAgent = req.headers['user-agent'];
-  return { userAgent: typeof userAgent === 'string' ? userAgent : undefined, ip: req.ip };
+/** The answer of a first factor that needs a second one: the client asks for a code and posts it to /2fa/verify. */
+export function secondFactorRequired(expiresAt: Date): AppError {
+  return new AppError('two_factor_required', 'Enter the code of your authenticator app (or a recovery code) to finish signing in.', {
+    extensions: { next: '/v1/auth/2fa/verify', expiresAt: expiresAt.toISOString() },
+  });
 }
+

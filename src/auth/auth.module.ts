@@ -16,10 +16,18 @@ import { PasswordResetsRepository } from './password-resets.repository';
 import { SessionGuard } from './session.guard';
 import { SessionsRepository } from './sessions.repository';
 import { SessionsService } from './sessions.service';
+import { SessionsController } from './sessions.controller';
+import { ReauthenticationService } from './reauthentication.service';
+import { EmailVerificationController } from './email-verification/email-verification.controller';
+import { EmailVerificationRepository } from './email-verification/email-verification.repository';
+import { EmailVerificationService } from './email-verification/email-verification.service';
+import { TwoFactorController } from './two-factor/two-factor.controller';
+import { TwoFactorRepository } from './two-factor/two-factor.repository';
+import { TwoFactorService } from './two-factor/two-factor.service';
 
 @Module({
   imports: [PassportModule],
-  controllers: [AuthController, OAuthController],
+  controllers: [AuthController, OAuthController, EmailVerificationController, TwoFactorController, SessionsController],
   providers: [
     AuthService,
     LocalStrategy,
@@ -33,10 +41,15 @@ import { SessionsService } from './sessions.service';
     SessionsRepository,
     SessionsService,
     UsersRepository,
+    EmailVerificationService,
+    EmailVerificationRepository,
+    TwoFactorService,
+    TwoFactorRepository,
+    ReauthenticationService,
     { provide: APP_GUARD, useClass: SessionGuard },
     // After the session guard (global guards run in this order), so per-user limits know the user.
     { provide: APP_GUARD, useClass: AppThrottlerGuard },
   ],
-  exports: [SessionsService],
+  exports: [SessionsService, PasswordHasher, ReauthenticationService],
 })
 export class AuthModule {}

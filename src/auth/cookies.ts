@@ -1,4 +1,4 @@
-import { CookieOptions } from 'express';
+import { CookieOptions, Response } from 'express';
 import { AppConfig } from '../config/app-config';
 
 /** A well-formed session token: 32 random bytes, base64url. Anything else is not looked up. */
@@ -28,4 +28,21 @@ function cookieValues(header: string | undefined, name: string): string[] {
 /** httpOnly, SameSite=Lax, Path=/, Secure when the app is served over https. */
 export function sessionCookieOptions(config: AppConfig, expires?: Date): CookieOptions {
   return { httpOnly: true, sameSite: 'lax', path: '/', secure: config.session.secureCookie, ...(expires ? { expires } : {}) };
+}
+
+/** The cookie of a sign-in waiting for its second factor (see TwoFactorService): short-lived, httpOnly. */
+export function pendingSignInCookieName(config: AppConfig): string {
+  return `${config.session.cookieName}_2fa`;
+}
+
+export function setSessionCookie(res: Response, config: AppConfig, session: { token: string; expiresAt: Date }): void {
+  res.cookie(config.session.cookieName, session.token, sessionCookieOptions(config, session.expiresAt));
+}
+
+export function clearPendingSignInCookie(res: Response, config: AppConfig): void {
+  res.clearCookie(pendingSignInCookieName(config), sessionCookieOptions(config));
+}
+
+export function setPendingSignInCookie(res: Response, config: AppConfig, pending: { token: string; expiresAt: Date }): void {
+  res.cookie(pendingSignInCookieName(config), pending.token, sessionCookieOptions(config, pending.expiresAt));
 }

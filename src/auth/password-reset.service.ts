@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
-import { sha256Hex } from '../common/hashing';
+import { newSecretToken, sha256Hex } from '../common/hashing';
 import { AppError } from '../common/errors/app-error';
 import { AppLogger } from '../common/logging/app-logger';
 import { AppConfig } from '../config/app-config';
@@ -40,8 +39,8 @@ export class PasswordResetService {
   private async sendResetMail(email: string): Promise<void> {
     const user = await this.resets.findUserIdByEmail(email);
     if (!user || user.disabledAt) return;
-    const token = randomBytes(32).toString('base64url');
-    await this.resets.createResetToken(user.id, sha256Hex(token), new Date(this.clock.now().getTime() + RESET_TOKEN_TTL_MS));
+    const { token, hash } = newSecretToken();
+    await this.resets.createResetToken(user.id, hash, new Date(this.clock.now().getTime() + RESET_TOKEN_TTL_MS));
     // Built from APP_URL only: a forged Host header cannot send users to another site with their token.
     const link = `${this.config.appUrl}/reset-password?token=${encodeURIComponent(token)}`;
     await this.mail.send({

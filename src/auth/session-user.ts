@@ -10,6 +10,11 @@ export interface SessionUser {
   planCode: string;
   planName: string;
   createdAt: Date;
+  /** The account proved its mailbox (REQUIRE_EMAIL_VERIFICATION gates runs and checkout on it). */
+  emailVerified: boolean;
+  twoFactorEnabled: boolean;
+  /** When this session was signed in (its creation): recent sign-in stands in for a password where there is none. */
+  signedInAt: Date;
   /** SHA-256 of the session token the request carried (logout deletes that session). */
   sessionTokenHash: string;
 }

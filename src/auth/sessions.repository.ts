@@ -29,9 +29,37 @@ export class SessionsRepository {
         id: true,
         expiresAt: true,
         lastSeenAt: true,
-        user: { select: { id: true, email: true, role: true, createdAt: true, disabledAt: true, plan: { select: { code: true, name: true } } } },
+        createdAt: true,
+        user: {
+          select: {
+            id: true,
+            email: true,
+            role: true,
+            createdAt: true,
+            disabledAt: true,
+            emailVerifiedAt: true,
+            totpEnabledAt: true,
+            plan: { select: { code: true, name: true } },
+          },
+        },
       },
     });
+  }
+
+  findLiveSessionsOfUser(userId: string, now: Date, limit: number) {
+    return this.prisma.session.findMany({
+      where: { userId, expiresAt: { gt: now } },
+      orderBy: [{ lastSeenAt: 'desc' }, { id: 'desc' }],
+      take: limit,
+      select: { id: true, tokenHash: true, createdAt: true, lastSeenAt: true, expiresAt: true, userAgent: true, ip: true },
+    });
+  }
+
+  /** Deletes the session if it is the user's: its token hash, or null when there was no such session. */
+  async deleteSessionOfUser(userId: string, sessionId: string): Promise<{ tokenHash: string } | null> {
+    const [deleted] = await this.prisma.$queryRaw<{ tokenHash: string }[]>`
+      DELETE FROM "Session" WHERE id = ${sessionId}::uuid AND "userId" = ${userId}::uuid RETURNING "tokenHash"`;
+    return deleted ?? null;
   }
 
   async touchSession(id: string, now: Date): Promise<void> {

@@ -1,4 +1,5 @@
 import { Body, Controller, Get, Post, Res } from '@nestjs/common';
+import { VerifiedEmailRequired } from '../auth/verified-email.guard';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Response } from 'express';
 import { CurrentUser } from '../auth/current-user.decorator';
@@ -18,6 +19,7 @@ export class BillingController {
     private readonly subscriptions: SubscriptionsService,
   ) {}
 
+  @VerifiedEmailRequired()
   @Post('checkout')
   @ApiOperation({
     summary: 'Start buying a plan through Stripe or Paddle; the price is the plan’s, the plan changes when the provider confirms payment',
@@ -28,7 +30,7 @@ export class BillingController {
   })
   @ApiCreatedResponse({ type: CheckoutDto })
   @ApiOkResponse({ type: CheckoutDto, description: 'The pending checkout of the same plan and provider.' })
-  @ApiProblems(400, 401, 404, 409, 502, 503)
+  @ApiProblems(400, 401, 403, 404, 409, 502, 503)
   async checkout(@CurrentUser() user: SessionUser, @Body() body: CheckoutRequestDto, @Res({ passthrough: true }) res: Response): Promise<CheckoutDto> {
     const { checkout, created } = await this.checkouts.start(user, body);
     res.status(created ? 201 : 200);

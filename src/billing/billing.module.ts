@@ -13,6 +13,7 @@ import { WebhooksService } from './webhooks.service';
 @Module({
   controllers: [BillingController, WebhooksController],
   providers: [BillingRepository, StripeGateway, PaddleGateway, PaymentGateways, CheckoutService, SubscriptionsService, WebhooksService, BillingSweeperService],
-  exports: [SubscriptionsService],
+  // PaymentGateways: account erasure cancels subscriptions at their provider.
+  exports: [SubscriptionsService, PaymentGateways],
 })
 export class BillingModule {}

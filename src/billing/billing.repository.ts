@@ -141,6 +141,20 @@ export class BillingRepository {
 
   // --- webhook events -------------------------------------------------------------------------------------
 
+  /**
+   * Whether the buyer of this provider subscription (known by it, or by the checkout session that bought
+   * it) erased the account: such a subscription must not keep billing anyone.
+   */
+  async isBoughtByErasedAccount(provider: PaymentProviderName, providerSubscriptionId: string, checkoutSessionId: string | null): Promise<boolean> {
+    const rows = await this.prisma.$queryRaw<{ erased: number }[]>`
+      SELECT 1 AS erased FROM "User" u
+      WHERE u."deletedAt" IS NOT NULL AND (
+        u.id IN (SELECT s."userId" FROM "Subscription" s WHERE s.provider = ${provider}::"PaymentProvider" AND s."providerSubscriptionId" = ${providerSubscriptionId})
+        OR u.id IN (SELECT c."userId" FROM "Checkout" c WHERE c.provider = ${provider}::"PaymentProvider" AND c."providerSessionId" = ${checkoutSessionId}))
+      LIMIT 1`;
+    return rows.length > 0;
+  }
+
   async isEventRecorded(provider: PaymentProviderName, eventId: string): Promise<boolean> {
     const row = await this.prisma.webhookEvent.findUnique({ where: { provider_eventId: { provider, eventId } }, select: { id: true } });
     return row !== null;
@@ -159,8 +173,7 @@ export class BillingRepository {
    * without it two events of a new subscription race to insert it and then lock in different orders.
    */
   async lockSubscriptionKey(db: Db, provider: PaymentProviderName, providerSubscriptionId: string): Promise<void> {
-    const key = `subscription:${provider}:${providerSubscriptionId}`;
-    await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${key}::text, 0))`;
+    await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${subscriptionLockKey(provider, providerSubscriptionId)}::text, 0))`;
   }
 
   async lockSubscription(db: Db, provider: PaymentProviderName, providerSubscriptionId: string): Promise<LockedSubscription | null> {
@@ -240,3 +253,7 @@ export class BillingRepository {
   }
 }
 
+/** The transaction lock every change of one provider subscription takes first (account erasure takes it too). */
+export function subscriptionLockKey(provider: PaymentProviderName, providerSubscriptionId: string): string {
+  return `subscription:${provider}:${providerSubscriptionId}`;
+}

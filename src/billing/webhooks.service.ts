@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { AppError } from '../common/errors/app-error';
 import { AppLogger } from '../common/logging/app-logger';
+import { Metrics, WebhookOutcome } from '../infra/metrics/metrics';
 import { Db } from '../infra/prisma/prisma.service';
 import { BillingRepository } from './billing.repository';
 import { WebhookAckDto } from './dto/webhook-ack.response';
@@ -23,9 +24,22 @@ export class WebhooksService {
     private readonly subscriptions: SubscriptionsService,
     private readonly clock: Clock,
     private readonly log: AppLogger,
+    private readonly metrics: Metrics,
   ) {}
 
+  /** Every delivery is counted by its outcome: applied, duplicate, invalid (refused) or failed (503). */
   async receive(provider: PaymentProviderName, rawBody: Buffer | undefined, signature: string | undefined): Promise<WebhookAckDto> {
+    try {
+      const ack = await this.verifyAndApply(provider, rawBody, signature);
+      this.metrics.webhook(provider, ack.duplicate ? 'duplicate' : 'applied');
+      return ack;
+    } catch (error) {
+      this.metrics.webhook(provider, webhookFailure(error));
+      throw error;
+    }
+  }
+
+  private async verifyAndApply(provider: PaymentProviderName, rawBody: Buffer | undefined, signature: string | undefined): Promise<WebhookAckDto> {
     const gateway = this.gateways.get(provider);
     if (!gateway.canVerifyWebhooks()) throw new AppError('provider_not_configured', `${gateway.provider} webhooks are not configured on this server.`);
     if (!rawBody || rawBody.length === 0) throw new AppError('webhook_payload_invalid', 'The webhook has no JSON body.');
@@ -48,12 +62,29 @@ export class WebhooksService {
     const { provider } = gateway;
     // A cheap early answer for redeliveries, before any provider lookup; the insert below is what decides.
     if (await this.billing.isEventRecorded(provider, webhook.eventId)) return false;
-    const action = await gateway.interpret(webhook);
+    const action = await this.cancelIfBuyerErased(gateway, await gateway.interpret(webhook));
     return this.billing.inTransaction(async (db) => {
       const recorded = await this.billing.recordEvent(db, { provider, eventId: webhook.eventId, type: webhook.type, occurredAt: webhook.occurredAt });
       if (recorded) await this.apply(db, provider, webhook, action);
       return recorded;
     });
+  }
+
+  /**
+   * A checkout left open when its buyer erased the account can still be paid, and a provider may report a
+   * subscription of an erased account as live again: it is canceled at the provider before the event is
+   * recorded, so a failure (503) has the provider deliver the event again and the cancellation is retried.
+   * The event is then applied as the cancellation it became.
+   */
+  private async cancelIfBuyerErased(gateway: PaymentGateway, action: BillingAction): Promise<BillingAction> {
+    if (action.kind !== 'checkout_completed' && action.kind !== 'subscription_changed') return action;
+    const snapshot = action.subscription;
+    if (!snapshot || snapshot.status === 'canceled') return action;
+    const sessionId = action.kind === 'checkout_completed' ? action.providerSessionId : (snapshot.checkoutSessionId ?? null);
+    if (!(await this.billing.isBoughtByErasedAccount(gateway.provider, snapshot.providerSubscriptionId, sessionId))) return action;
+    await gateway.cancelSubscription(snapshot.providerSubscriptionId);
+    this.log.warn({ provider: gateway.provider, subscription: snapshot.providerSubscriptionId }, 'subscription of an erased account canceled at the provider');
+    return { ...action, subscription: { ...snapshot, status: 'canceled', canceledAt: snapshot.canceledAt ?? this.clock.now() } };
   }
 
   private async apply(db: Db, provider: PaymentProviderName, webhook: VerifiedWebhook, action: BillingAction): Promise<void> {
@@ -74,6 +105,11 @@ export class WebhooksService {
         return;
     }
   }
+}
+
+/** A delivery refused for what it is (4xx: signature, payload) is invalid; one that could not be applied now (5xx, delivered again) failed. */
+function webhookFailure(error: unknown): WebhookOutcome {
+  return error instanceof AppError && error.status < 500 ? 'invalid' : 'failed';
 }
 
 const EARLIEST_EVENT = Date.UTC(2000, 0, 1);

@@ -14,6 +14,7 @@ import { ConversationsRepository } from '../conversations/conversations.reposito
 import { ModelProviders } from '../models/model-providers';
 import { ChatMessage, ModelProvider } from '../models/providers/model-provider';
 import { NotDispatched } from '../infra/database/batcher';
+import { Metrics } from '../infra/metrics/metrics';
 import { overloaded, RunRequest } from './admission/chat-admission';
 import { ClaimResult, Settlement, StoredRun } from './chat-requests.repository';
 import { RunStore } from './run-store';
@@ -106,7 +107,10 @@ export class ChatPipelineService implements OnModuleDestroy {
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly log: AppLogger,
-  ) {}
+    private readonly metrics: Metrics,
+  ) {
+    metrics.observeLiveStreams(() => this.running.size);
+  }
 
   /**
    * Starts the turn, or replays / joins the request already made with its key. Resolves once the first
@@ -300,6 +304,7 @@ export class ChatPipelineService implements OnModuleDestroy {
       case 'taken':
         return claimed.request;
       case 'quota_exceeded':
+        this.metrics.quotaRefused(user.planCode);
         throw this.quotaExceeded(plan, now);
       case 'model_not_allowed':
         // The plan changed since this instance read it; the database's answer is the one that counts.
@@ -329,10 +334,14 @@ export class ChatPipelineService implements OnModuleDestroy {
     this.leases.hold(plan.runId);
     const stop = this.stops.register(plan.runId);
     let outcome: RunOutcome;
+    const firstToken = this.metrics.firstTokenTimer(plan.provider.name, plan.model.id);
     try {
       const generation = await generate(plan.provider, { upstreamModel: plan.model.upstreamModel, messages: plan.prompt, maxOutputTokens: plan.model.maxOutputTokens }, {
         timeoutMs: this.config.chat.providerTimeoutMs,
-        onText: (text) => writer.append(text),
+        onText: (text) => {
+          firstToken();
+          writer.append(text);
+        },
         stop,
       });
       if (generation.failure) this.log.warn({ requestId, runId: plan.runId, model: plan.model.id, failure: generation.failure, reason: generation.failureReason }, 'model provider failed');
@@ -356,6 +365,7 @@ export class ChatPipelineService implements OnModuleDestroy {
       this.leases.release(plan.runId);
       this.stops.release(plan.runId);
     }
+    this.metrics.runFinished(plan.model.id, outcome);
     await writer.end(outcome);
   }
 

@@ -1,4 +1,5 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { VerifiedEmailRequired } from '../auth/verified-email.guard';
 import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiProduces, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { CurrentUser } from '../auth/current-user.decorator';
@@ -40,6 +41,7 @@ export class ChatController {
     private readonly admission: ChatAdmission,
   ) {}
 
+  @VerifiedEmailRequired()
   @RateLimit('run-user')
   @Post()
   @HttpCode(200)

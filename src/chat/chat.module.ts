@@ -32,6 +32,7 @@ import { RunStops } from './stop/run-stops';
     RunStops,
     RunStore,
   ],
-  exports: [ChatAdmission, ChatPipelineService],
+  // RunStops: account erasure stops the account's live runs.
+  exports: [ChatAdmission, ChatPipelineService, RunStops],
 })
 export class ChatModule {}

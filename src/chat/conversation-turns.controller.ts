@@ -1,4 +1,5 @@
 import { Body, Controller, Delete, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { VerifiedEmailRequired } from '../auth/verified-email.guard';
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { CurrentUser } from '../auth/current-user.decorator';
@@ -20,6 +21,7 @@ export class ConversationTurnsController {
     private readonly admission: ChatAdmission,
   ) {}
 
+  @VerifiedEmailRequired()
   @RateLimit('run-user')
   @Post(':id/regenerate')
   @HttpCode(200)
@@ -35,6 +37,7 @@ export class ConversationTurnsController {
     await writeAnswer(req, res, stream);
   }
 
+  @VerifiedEmailRequired()
   @RateLimit('run-user')
   @Post(':id/messages/:messageId/edit')
   @HttpCode(200)

@@ -49,7 +49,12 @@ export interface AppConfig {
     /** Express `trust proxy` value: false, or the proxy addresses/subnets whose X-Forwarded-For is believed. */
     trustProxy: false | string[];
   };
-  log: { level: string };
+  /** `format`: auto (pretty on a terminal outside production, else JSON), json or pretty. */
+  log: { level: string; format: 'auto' | 'json' | 'pretty' };
+  /** `port`: the Prometheus listener's; undefined means no metrics listener. */
+  metrics: { port?: number };
+  /** OpenTelemetry: traces are exported only with an OTLP endpoint. */
+  telemetry: { otlpEndpoint?: string; serviceName: string };
   database: {
     /** Unset in development means: start the embedded PostgreSQL below. */
     url?: string;
@@ -57,13 +62,18 @@ export interface AppConfig {
     poolSize: number;
     embeddedDir: string;
     embeddedPort: number;
+    /** Apply pending migrations at start (off where a separate job migrates). */
+    migrateAtStart: boolean;
   };
   redis: { url?: string; keyPrefix: string };
   appUrl: string;
   /** Public URL of this API (OAuth callbacks are built from it); defaults to APP_URL. */
   apiUrl: string;
   corsOrigins: string[];
-  secrets: { session: string; passwordPepper: string };
+  /** `dataEncryptionKey`: key material of encryption at rest (2FA secrets); unset, derived from `session`. */
+  secrets: { session: string; passwordPepper: string; dataEncryptionKey?: string };
+  /** Chat, Skill runs and checkout refuse accounts whose email is not verified (403 email_unverified). */
+  requireEmailVerification: boolean;
   /** `cacheTtlMs`: the longest a cached session is used without reading it again (changes drop it at once). */
   session: { ttlHours: number; cacheTtlMs: number; cookieName: string; secureCookie: boolean };
   adminEmails: string[];

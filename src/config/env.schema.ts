@@ -71,6 +71,16 @@ export const envSchema = z.object({
       message: 'must be one of fatal, error, warn, info, debug, trace, silent',
     })
     .default('info'),
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty'], { message: 'must be auto, json or pretty' }).default('auto'),
+  METRICS_PORT: z
+    .string()
+    .trim()
+    .optional()
+    .transform((value) => (value ? value : undefined))
+    .refine((value) => value === undefined || (/^\d+$/.test(value) && Number(value) >= 1 && Number(value) <= 65535), { message: 'must be an integer between 1 and 65535' })
+    .transform((value) => (value === undefined ? undefined : Number(value))),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalHttpUrl,
+  OTEL_SERVICE_NAME: z.string().trim().min(1).default('chat-api'),
   BODY_LIMIT_BYTES: integer(1024, 50 * 1024 * 1024).default(1024 * 1024),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).default(10_000),
   API_DOCS: z
@@ -87,6 +97,7 @@ export const envSchema = z.object({
   DATABASE_POOL_SIZE: integer(2, 500).default(10),
   EMBEDDED_POSTGRES_DIR: z.string().trim().min(1).default('.data/postgres'),
   EMBEDDED_POSTGRES_PORT: integer(1, 65535).default(54329),
+  MIGRATE_AT_START: booleanFlag.default(true),
   REDIS_URL: optionalString.refine((value) => value === undefined || /^rediss?:\/\//.test(value), {
     message: 'must be a redis:// or rediss:// URL',
   }),
@@ -109,6 +120,14 @@ export const envSchema = z.object({
   RATE_LIMIT_RUN_USER: rateLimit.default({ max: 600, windowSeconds: 60 }),
   RATE_LIMIT_UPLOAD_USER: rateLimit.default({ max: 60, windowSeconds: 60 }),
   RATE_LIMIT_SKILL_WRITE_USER: rateLimit.default({ max: 60, windowSeconds: 60 }),
+  RATE_LIMIT_PASSWORD_USER: rateLimit.default({ max: 10, windowSeconds: 900 }),
+  RATE_LIMIT_VERIFY_EMAIL_IP: rateLimit.default({ max: 30, windowSeconds: 3600 }),
+  RATE_LIMIT_RESEND_VERIFICATION_USER: rateLimit.default({ max: 3, windowSeconds: 3600 }),
+  RATE_LIMIT_TWO_FACTOR_IP: rateLimit.default({ max: 30, windowSeconds: 900 }),
+  RATE_LIMIT_TWO_FACTOR_USER: rateLimit.default({ max: 10, windowSeconds: 900 }),
+  RATE_LIMIT_EXPORT_USER: rateLimit.default({ max: 5, windowSeconds: 3600 }),
+  REQUIRE_EMAIL_VERIFICATION: booleanFlag.default(false),
+  DATA_ENCRYPTION_KEY: optionalString,
   CATALOG_FILE: z.string().trim().min(1).default('config/catalog.json'),
   SKILL_TEMPLATES_FILE: z.string().trim().min(1).default('config/skill-templates.json'),
 

@@ -55,6 +55,9 @@ function crossFieldProblems(env: Env): string[] {
     if (env[key] && !env[secret]) problems.push(`${secret}: is required when ${key} is set`);
     if (env[secret] && !env[key]) problems.push(`${key}: is required when ${secret} is set`);
   }
+  if (env.DATA_ENCRYPTION_KEY !== undefined && env.DATA_ENCRYPTION_KEY.length < 32) {
+    problems.push('DATA_ENCRYPTION_KEY: must be a random value of at least 32 characters');
+  }
   for (const email of env.ADMIN_EMAILS) {
     if (!email.includes('@')) problems.push(`ADMIN_EMAILS: "${email}" is not an email address`);
   }
@@ -75,8 +78,16 @@ function toAppConfig(env: Env): AppConfig {
       apiDocs: env.API_DOCS ?? (env.NODE_ENV === 'production' ? 'off' : 'public'),
       trustProxy: env.TRUST_PROXY.length > 0 ? env.TRUST_PROXY : false,
     },
-    log: { level: env.LOG_LEVEL },
-    database: { url: env.DATABASE_URL, poolSize: env.DATABASE_POOL_SIZE, embeddedDir: env.EMBEDDED_POSTGRES_DIR, embeddedPort: env.EMBEDDED_POSTGRES_PORT },
+    log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT },
+    metrics: { port: env.METRICS_PORT },
+    telemetry: { otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME },
+    database: {
+      url: env.DATABASE_URL,
+      poolSize: env.DATABASE_POOL_SIZE,
+      embeddedDir: env.EMBEDDED_POSTGRES_DIR,
+      embeddedPort: env.EMBEDDED_POSTGRES_PORT,
+      migrateAtStart: env.MIGRATE_AT_START,
+    },
     redis: { url: env.REDIS_URL, keyPrefix: env.REDIS_KEY_PREFIX },
     appUrl,
     apiUrl: env.API_URL ? stripTrailingSlash(env.API_URL) : appUrl,
@@ -84,7 +95,9 @@ function toAppConfig(env: Env): AppConfig {
     secrets: {
       session: env.SESSION_SECRET ?? DEV_DEFAULTS.SESSION_SECRET,
       passwordPepper: env.PASSWORD_PEPPER ?? DEV_DEFAULTS.PASSWORD_PEPPER,
+      dataEncryptionKey: env.DATA_ENCRYPTION_KEY,
     },
+    requireEmailVerification: env.REQUIRE_EMAIL_VERIFICATION,
     session: { ttlHours: env.SESSION_TTL_HOURS, cacheTtlMs: env.SESSION_CACHE_TTL_MS, cookieName: SESSION_COOKIE_NAME, secureCookie: appUrl.startsWith('https:') },
     adminEmails: env.ADMIN_EMAILS.map((email) => email.toLowerCase()),
     rateLimits: {
@@ -97,6 +110,12 @@ function toAppConfig(env: Env): AppConfig {
       'run-user': env.RATE_LIMIT_RUN_USER,
       'upload-user': env.RATE_LIMIT_UPLOAD_USER,
       'skill-write-user': env.RATE_LIMIT_SKILL_WRITE_USER,
+      'password-user': env.RATE_LIMIT_PASSWORD_USER,
+      'verify-email-ip': env.RATE_LIMIT_VERIFY_EMAIL_IP,
+      'resend-verification-user': env.RATE_LIMIT_RESEND_VERIFICATION_USER,
+      'two-factor-ip': env.RATE_LIMIT_TWO_FACTOR_IP,
+      'two-factor-user': env.RATE_LIMIT_TWO_FACTOR_USER,
+      'export-user': env.RATE_LIMIT_EXPORT_USER,
     },
     catalogFile: env.CATALOG_FILE,
     skillTemplatesFile: env.SKILL_TEMPLATES_FILE,

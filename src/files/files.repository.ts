@@ -47,14 +47,15 @@ export class FilesRepository {
 
   /**
    * Records the file only if it fits the owner's storage quota. The owner's row is locked first, so two
-   * uploads finishing together are checked one after the other. Null when it does not fit.
+   * uploads finishing together are checked one after the other. Null when it does not fit, or when the owner was
+   * erased while the upload streamed in (its object is then removed like one over quota).
    */
   async insertWithinQuota(file: NewFile) {
     return this.prisma.$transaction(async (db) => {
       await db.$queryRaw`SELECT 1 FROM "User" WHERE id = ${file.ownerId}::uuid FOR UPDATE`;
       const [fits] = await db.$queryRaw<{ fits: boolean }[]>`
         SELECT COALESCE((SELECT SUM("sizeBytes") FROM "File" WHERE "ownerId" = u.id), 0) + ${file.sizeBytes} <= p."storageQuotaBytes" AS fits
-        FROM "User" u JOIN "Plan" p ON p.code = u."planCode" WHERE u.id = ${file.ownerId}::uuid`;
+        FROM "User" u JOIN "Plan" p ON p.code = u."planCode" WHERE u.id = ${file.ownerId}::uuid AND u."deletedAt" IS NULL`;
       if (!fits?.fits) return null;
       return db.file.create({ data: file, select: FILE });
     });

@@ -1,4 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { VerifiedEmailRequired } from '../auth/verified-email.guard';
 import { ApiBody, ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { CurrentUser } from '../auth/current-user.decorator';
@@ -93,6 +94,7 @@ export class SkillsController {
     return this.skills.publish(user, id, body);
   }
 
+  @VerifiedEmailRequired()
   @RateLimit('run-user')
   @Post(':id/run')
   @HttpCode(200)

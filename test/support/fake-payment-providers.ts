@@ -16,6 +16,8 @@ abstract class FakePaymentProvider extends LoopbackServer {
   delayMs = 0;
   /** When set, creation requests answer this status with the provider's error body. */
   failWith: number | null = null;
+  /** When set, subscription cancellations answer this status with the provider's error body. */
+  cancelFailWith: number | null = null;
   /** When set, every new session gets this id (a misbehaving provider). */
   reuseId: string | null = null;
   /** Ids unique across fakes and runs: suites share one database, whose checkouts keep provider ids unique. */
@@ -36,13 +38,20 @@ abstract class FakePaymentProvider extends LoopbackServer {
   }
 
   creations(): RecordedRequest[] {
-    return this.requests.filter((request) => request.method === 'POST');
+    return this.requests.filter((request) => request.method === 'POST' && !this.isCancellation(request));
   }
+
+  cancellations(): RecordedRequest[] {
+    return this.requests.filter((request) => this.isCancellation(request));
+  }
+
+  protected abstract isCancellation(request: RecordedRequest): boolean;
 }
 
 /**
  * Stripe's REST API as the SDK speaks it: form-encoded POST /v1/checkout/sessions (honouring Idempotency-Key
- * like Stripe: the same key answers the first response again) and GET /v1/subscriptions/:id.
+ * like Stripe: the same key answers the first response again), GET /v1/subscriptions/:id and
+ * DELETE /v1/subscriptions/:id (cancel now).
  */
 export class FakeStripe extends FakePaymentProvider {
   /** Subscriptions GET /v1/subscriptions/:id answers, by id. */
@@ -57,9 +66,28 @@ export class FakeStripe extends FakePaymentProvider {
     if (request.method === 'GET' && subscription) {
       const found = this.subscriptions.get(decodeURIComponent(subscription[1]));
       if (found) return this.send(res, 200, found);
-      return this.send(res, 404, { error: { type: 'invalid_request_error', code: 'resource_missing', message: 'No such subscription' } });
+      return this.send(res, 404, noSuchSubscription(decodeURIComponent(subscription[1])));
     }
+    if (request.method === 'DELETE' && subscription) return this.cancelSubscription(decodeURIComponent(subscription[1]), res);
     this.send(res, 404, { error: { type: 'invalid_request_error', message: `Unrecognized request URL (${request.method}: ${path})` } });
+  }
+
+  protected isCancellation(request: RecordedRequest): boolean {
+    return request.method === 'DELETE' && /^\/v1\/subscriptions\/[^/?]+/.test(request.path);
+  }
+
+  /**
+   * As Stripe: the subscription ends now and the canceled object is answered; one it does not know, or one
+   * already canceled (Stripe treats it as deleted), answers 404 resource_missing.
+   */
+  private cancelSubscription(id: string, res: ServerResponse): void {
+    if (this.cancelFailWith) return this.send(res, this.cancelFailWith, { error: { type: 'api_error', message: 'Stripe fake failure' } });
+    const found = this.subscriptions.get(id);
+    if (!found || found.status === 'canceled') return this.send(res, 404, noSuchSubscription(id));
+    const now = Math.floor(Date.now() / 1000);
+    const canceled = { ...found, status: 'canceled', canceled_at: now, ended_at: now, cancel_at_period_end: false, cancel_at: null };
+    this.subscriptions.set(id, canceled);
+    this.send(res, 200, canceled);
   }
 
   /** The form fields of a recorded request, keys as Stripe's encoding writes them (`line_items[0][quantity]`). */
@@ -86,13 +114,50 @@ export class FakeStripe extends FakePaymentProvider {
   }
 }
 
-/** Paddle Billing's REST API: POST /transactions with a JSON body, answering the transaction and its checkout URL. */
+/**
+ * Paddle Billing's REST API: POST /transactions with a JSON body, answering the transaction and its checkout URL,
+ * and POST /subscriptions/{id}/cancel.
+ */
 export class FakePaddle extends FakePaymentProvider {
+  /** Subscriptions Paddle knows, by id, as its API shows them (snake_case, see paddleSubscription). */
+  readonly subscriptions = new Map<string, Record<string, unknown>>();
+
   protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const request = await this.record(req);
+    const cancel = /^\/subscriptions\/([^/?]+)\/cancel$/.exec(request.path);
+    if (request.method === 'POST' && cancel) return this.cancelSubscription(decodeURIComponent(cancel[1]), request, res);
     if (request.method !== 'POST' || request.path !== '/transactions') {
       return this.send(res, 404, { error: { type: 'request_error', code: 'not_found', detail: 'not found' }, meta: { request_id: 'r' } });
     }
+    this.createTransaction(request, res);
+  }
+
+  protected isCancellation(request: RecordedRequest): boolean {
+    return request.method === 'POST' && /^\/subscriptions\/[^/?]+\/cancel$/.test(request.path);
+  }
+
+  /**
+   * As Paddle: `effective_from: immediately` cancels now; otherwise (Paddle's default, next_billing_period) a
+   * cancellation is scheduled for the period's end. Unknown ids answer 404 not_found, canceled ones 400
+   * subscription_is_canceled_action_invalid.
+   */
+  private cancelSubscription(id: string, request: RecordedRequest, res: ServerResponse): void {
+    if (this.cancelFailWith) return this.send(res, this.cancelFailWith, paddleError('internal_error', 'api_error', 'Paddle fake failure'));
+    const found = this.subscriptions.get(id);
+    if (!found) return this.send(res, 404, paddleError('not_found', 'request_error', `Entity ${id} not found`));
+    if (found.status === 'canceled') return this.send(res, 400, paddleError('subscription_is_canceled_action_invalid', 'request_error', "action can't be performed on canceled subscription", 'subscriptions'));
+    const body = (request.body ? JSON.parse(request.body) : {}) as { effective_from?: string };
+    const at = new Date().toISOString();
+    const period = found.current_billing_period as { ends_at?: string } | null | undefined;
+    const changed =
+      body.effective_from === 'immediately'
+        ? { ...found, status: 'canceled', canceled_at: at, scheduled_change: null, next_billed_at: null, current_billing_period: null, updated_at: at }
+        : { ...found, scheduled_change: { action: 'cancel', effective_at: period?.ends_at ?? at, resume_at: null }, updated_at: at };
+    this.subscriptions.set(id, changed);
+    this.send(res, 200, { data: { ...PADDLE_SUBSCRIPTION_DEFAULTS, ...changed }, meta: { request_id: 'r' } });
+  }
+
+  private createTransaction(request: RecordedRequest, res: ServerResponse): void {
     if (this.failWith) return this.send(res, this.failWith, { error: { type: 'api_error', code: 'internal_error', detail: 'Paddle fake failure' }, meta: { request_id: 'r' } });
     const id = this.newId('txn_');
     const body = JSON.parse(request.body) as { custom_data?: unknown; collection_mode?: string };
@@ -121,3 +186,31 @@ export class FakePaddle extends FakePaymentProvider {
     });
   }
 }
+
+function noSuchSubscription(id: string) {
+  return { error: { type: 'invalid_request_error', code: 'resource_missing', param: 'id', message: `No such subscription: '${id}'` } };
+}
+
+function paddleError(code: string, type: string, detail: string, group = 'shared') {
+  return { error: { type, code, detail, documentation_url: `https://developer.paddle.com/errors/${group}/${code}` }, meta: { request_id: 'r' } };
+}
+
+/** Fields of a Paddle subscription entity the SDK reads that a test's subscription may leave out. */
+const PADDLE_SUBSCRIPTION_DEFAULTS = {
+  address_id: 'add_test_1',
+  business_id: null,
+  currency_code: 'USD',
+  created_at: '2026-01-01T00:00:00.000Z',
+  updated_at: '2026-01-01T00:00:00.000Z',
+  started_at: '2026-01-01T00:00:00.000Z',
+  first_billed_at: '2026-01-01T00:00:00.000Z',
+  next_billed_at: null,
+  paused_at: null,
+  discount: null,
+  collection_mode: 'automatic',
+  billing_details: null,
+  billing_cycle: { interval: 'month', frequency: 1 },
+  management_urls: null,
+  items: [],
+  import_meta: null,
+};

@@ -8,7 +8,7 @@ export interface CapturedMail {
 }
 
 /** A real SMTP server on loopback that keeps every message it receives. */
-export async function startFakeSmtp(): Promise<{ url: string; mails: CapturedMail[]; waitForMail: (to: string) => Promise<CapturedMail>; close: () => Promise<void> }> {
+export async function startFakeSmtp(): Promise<{ url: string; mails: CapturedMail[]; waitForMail: (to: string, subject?: string) => Promise<CapturedMail>; close: () => Promise<void> }> {
   const mails: CapturedMail[] = [];
   const server = new SMTPServer({
     authOptional: true,
@@ -28,9 +28,11 @@ export async function startFakeSmtp(): Promise<{ url: string; mails: CapturedMai
   return {
     url: `smtp://127.0.0.1:${port}`,
     mails,
-    waitForMail: async (to) => {
-      await waitFor(() => mails.some((mail) => mail.to.includes(to)), 10_000, () => `no mail to ${to}`);
-      return mails.find((mail) => mail.to.includes(to))!;
+    /** The first mail to `to` (with this subject, when given: sign-up also sends a verification mail). */
+    waitForMail: async (to, subject) => {
+      const matches = (mail: CapturedMail) => mail.to.includes(to) && (subject === undefined || mail.raw.includes(`Subject: ${subject}`));
+      await waitFor(() => mails.some(matches), 10_000, () => `no mail to ${to}${subject ? ` with subject ${subject}` : ''}`);
+      return mails.find(matches)!;
     },
     close: () => new Promise((done) => server.close(() => done())),
   };
@@ -41,5 +43,13 @@ export function resetTokenOf(mail: CapturedMail): string {
   const text = mail.raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
   const match = /reset-password\?token=([A-Za-z0-9_-]+)/.exec(text);
   if (!match) throw new Error(`no reset link in:\n${mail.raw}`);
+  return match[1];
+}
+
+/** The token of the verification link in a mail. */
+export function verificationTokenOf(mail: CapturedMail): string {
+  const text = mail.raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
+  const match = /verify-email\?token=([A-Za-z0-9_-]+)/.exec(text);
+  if (!match) throw new Error(`no verification link in:\n${mail.raw}`);
   return match[1];
 }

@@ -40,6 +40,8 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Nod
     RATE_LIMIT_FORGOT_IP: '10000/60',
     RATE_LIMIT_FORGOT_EMAIL: '10000/60',
     RATE_LIMIT_RESET_IP: '10000/60',
+    RATE_LIMIT_VERIFY_EMAIL_IP: '10000/60',
+    RATE_LIMIT_TWO_FACTOR_IP: '10000/60',
     // Suites share one database but not one storage directory: an instance extracting another suite's
     // files would find no object. Suites that need extraction turn it on over TEST_SHARED_STORAGE_DIR.
     FILE_EXTRACTION_ENABLED: 'false',

@@ -30,6 +30,14 @@ export class AdminUserSummaryDto {
   @ApiProperty({ type: String, format: 'date-time', nullable: true })
   disabledAt!: string | null;
 
+  /** When the account was erased (a tombstone kept for the ledger, without email); null otherwise. */
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  deletedAt!: string | null;
+
+  emailVerified!: boolean;
+
+  twoFactorEnabled!: boolean;
+
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
 }

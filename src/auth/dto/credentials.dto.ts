@@ -67,3 +67,14 @@ export class ResetPasswordDto {
   @IsAcceptablePassword()
   password!: string;
 }
+
+export class ChangePasswordDto {
+  @IsString()
+  @MaxLength(1024)
+  currentPassword!: string;
+
+  /** The new password: 12 to 128 characters, not only spaces, not one of the most common breached passwords. */
+  @IsString()
+  @IsAcceptablePassword()
+  newPassword!: string;
+}

@@ -4,7 +4,7 @@ import { Prisma } from '../../infra/prisma/generated/client';
 import { PrismaService } from '../../infra/prisma/prisma.service';
 import { OAuthProviderName } from './oauth-providers';
 
-const account = { id: true, disabledAt: true, passwordHash: true } as const;
+const account = { id: true, disabledAt: true, passwordHash: true, totpEnabledAt: true } as const;
 export type OAuthAccount = Prisma.UserGetPayload<{ select: typeof account }>;
 
 @Injectable()
@@ -60,7 +60,7 @@ export class IdentitiesRepository {
   async createUserWithIdentity(email: string, provider: OAuthProviderName, providerUserId: string, role: 'admin' | 'user'): Promise<OAuthAccount | null> {
     try {
       return await this.prisma.$transaction(async (db) => {
-        const created = await db.user.create({ data: { email, role, identities: { create: { provider, providerUserId, email } } }, select: account });
+        const created = await db.user.create({ data: { email, role, emailVerifiedAt: new Date(), identities: { create: { provider, providerUserId, email } } }, select: account });
         if (role === 'admin') await db.auditLog.create({ data: configuredAdminAudit(created.id), select: { id: true } });
         return created;
       });

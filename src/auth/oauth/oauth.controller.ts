@@ -5,7 +5,8 @@ import { Public } from '../../common/decorators/public.decorator';
 import { ApiProblems } from '../../common/openapi/api-problems.decorator';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
-import { sessionCookieOptions } from '../cookies';
+import { sessionCookieOptions, setPendingSignInCookie, setSessionCookie } from '../cookies';
+import { clientInfo } from '../client-info';
 import { OAuthProviderName } from './oauth-providers';
 import { stateCookie } from './oauth-state.store';
 import { OAuthGuard, OAuthOutcome } from './oauth.guard';
@@ -13,6 +14,9 @@ import { OAuthService } from './oauth.service';
 
 /** The outcome OAuthGuard left on the request. */
 const Outcome = createParamDecorator((_: unknown, context: ExecutionContext): OAuthOutcome => context.switchToHttp().getRequest<Request>().oauth!);
+
+const CALLBACK_REDIRECT =
+  'Redirect to APP_URL: signed in (session cookie set); or, with two-factor sign-in on, to APP_URL/?two_factor=required with a pending cookie (finish with POST /v1/auth/2fa/verify); or with an `error` query parameter.';
 
 /** The sign-in routes: passport's strategies do the protocol in the guards; the handlers answer the browser. */
 @Public()
@@ -36,7 +40,7 @@ export class OAuthController {
   @Get('google/callback')
   @UseGuards(OAuthGuard('google', 'callback'))
   @ApiOperation({ summary: 'Google callback: signs in and redirects into the app (or to the app with ?error=...)' })
-  @ApiFoundResponse({ description: 'Redirect to APP_URL: signed in (session cookie set), or with an `error` query parameter.' })
+  @ApiFoundResponse({ description: CALLBACK_REDIRECT })
   @ApiProblems(503)
   googleCallback(@Outcome() outcome: OAuthOutcome, @Req() req: Request, @Res() res: Response): Promise<void> {
     return this.complete('google', outcome, req, res);
@@ -54,7 +58,7 @@ export class OAuthController {
   @Get('github/callback')
   @UseGuards(OAuthGuard('github', 'callback'))
   @ApiOperation({ summary: 'GitHub callback: signs in and redirects into the app (or to the app with ?error=...)' })
-  @ApiFoundResponse({ description: 'Redirect to APP_URL: signed in (session cookie set), or with an `error` query parameter.' })
+  @ApiFoundResponse({ description: CALLBACK_REDIRECT })
   @ApiProblems(503)
   githubCallback(@Outcome() outcome: OAuthOutcome, @Req() req: Request, @Res() res: Response): Promise<void> {
     return this.complete('github', outcome, req, res);
@@ -65,8 +69,13 @@ export class OAuthController {
     const state = stateCookie(provider, sessionCookieOptions(this.config));
     res.clearCookie(state.name, state.options);
     if ('failure' in outcome) return res.redirect(302, `${this.config.appUrl}/?error=${outcome.failure}`);
-    const session = await this.oauth.startSession(outcome.account, { userAgent: req.headers['user-agent'], ip: req.ip });
-    res.cookie(this.config.session.cookieName, session.token, sessionCookieOptions(this.config, session.expiresAt));
+    const started = await this.oauth.startSession(outcome.account, clientInfo(req));
+    if ('pending' in started) {
+      // The web app asks for the code and completes the sign-in with POST /v1/auth/2fa/verify.
+      setPendingSignInCookie(res, this.config, started.pending);
+      return res.redirect(302, `${this.config.appUrl}/?two_factor=required`);
+    }
+    setSessionCookie(res, this.config, started.session);
     res.redirect(302, `${this.config.appUrl}/`);
   }
 }

@@ -2,8 +2,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { initialRole } from '../../users/initial-role';
+import { UsersRepository } from '../../users/users.repository';
 import { ClientInfo } from '../auth.service';
 import { SessionsService } from '../sessions.service';
+import { PendingSignIn, TwoFactorService } from '../two-factor/two-factor.service';
 import { IdentitiesRepository, OAuthAccount } from './identities.repository';
 import { InternalSignInError, OAuthFailure } from './oauth-failure';
 import { OAuthProviderName, ProviderProfile } from './oauth-providers';
@@ -15,6 +17,8 @@ export class OAuthService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly identities: IdentitiesRepository,
     private readonly sessions: SessionsService,
+    private readonly users: UsersRepository,
+    private readonly twoFactor: TwoFactorService,
   ) {}
 
   /**
@@ -32,8 +36,10 @@ export class OAuthService {
     }
   }
 
-  startSession(account: OAuthAccount, client: ClientInfo): Promise<{ token: string; expiresAt: Date }> {
-    return this.sessions.start(account.id, client);
+  /** A session, or, for an account with 2FA on, a sign-in waiting for its second factor. */
+  async startSession(account: OAuthAccount, client: ClientInfo): Promise<{ session: { token: string; expiresAt: Date } } | { pending: PendingSignIn }> {
+    if (account.totpEnabledAt) return { pending: await this.twoFactor.beginSignIn(account.id) };
+    return { session: await this.sessions.start(account.id, client) };
   }
 
   /**
@@ -52,9 +58,10 @@ export class OAuthService {
     const identity = { provider: name, providerUserId: profile.providerUserId, email: profile.email };
     const existing = await this.identities.findUserByEmail(profile.email);
     if (existing?.disabledAt) throw new OAuthFailure('account_disabled');
+    if (existing) await this.users.markEmailVerified(existing.id, this.config.adminEmails, new Date());
     const account = existing
       ? await this.identities.linkIdentity(existing.id, identity, existing.passwordHash !== null)
-      : ((await this.identities.createUserWithIdentity(profile.email, name, profile.providerUserId, initialRole(this.config, profile.email))) ??
+      : ((await this.identities.createUserWithIdentity(profile.email, name, profile.providerUserId, initialRole(this.config, profile.email, true))) ??
         (await this.identities.findUserByEmail(profile.email)));
     if (!account) throw new OAuthFailure('oauth_exchange_failed');
     return account;

@@ -46,6 +46,8 @@ const subscriptionSchema = z.object({
 });
 
 const STATUS: Record<string, SubscriptionStatus> = { active: 'active', trialing: 'active', past_due: 'past_due', canceled: 'canceled', paused: 'paused' };
+/** Paddle's error codes of a cancellation that has nothing left to cancel. */
+const ALREADY_ENDED = new Set(['not_found', 'subscription_is_canceled_action_invalid']);
 
 /**
  * Paddle Billing through its Node SDK: a transaction with a non-catalog price built from the plan (its checkout
@@ -145,6 +147,26 @@ export class PaddleGateway implements PaymentGateway {
     if (webhook.type === 'transaction.completed') return transactionCompleted(webhook.payload);
     if (!webhook.type.startsWith('subscription.')) return { kind: 'ignored' };
     return { kind: 'subscription_changed', subscription: subscriptionSnapshot(parsePayload(subscriptionSchema, webhook.payload, 'subscription')) };
+  }
+
+  /**
+   * POST /subscriptions/{id}/cancel with `effective_from: immediately` (the SDK's subscriptions.cancel): the
+   * default would let the current period run and bill nothing more, but an erased account must not keep a
+   * live subscription. Paddle answers 404 not_found for an id it does not know and 400
+   * subscription_is_canceled_action_invalid for one already canceled: both are done.
+   */
+  async cancelSubscription(providerSubscriptionId: string): Promise<void> {
+    if (!this.apiKey) throw new AppError('provider_not_configured', 'Paddle is not configured on this server.');
+    const client = new Paddle(this.apiKey, { environment: this.environment, logLevel: LogLevel.none });
+    try {
+      // The SDK's fetch takes no signal: after the timeout its request is left to end by itself.
+      await withTimeout(client.subscriptions.cancel(providerSubscriptionId, { effectiveFrom: 'immediately' }), REQUEST_TIMEOUT_MS, `no answer from Paddle within ${REQUEST_TIMEOUT_MS} ms`);
+    } catch (error) {
+      if (error instanceof ApiError && ALREADY_ENDED.has(error.code)) return;
+      const detail = error instanceof ApiError ? { type: error.type, code: error.code, detail: error.detail } : undefined;
+      this.log.error({ err: detail ? undefined : error, error: detail, subscription: providerSubscriptionId }, 'paddle subscription could not be canceled');
+      throw new AppError('payment_provider_unavailable', 'Paddle could not cancel the subscription right now; nothing was changed. Try again in a moment.');
+    }
   }
 }
 

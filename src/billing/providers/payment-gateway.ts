@@ -48,6 +48,12 @@ export interface PaymentGateway {
   verifyWebhook(rawBody: Buffer, signatureHeader: string | undefined, now: Date): Promise<VerifiedWebhook>;
   /** May ask the provider for details (503 webhook_not_processed when it cannot be reached). */
   interpret(webhook: VerifiedWebhook): Promise<BillingAction>;
+  /**
+   * Ends the subscription at the provider now: nothing more is billed. One the provider does not know or has
+   * already canceled counts as done. Rejects with AppError payment_provider_unavailable (503) when the
+   * provider cannot be reached or refuses, provider_not_configured (503) without an API key.
+   */
+  cancelSubscription(providerSubscriptionId: string): Promise<void>;
 }
 
 /** The stable key a provider may use to de-duplicate the creation of one checkout's session. */

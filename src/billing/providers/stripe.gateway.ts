@@ -147,6 +147,22 @@ export class StripeGateway implements PaymentGateway {
     }
   }
 
+  /**
+   * DELETE /v1/subscriptions/:id (the SDK's subscriptions.cancel): canceled at once, no further invoice.
+   * Stripe answers 404 resource_missing for a subscription it does not know and for one already canceled
+   * (a canceled subscription counts as deleted there): both mean nothing is billed any more.
+   */
+  async cancelSubscription(providerSubscriptionId: string): Promise<void> {
+    const client = this.requireClient();
+    try {
+      await client.subscriptions.cancel(providerSubscriptionId);
+    } catch (error) {
+      if (error instanceof Stripe.errors.StripeError && error.statusCode === 404 && error.code === 'resource_missing') return;
+      this.log.error({ err: error, subscription: providerSubscriptionId }, 'stripe subscription could not be canceled');
+      throw new AppError('payment_provider_unavailable', 'Stripe could not cancel the subscription right now; nothing was changed. Try again in a moment.');
+    }
+  }
+
   /** A session's event does not carry the subscription's period: it is read from Stripe, the source of truth. */
   private async completedCheckout(payload: Record<string, unknown>): Promise<BillingAction> {
     const session = parsePayload(checkoutSessionSchema, payload, 'Checkout Session');

@@ -4,6 +4,9 @@ import { NextFunction, Request, Response } from 'express';
 import { Logger } from '../logging/logger';
 import { RequestContext, requestContext } from '../logging/request-context';
 
+/** Told of every finished response (status, milliseconds since the request arrived): the metrics hook. */
+export type ResponseObserver = (req: Request, statusCode: number, elapsedMs: number) => void;
+
 export const REQUEST_ID_HEADER = 'x-request-id';
 const ACCEPTED_INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -19,9 +22,10 @@ declare module 'express-serve-static-core' {
  * well formed), echoes it in the response, writes one access-log line per response (when it finished or
  * its connection closed) and binds the request's context (id, logger) to its async context. Only method,
  * path (never the query string, which can hold OAuth codes), status and time are logged: no headers,
- * cookies or bodies. That line has fixed fields, so it skips the root logger's redaction.
+ * cookies or bodies. That line has fixed fields, so it skips the root logger's redaction. `observe` sees the
+ * same responses at the same moment (the request metrics), so it costs no listener of its own.
  */
-export function createHttpLogger(root: Logger) {
+export function createHttpLogger(root: Logger, observe?: ResponseObserver) {
   const access = root.child({}, { redact: { paths: [], censor: '' } });
   return (req: Request, res: Response, next: NextFunction): void => {
     const incoming = req.headers[REQUEST_ID_HEADER];
@@ -32,7 +36,9 @@ export function createHttpLogger(root: Logger) {
     // 'close' comes after 'finish' for every response, or alone when the connection went first.
     const done = () => {
       const statusCode = res.statusCode;
-      const line = { requestId, req: { method: req.method, path: pathOnly(req.originalUrl) }, res: { statusCode }, responseTime: Math.round(performance.now() - startedAt) };
+      const elapsedMs = performance.now() - startedAt;
+      observe?.(req, statusCode, elapsedMs);
+      const line = { requestId, req: { method: req.method, path: pathOnly(req.originalUrl) }, res: { statusCode }, responseTime: Math.round(elapsedMs) };
       if (statusCode >= 500) access.error(line, 'request failed');
       else access.info(line, 'request completed');
     };

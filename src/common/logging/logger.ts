@@ -1,4 +1,6 @@
+import { Writable } from 'node:stream';
 import pino, { DestinationStream, Logger } from 'pino';
+import pretty from 'pino-pretty';
 
 export type { Logger } from 'pino';
 
@@ -9,6 +11,11 @@ export type { Logger } from 'pino';
 const REDACTED_PATHS = [
   'password',
   'newPassword',
+  'currentPassword',
+  'recoveryCode',
+  'recoveryCodes',
+  'otpauthUri',
+  'totpSecret',
   'token',
   'cookie',
   'authorization',
@@ -16,6 +23,11 @@ const REDACTED_PATHS = [
   'apiKey',
   '*.password',
   '*.newPassword',
+  '*.currentPassword',
+  '*.recoveryCode',
+  '*.recoveryCodes',
+  '*.otpauthUri',
+  '*.totpSecret',
   '*.token',
   '*.cookie',
   '*.authorization',
@@ -41,6 +53,33 @@ export function createRootLogger(level: string, destination: DestinationStream =
     formatters: { level: (label: string) => ({ level: label }) },
   };
   return pino(options, destination);
+}
+
+/**
+ * Where the service's lines go: human-readable (pino-pretty, colours, one line per entry) for a person at a
+ * terminal in development, JSON lines for everything that reads logs (collectors, files, pipes, production).
+ */
+export function logDestination(
+  format: 'auto' | 'json' | 'pretty',
+  env: string,
+  stdout: { isTTY?: boolean; write: (chunk: string) => unknown } = process.stdout,
+): DestinationStream {
+  const terminal = stdout.isTTY === true;
+  const wantsPretty = format === 'pretty' || (format === 'auto' && env !== 'production' && terminal);
+  if (!wantsPretty) return pino.destination({ dest: 1, sync: false });
+  return pretty({
+    colorize: terminal,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,service',
+    singleLine: true,
+    destination: new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        stdout.write(chunk.toString('utf8'));
+        done();
+      },
+    }),
+    sync: true,
+  });
 }
 
 /**

@@ -15,6 +15,12 @@ export const RATE_LIMITS = {
   'run-user': 'user',
   'upload-user': 'user',
   'skill-write-user': 'user',
+  'password-user': 'user',
+  'verify-email-ip': 'ip',
+  'resend-verification-user': 'user',
+  'two-factor-ip': 'ip',
+  'two-factor-user': 'user',
+  'export-user': 'user',
 } as const satisfies Record<string, RateLimitKey>;
 
 export type RateLimitName = keyof typeof RATE_LIMITS;

@@ -1,7 +1,8 @@
-import { ExecutionContext, Injectable } from '@nestjs/common';
+import { ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { ThrottlerGuard, ThrottlerLimitDetail, ThrottlerModuleOptions, ThrottlerOptions, ThrottlerStorage } from '@nestjs/throttler';
 import { Request } from 'express';
 import { AppConfig } from '../../config/app-config';
+import { Metrics } from '../../infra/metrics/metrics';
 import { normalizeEmail } from '../email';
 import { AppError } from '../errors/app-error';
 import { rateLimitAddress } from './client-address';
@@ -60,9 +61,18 @@ export function throttlerOptions(config: AppConfig, storage: ThrottlerStorage): 
   return { throttlers, storage, setHeaders: false };
 }
 
+/** The rule of a throttler key (`<rule>:<subject>`, see generateKey): only the rule, never the subject (an address, email or user id). */
+export function ruleOfKey(key: string): RateLimitName | 'unknown' {
+  const rule = key.slice(0, key.indexOf(':'));
+  return (RATE_LIMIT_NAMES as readonly string[]).includes(rule) ? (rule as RateLimitName) : 'unknown';
+}
+
 /** The global ThrottlerGuard, answering a blocked request as every other refusal: 429 problem+json with Retry-After. */
 @Injectable()
 export class AppThrottlerGuard extends ThrottlerGuard {
+  // A property, not a constructor parameter: ThrottlerGuard's constructor stays as Nest injects it.
+  @Inject(Metrics) private readonly metrics!: Metrics;
+
   /** Routes without @RateLimit (most, the chat's reads among them) skip the walk over every named throttler. */
   protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
     return !declaredLimits(context)?.length;
@@ -70,6 +80,7 @@ export class AppThrottlerGuard extends ThrottlerGuard {
 
   protected override async throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
     const seconds = Math.max(1, detail.timeToBlockExpire);
+    this.metrics.rateLimited(ruleOfKey(detail.key));
     throw new AppError('rate_limited', `Too many attempts: try again in ${seconds} seconds.`, { headers: { 'Retry-After': String(seconds) } });
   }
 }

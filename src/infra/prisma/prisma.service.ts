@@ -1,6 +1,7 @@
 import { OnModuleDestroy } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { Pool } from 'pg';
+import { PoolUsage } from '../metrics/metrics';
 import { Prisma, PrismaClient } from './generated/client';
 
 /** A statement run through `PrismaService.statement`: prepared once per connection under its name. */
@@ -30,6 +31,11 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
   async statement<Row>(prepared: PreparedStatement, values: unknown[]): Promise<Row[]> {
     const result = await this.pool.query({ name: prepared.name, text: prepared.text, values });
     return result.rows as Row[];
+  }
+
+  /** The pool's connections and waiting queries now (read by the metrics at scrape time). */
+  poolUsage(): PoolUsage {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount, max: this.pool.options.max };
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -1,0 +1,191 @@
+import { Injectable } from '@nestjs/common';
+import { ADMIN_ACTIONS_LOCK } from '../../admin/admin-users.repository';
+import { subscriptionLockKey } from '../../billing/billing.repository';
+import { PaymentProviderName } from '../../billing/providers/payment-gateway';
+import { grantEndsAt } from '../../billing/subscription-state';
+import { FREE_PLAN } from '../../billing/subscriptions.service';
+import { Prisma } from '../../infra/prisma/generated/client';
+import { Db, PrismaService } from '../../infra/prisma/prisma.service';
+
+/** Subscriptions that still grant a plan or may bill again: these are canceled at the provider first. */
+export const BILLABLE_STATUSES = ['active', 'past_due', 'incomplete', 'paused'] as const;
+
+export interface ErasableAccount {
+  id: string;
+  role: 'user' | 'admin';
+  planCode: string;
+  disabledAt: Date | null;
+  deletedAt: Date | null;
+}
+
+export interface BillableSubscription {
+  id: string;
+  provider: PaymentProviderName;
+  providerSubscriptionId: string;
+}
+
+/** What the erasure removed, counted for the audit entry (no content, no email). */
+export interface ErasedData {
+  sessions: number;
+  identities: number;
+  skills: number;
+  conversations: number;
+  chatRequests: number;
+  files: number;
+  tokens: number;
+  /** Storage keys of the File rows removed: an upload that finished after the objects were listed is among them. */
+  storageKeys: string[];
+}
+
+export interface ErasureAudit {
+  adminId: string | null;
+  userId: string;
+  reason: string;
+  before: Prisma.InputJsonObject;
+  after: Prisma.InputJsonObject;
+}
+
+const ACCOUNT = { id: true, role: true, planCode: true, disabledAt: true, deletedAt: true } as const;
+const BILLABLE = { id: true, provider: true, providerSubscriptionId: true } as const;
+
+/** The domain the tombstone's address is in: `.invalid` is reserved (RFC 2606), no mail can ever reach it. */
+export function tombstoneEmail(userId: string): string {
+  return `deleted-${userId}@deleted.invalid`;
+}
+
+@Injectable()
+export class AccountDeletionRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** A large account (thousands of conversations and chat requests) takes longer than a request's usual transaction. */
+  inTransaction<T>(work: (db: Db) => Promise<T>): Promise<T> {
+    return this.prisma.$transaction(work, { maxWait: 10_000, timeout: 60_000 });
+  }
+
+  findAccount(id: string, db: Db = this.prisma): Promise<ErasableAccount | null> {
+    return db.user.findUnique({ where: { id }, select: ACCOUNT });
+  }
+
+  countOtherActiveAdmins(id: string, db: Db = this.prisma): Promise<number> {
+    return db.user.count({ where: { role: 'admin', disabledAt: null, deletedAt: null, id: { not: id } } });
+  }
+
+  findBillableSubscriptions(userId: string, db: Db = this.prisma): Promise<BillableSubscription[]> {
+    return db.subscription.findMany({ where: { userId, status: { in: [...BILLABLE_STATUSES] } }, orderBy: { id: 'asc' }, select: BILLABLE });
+  }
+
+  async findFileStorageKeys(userId: string, db: Db = this.prisma): Promise<string[]> {
+    const rows = await db.file.findMany({ where: { ownerId: userId }, select: { storageKey: true } });
+    return rows.map((row) => row.storageKey);
+  }
+
+  async findLiveRunIds(userId: string): Promise<string[]> {
+    const rows = await this.prisma.chatRequest.findMany({ where: { userId, status: 'streaming' }, select: { id: true } });
+    return rows.map((row) => row.id);
+  }
+
+  /** The admin changes' lock: a self-deletion and a demotion of the other admin cannot both pass the last-admin check. */
+  async lockAdminActions(db: Db): Promise<void> {
+    await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${ADMIN_ACTIONS_LOCK}::text, 0))`;
+  }
+
+  /**
+   * The user's subscriptions, in the order webhooks and the sweeper take them (provider key lock, then the
+   * row, then the user), so the erasure queues behind a webhook of the account instead of deadlocking it.
+   * Called before `lockAccount`.
+   */
+  async lockSubscriptionsOfUser(db: Db, userId: string): Promise<void> {
+    const subscriptions = await db.subscription.findMany({ where: { userId }, orderBy: { id: 'asc' }, select: { id: true, provider: true, providerSubscriptionId: true } });
+    for (const subscription of subscriptions) {
+      await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${subscriptionLockKey(subscription.provider, subscription.providerSubscriptionId)}::text, 0))`;
+    }
+    const ids = subscriptions.map((subscription) => subscription.id);
+    if (ids.length > 0) await db.$queryRaw`SELECT id FROM "Subscription" WHERE id = ANY(${ids}::uuid[]) ORDER BY id FOR UPDATE`;
+  }
+
+  /**
+   * FOR UPDATE, not NO KEY UPDATE: the erasure changes the email, a unique key. It waits for a sign-in
+   * creating a session and for an upload being recorded (both lock the row).
+   */
+  async lockAccount(db: Db, id: string): Promise<ErasableAccount | null> {
+    const [row] = await db.$queryRaw<ErasableAccount[]>`
+      SELECT id::text, role::text AS role, "planCode", "disabledAt", "deletedAt" FROM "User" WHERE id = ${id}::uuid FOR UPDATE`;
+    return row ?? null;
+  }
+
+  /** Canceled here as at the provider: terminal, so later events of these subscriptions change nothing. */
+  async markSubscriptionsCanceled(db: Db, ids: string[], at: Date): Promise<number> {
+    if (ids.length === 0) return 0;
+    const grantsUntil = grantEndsAt({ status: 'canceled', currentPeriodEnd: null, cancelAtPeriodEnd: false, pastDueSince: null }, 0);
+    const result = await db.subscription.updateMany({
+      where: { id: { in: ids }, status: { not: 'canceled' } },
+      data: { status: 'canceled', canceledAt: at, cancelAtPeriodEnd: false, pastDueSince: null, grantsUntil },
+    });
+    return result.count;
+  }
+
+  /**
+   * Everything personal the account holds, in an order that spares needless work: conversations first (their
+   * messages cascade; chat requests and ledger lines lose the link), then the chat requests (they hold response
+   * bodies; ledger lines lose the link), Skills (versions cascade), files (text chunks cascade), sign-in data.
+   * Ledger entries, credit grants, daily usage, checkouts and subscriptions stay: accounting records.
+   */
+  async deletePersonalData(db: Db, userId: string): Promise<ErasedData> {
+    const storageKeys = await this.findFileStorageKeys(userId, db);
+    const conversations = await db.conversation.deleteMany({ where: { userId } });
+    const chatRequests = await db.chatRequest.deleteMany({ where: { userId } });
+    const skills = await db.skill.deleteMany({ where: { ownerId: userId } });
+    const files = await db.file.deleteMany({ where: { ownerId: userId } });
+    const sessions = await db.session.deleteMany({ where: { userId } });
+    const identities = await db.oAuthIdentity.deleteMany({ where: { userId } });
+    // One statement after the other: an interactive transaction runs on one connection.
+    const tokens = [
+      await db.passwordResetToken.deleteMany({ where: { userId } }),
+      await db.emailVerificationToken.deleteMany({ where: { userId } }),
+      await db.recoveryCode.deleteMany({ where: { userId } }),
+      await db.twoFactorChallenge.deleteMany({ where: { userId } }),
+    ];
+    return {
+      sessions: sessions.count,
+      identities: identities.count,
+      skills: skills.count,
+      conversations: conversations.count,
+      chatRequests: chatRequests.count,
+      files: files.count,
+      tokens: tokens.reduce((sum, deleted) => sum + deleted.count, 0),
+      storageKeys,
+    };
+  }
+
+  /**
+   * The row stays (ledger, checkouts and subscriptions reference it) with nothing that identifies a person:
+   * the address becomes one nobody can own, so the real one can register again; it can never sign in.
+   */
+  async turnIntoTombstone(db: Db, id: string, at: Date): Promise<void> {
+    await db.user.update({
+      where: { id },
+      data: {
+        email: tombstoneEmail(id),
+        passwordHash: null,
+        totpSecret: null,
+        totpEnabledAt: null,
+        totpLastStep: null,
+        emailVerifiedAt: null,
+        role: 'user',
+        planCode: FREE_PLAN,
+        planSubscriptionId: null,
+        planSetByAdmin: false,
+        disabledAt: at,
+        deletedAt: at,
+      },
+      select: { id: true },
+    });
+  }
+
+  async recordErasure(db: Db, audit: ErasureAudit): Promise<void> {
+    await db.auditLog.create({
+      data: { adminId: audit.adminId, action: 'user.delete', targetType: 'user', targetId: audit.userId, before: audit.before, after: audit.after, reason: audit.reason },
+      select: { id: true },
+    });
+  }
+}

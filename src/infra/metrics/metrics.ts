@@ -1,0 +1,100 @@
+/**
+ * What the service counts for Prometheus, as intention-revealing calls: features say what happened
+ * (`runFinished`, `quotaRefused`, ...) and never touch prom-client. Every label value a caller passes comes
+ * from a bounded set (a catalog model id, a provider, a plan code, a rule name, a route template): never a
+ * user id, an email, a conversation id or an idempotency key.
+ *
+ * Without METRICS_PORT the service gets `NO_METRICS`, whose methods do nothing, so the hooks cost next to
+ * nothing where metrics are off.
+ */
+
+/** How a run ended, as a label: its status, or for a failure the failure's code. */
+export type RunOutcomeLabel = 'completed' | 'stopped' | 'provider_error' | 'provider_timeout' | 'generation_interrupted' | 'failed';
+
+export const RUN_OUTCOME_LABELS: readonly RunOutcomeLabel[] = ['completed', 'stopped', 'provider_error', 'provider_timeout', 'generation_interrupted', 'failed'];
+
+/**
+ * A finished run as the chat reports it (its RunOutcome fits this shape): the status, the failure code
+ * and the usage of a settled run.
+ */
+export interface FinishedRun {
+  status: 'completed' | 'stopped' | 'failed';
+  errorCode?: string;
+  usage?: { inputTokens: number; outputTokens: number };
+}
+
+export type TokenDirection = 'input' | 'output';
+
+/** applied: changed state; duplicate: seen before; invalid: refused (signature, payload, not configured); failed: could not be applied now (503, delivered again). */
+export type WebhookOutcome = 'applied' | 'duplicate' | 'invalid' | 'failed';
+
+/** The database pool as pg reports it. */
+export interface PoolUsage {
+  /** Connections open (in use + idle). */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+  max: number;
+}
+
+/** Called once, at the first token of a generation. */
+export type FirstTokenMark = () => void;
+
+export abstract class Metrics {
+  /** True when a registry collects (METRICS_PORT set). */
+  abstract readonly enabled: boolean;
+
+  /** One finished HTTP response; `route` is the route template (`/v1/conversations/:id`) or `unmatched`. */
+  abstract httpResponse(method: string, route: string, status: number, elapsedMs: number): void;
+
+  /** A run ended: counted by model and outcome, and its settled usage added to the token counters. */
+  abstract runFinished(model: string, run: FinishedRun): void;
+
+  /** Tokens billed for `model`, by direction. */
+  abstract tokens(direction: TokenDirection, model: string, count: number): void;
+
+  /** Starts timing a provider call; the mark it answers records the time to the first token (once). */
+  abstract firstTokenTimer(provider: string, model: string): FirstTokenMark;
+
+  /** A run refused because the account's daily credits were used up; `plan` is the plan code. */
+  abstract quotaRefused(plan: string): void;
+
+  abstract webhook(provider: string, outcome: WebhookOutcome): void;
+
+  /** A request refused by the named rate-limit rule (`login-ip`, `two-factor-user`, ...). */
+  abstract rateLimited(rule: string): void;
+
+  /** Runs generating on this instance, read at scrape time. */
+  abstract observeLiveStreams(read: () => number): void;
+
+  /** The database pool, read at scrape time. */
+  abstract observeDatabasePool(read: () => PoolUsage): void;
+}
+
+const ignore = (): void => undefined;
+
+/** Metrics off: every call returns at once. */
+class NoMetrics extends Metrics {
+  readonly enabled = false;
+  httpResponse(): void {}
+  runFinished(): void {}
+  tokens(): void {}
+  firstTokenTimer(): FirstTokenMark {
+    return ignore;
+  }
+  quotaRefused(): void {}
+  webhook(): void {}
+  rateLimited(): void {}
+  observeLiveStreams(): void {}
+  observeDatabasePool(): void {}
+}
+
+export const NO_METRICS: Metrics = new NoMetrics();
+
+/** The outcome label of a finished run: a failure by its code when it is a known one. */
+export function runOutcomeLabel(run: Pick<FinishedRun, 'status' | 'errorCode'>): RunOutcomeLabel {
+  if (run.status !== 'failed') return run.status;
+  const code = run.errorCode as RunOutcomeLabel | undefined;
+  return code !== undefined && code !== 'completed' && code !== 'stopped' && RUN_OUTCOME_LABELS.includes(code) ? code : 'failed';
+}
