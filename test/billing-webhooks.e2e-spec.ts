@@ -14,12 +14,19 @@ import {
 } from './support/billing-events';
 import { billingEnv, dailyCreditsOf, deliver, inDays, planOf, providerSessionOf, seconds } from './support/billing';
 import { registerUser } from './support/factories';
-import { sql } from './support/sql';
+import { sql as sqlOn } from './support/sql';
+import { createMigratedDatabase } from './support/test-database';
+import { ScratchDatabase } from '../scripts/lib/scratch-database';
 import { bootTestApp, TestApp } from './support/test-app';
 
 type User = Awaited<ReturnType<typeof registerUser>>;
 
+/**
+ * On a database of its own: the sweeps below move the clock months ahead, and a sweep releases every lapsed
+ * plan in its database, other suites' users included.
+ */
 describe('payment webhooks', () => {
+  let database: ScratchDatabase;
   let t: TestApp;
   let stripe: FakeStripe;
   let paddle: FakePaddle;
@@ -29,16 +36,20 @@ describe('payment webhooks', () => {
   beforeAll(async () => {
     stripe = await new FakeStripe().start();
     paddle = await new FakePaddle().start();
-    t = await bootTestApp(billingEnv(stripe, paddle));
-    freeCredits = await dailyCreditsOf('free');
-    proCredits = await dailyCreditsOf('pro');
+    database = await createMigratedDatabase('chat_billing_webhooks');
+    t = await bootTestApp({ ...billingEnv(stripe, paddle), DATABASE_URL: database.url });
+    freeCredits = await dailyCreditsOf('free', database.url);
+    proCredits = await dailyCreditsOf('pro', database.url);
   });
   afterAll(async () => {
     await t.close();
     await stripe.close();
     await paddle.close();
+    await database.drop();
   });
   afterEach(() => jest.restoreAllMocks());
+
+  const sql = <T = Record<string, unknown>>(query: string, values: unknown[] = []) => sqlOn<T>(query, values, database.url);
 
   const quotaLimit = async (user: User) => (await t.http.get('/v1/billing/quota').set('Cookie', user.cookie).expect(200)).body.limit as number;
   const subscriptionOf = async (user: User) => (await t.http.get('/v1/billing/subscription').set('Cookie', user.cookie).expect(200)).body;
@@ -57,7 +68,7 @@ describe('payment webhooks', () => {
 
   async function startCheckout(user: User, provider: 'stripe' | 'paddle', planId = 'pro') {
     const res = await t.http.post('/v1/billing/checkout').set('Cookie', user.cookie).send({ planId, provider }).expect(201);
-    return { checkoutId: res.body.checkoutId as string, sessionId: await providerSessionOf(res.body.checkoutId) };
+    return { checkoutId: res.body.checkoutId as string, sessionId: await providerSessionOf(res.body.checkoutId, database.url) };
   }
 
   describe('Stripe', () => {
@@ -133,13 +144,13 @@ describe('payment webhooks', () => {
       expect(stale.body.detail).toMatch(/300 s/);
       const ahead = await deliver(t, 'stripe', completed, stripeSignature(completed, { timestamp: now + 3600 })).expect(400);
       expect(ahead.body.detail).toMatch(/300 s/);
-      expect(await planOf(user.id)).toBe('free');
+      expect(await planOf(user.id, database.url)).toBe('free');
       expect(await eventRows(eventIdOf(completed))).toEqual([]);
       expect(subscriptionReads()).toBe(readsBefore);
 
       // The same payload, signed within Stripe's 300 s tolerance, is applied.
       await deliver(t, 'stripe', completed, stripeSignature(completed, { timestamp: now - 290 })).expect(200);
-      expect(await planOf(user.id)).toBe('pro');
+      expect(await planOf(user.id, database.url)).toBe('pro');
     });
 
     it('applies an event delivered 10 times concurrently exactly once', async () => {
@@ -150,7 +161,7 @@ describe('payment webhooks', () => {
       expect(responses.filter((res) => res.body.duplicate === false)).toHaveLength(1);
       expect(await eventRows(eventIdOf(completed))).toHaveLength(1);
       expect(appliedLogs(eventIdOf(completed))).toHaveLength(1);
-      expect(await planOf(user.id)).toBe('pro');
+      expect(await planOf(user.id, database.url)).toBe('pro');
       const subscriptions = await sql('SELECT 1 FROM "Subscription" WHERE "userId" = $1', [user.id]);
       expect(subscriptions).toHaveLength(1);
     });
@@ -161,7 +172,7 @@ describe('payment webhooks', () => {
       const renewedEnd = seconds(inDays(60));
       await deliver(t, 'stripe', subscriptionEvent('customer.subscription.updated', { id: subscriptionId, status: 'active', periodEnd: renewedEnd, checkoutId }, start + 10)).expect(200);
       expect((await subscriptionOf(user)).currentPeriodEnd).toBe(new Date(renewedEnd * 1000).toISOString());
-      expect(await planOf(user.id)).toBe('pro');
+      expect(await planOf(user.id, database.url)).toBe('pro');
     });
 
     it('keeps the plan until period end when canceled at period end, then returns to Free', async () => {
@@ -173,7 +184,7 @@ describe('payment webhooks', () => {
       expect(await subscriptionOf(user)).toMatchObject({ plan: { code: 'pro' }, status: 'active', cancelAtPeriodEnd: true });
 
       expect(await sweepAt(new Date(periodEnd.getTime() - 1000))).not.toContain(user.id);
-      expect(await planOf(user.id)).toBe('pro');
+      expect(await planOf(user.id, database.url)).toBe('pro');
       expect(await sweepAt(new Date(periodEnd.getTime() + 1000))).toContain(user.id);
       jest.restoreAllMocks();
       expect(await quotaLimit(user)).toBe(freeCredits);
@@ -193,12 +204,12 @@ describe('payment webhooks', () => {
       const { user, subscriptionId, checkoutId } = await activeStripeUser({ created: start });
       const fields = { id: subscriptionId, periodEnd: seconds(inDays(30)), checkoutId };
       await deliver(t, 'stripe', subscriptionEvent('customer.subscription.deleted', { ...fields, status: 'canceled', canceledAt: start + 100 }, start + 100)).expect(200);
-      expect(await planOf(user.id)).toBe('free');
+      expect(await planOf(user.id, database.url)).toBe('free');
 
       // An older update delivered late, and a later one, both acknowledged and both without effect.
       await deliver(t, 'stripe', subscriptionEvent('customer.subscription.updated', { ...fields, status: 'active' }, start + 50)).expect(200);
       await deliver(t, 'stripe', subscriptionEvent('customer.subscription.updated', { ...fields, status: 'active' }, start + 200)).expect(200);
-      expect(await planOf(user.id)).toBe('free');
+      expect(await planOf(user.id, database.url)).toBe('free');
       expect((await subscriptionOf(user)).status).toBe('canceled');
     });
 
@@ -212,9 +223,9 @@ describe('payment webhooks', () => {
 
       const graceEnd = failedAt * 1000 + t.config.billing.graceMs;
       expect(await sweepAt(new Date(graceEnd - 1000))).not.toContain(user.id);
-      expect(await planOf(user.id)).toBe('pro');
+      expect(await planOf(user.id, database.url)).toBe('pro');
       expect(await sweepAt(new Date(graceEnd + 1000))).toContain(user.id);
-      expect(await planOf(user.id)).toBe('free');
+      expect(await planOf(user.id, database.url)).toBe('free');
     });
 
     it('gives the plan back when a past-due subscription is paid after its grace ran out', async () => {
@@ -225,7 +236,7 @@ describe('payment webhooks', () => {
       expect(await sweepAt(new Date((start + 30) * 1000 + t.config.billing.graceMs + 1000))).toContain(user.id);
       jest.restoreAllMocks();
       await deliver(t, 'stripe', subscriptionEvent('customer.subscription.updated', { ...fields, status: 'active' }, start + 40)).expect(200);
-      expect(await planOf(user.id)).toBe('pro');
+      expect(await planOf(user.id, database.url)).toBe('pro');
     });
 
     it('leaves a plan an admin set alone on renewal; an admin setting the subscription’s plan hands it back to billing', async () => {
@@ -238,7 +249,7 @@ describe('payment webhooks', () => {
 
       await setPlan('free');
       await deliver(t, 'stripe', subscriptionEvent('customer.subscription.updated', { ...fields, periodEnd: seconds(inDays(60)) }, start + 10)).expect(200);
-      expect(await planOf(user.id)).toBe('free');
+      expect(await planOf(user.id, database.url)).toBe('free');
       expect(await sweepAt(inDays(70))).not.toContain(user.id);
       jest.restoreAllMocks();
 
@@ -246,7 +257,7 @@ describe('payment webhooks', () => {
       const [linked] = await sql<{ planSubscriptionId: string | null }>('SELECT "planSubscriptionId"::text AS "planSubscriptionId" FROM "User" WHERE id = $1', [user.id]);
       expect(linked.planSubscriptionId).not.toBeNull();
       await deliver(t, 'stripe', subscriptionEvent('customer.subscription.deleted', { ...fields, status: 'canceled', periodEnd: seconds(inDays(60)) }, start + 20)).expect(200);
-      expect(await planOf(user.id)).toBe('free');
+      expect(await planOf(user.id, database.url)).toBe('free');
     });
 
     it('lets a purchase whose payment completes later replace a plan an admin set', async () => {
@@ -258,9 +269,9 @@ describe('payment webhooks', () => {
       const created = JSON.parse(purchase.completed).created as number;
       stripe.subscriptions.set(purchase.subscriptionId, stripeSubscription({ id: purchase.subscriptionId, status: 'incomplete', periodEnd: purchase.periodEnd, checkoutId: purchase.checkoutId }));
       await deliver(t, 'stripe', purchase.completed).expect(200);
-      expect(await planOf(user.id)).toBe('free');
+      expect(await planOf(user.id, database.url)).toBe('free');
       await deliver(t, 'stripe', subscriptionEvent('customer.subscription.updated', { id: purchase.subscriptionId, status: 'active', periodEnd: purchase.periodEnd, checkoutId: purchase.checkoutId }, created + 5)).expect(200);
-      expect(await planOf(user.id)).toBe('pro');
+      expect(await planOf(user.id, database.url)).toBe('pro');
     });
 
         it('asks again for a subscription event that comes before its checkout event, then applies both', async () => {
@@ -270,11 +281,11 @@ describe('payment webhooks', () => {
       const early = subscriptionEvent('customer.subscription.created', { id: purchase.subscriptionId, status: 'active', periodEnd: purchase.periodEnd, checkoutId: purchase.checkoutId }, createdAt);
       const asked = await deliver(t, 'stripe', early).expect(503);
       expect(asked.body.code).toBe('webhook_not_processed');
-      expect(await planOf(user.id)).toBe('free');
+      expect(await planOf(user.id, database.url)).toBe('free');
       await deliver(t, 'stripe', purchase.completed).expect(200);
-      expect(await planOf(user.id)).toBe('pro');
+      expect(await planOf(user.id, database.url)).toBe('pro');
       expect((await deliver(t, 'stripe', early).expect(200)).body.duplicate).toBe(false);
-      expect(await planOf(user.id)).toBe('pro');
+      expect(await planOf(user.id, database.url)).toBe('pro');
       const [checkout] = await sql<{ status: string }>('SELECT status::text FROM "Checkout" WHERE id = $1', [purchase.checkoutId]);
       expect(checkout.status).toBe('completed');
     });
@@ -287,7 +298,7 @@ describe('payment webhooks', () => {
       const [expired] = await sql<{ status: string }>('SELECT status::text FROM "Checkout" WHERE id = $1', [purchase.checkoutId]);
       expect(expired.status).toBe('expired');
       await deliver(t, 'stripe', purchase.completed).expect(200);
-      expect(await planOf(user.id)).toBe('pro');
+      expect(await planOf(user.id, database.url)).toBe('pro');
       const [completed] = await sql<{ status: string }>('SELECT status::text FROM "Checkout" WHERE id = $1', [purchase.checkoutId]);
       expect(completed.status).toBe('completed');
     });
@@ -307,7 +318,7 @@ describe('payment webhooks', () => {
       const foreign = subscriptionEvent('customer.subscription.created', { id: 'sub_dashboard_made', status: 'active', periodEnd: seconds(inDays(30)) }, seconds(new Date()));
       await deliver(t, 'stripe', foreign).expect(200);
       expect(await sql('SELECT 1 FROM "Subscription" WHERE "providerSubscriptionId" = $1', ['sub_dashboard_made'])).toEqual([]);
-      expect(await planOf(user.id)).toBe('free');
+      expect(await planOf(user.id, database.url)).toBe('free');
     });
 
     it('refuses a signed event without the fields it needs with 400, naming them', async () => {
@@ -375,7 +386,7 @@ describe('payment webhooks', () => {
         const res = await (signature === undefined ? req : req.set('Paddle-Signature', signature)).send(payload).expect(400);
         expect(res.body.code).toBe('webhook_signature_invalid');
       }
-      expect(await planOf(user.id)).toBe('free');
+      expect(await planOf(user.id, database.url)).toBe('free');
       expect(await eventRows(eventIdOf(completed))).toEqual([]);
     });
 
@@ -384,7 +395,7 @@ describe('payment webhooks', () => {
       const { completed } = await paddlePurchase(user);
       const rotating = paddleSignature(completed, { secrets: ['pdl_ntfset_the_next_secret', 'pdl_ntfset_01test_secret_for_the_suite'] });
       await deliver(t, 'paddle', completed, rotating).expect(200);
-      expect(await planOf(user.id)).toBe('pro');
+      expect(await planOf(user.id, database.url)).toBe('pro');
     });
 
     it('applies a notification delivered 10 times concurrently exactly once', async () => {
@@ -395,7 +406,7 @@ describe('payment webhooks', () => {
       expect(responses.filter((res) => res.body.duplicate === false)).toHaveLength(1);
       expect(await eventRows(eventIdOf(completed))).toHaveLength(1);
       expect(appliedLogs(eventIdOf(completed))).toHaveLength(1);
-      expect(await planOf(user.id)).toBe('pro');
+      expect(await planOf(user.id, database.url)).toBe('pro');
     });
 
     it('extends the period when a renewal transaction completes', async () => {
@@ -422,7 +433,7 @@ describe('payment webhooks', () => {
       await deliver(t, 'paddle', late).expect(200);
       const newer = paddleEvent('subscription.activated', paddleSubscription({ id: subscriptionId, status: 'active', periodEnd, checkoutId }), { occurredAt: later(start, 9000) });
       await deliver(t, 'paddle', newer).expect(200);
-      expect(await planOf(user.id)).toBe('free');
+      expect(await planOf(user.id, database.url)).toBe('free');
       expect((await subscriptionOf(user)).status).toBe('canceled');
     });
 
@@ -431,10 +442,10 @@ describe('payment webhooks', () => {
       const { user, subscriptionId, checkoutId } = await activePaddleUser({ occurredAt: start });
       const failedAt = later(start, 1000);
       await deliver(t, 'paddle', paddleEvent('subscription.past_due', paddleSubscription({ id: subscriptionId, status: 'past_due', periodEnd: inDays(60), checkoutId }), { occurredAt: failedAt })).expect(200);
-      expect(await planOf(user.id)).toBe('pro');
+      expect(await planOf(user.id, database.url)).toBe('pro');
       expect(await sweepAt(later(failedAt, t.config.billing.graceMs - 1000))).not.toContain(user.id);
       expect(await sweepAt(later(failedAt, t.config.billing.graceMs + 1000))).toContain(user.id);
-      expect(await planOf(user.id)).toBe('free');
+      expect(await planOf(user.id, database.url)).toBe('free');
     });
 
     it('activates from subscription.created arriving before the transaction, through its transaction id', async () => {
@@ -442,7 +453,7 @@ describe('payment webhooks', () => {
       const purchase = await paddlePurchase(user);
       const created = paddleEvent('subscription.created', paddleSubscription({ id: purchase.subscriptionId, status: 'active', periodEnd: purchase.periodEnd, checkoutId: purchase.checkoutId, transactionId: purchase.sessionId }));
       await deliver(t, 'paddle', created).expect(200);
-      expect(await planOf(user.id)).toBe('pro');
+      expect(await planOf(user.id, database.url)).toBe('pro');
       await deliver(t, 'paddle', purchase.completed).expect(200);
       expect(await sql('SELECT 1 FROM "Subscription" WHERE "userId" = $1', [user.id])).toHaveLength(1);
     });
@@ -455,7 +466,7 @@ describe('payment webhooks', () => {
       expect((await deliver(t, 'paddle', foreignTransaction).expect(503)).body.code).toBe('webhook_not_processed');
       const foreignSubscription = paddleEvent('subscription.created', paddleSubscription({ id: 'sub_foreign_2', status: 'active', periodEnd: inDays(30), checkoutId: randomUUID(), transactionId: 'txn_not_ours' }));
       await deliver(t, 'paddle', foreignSubscription).expect(200);
-      expect(await planOf(user.id)).toBe('free');
+      expect(await planOf(user.id, database.url)).toBe('free');
       expect(await sql('SELECT 1 FROM "Subscription" WHERE "providerSubscriptionId" IN ($1, $2)', ['sub_foreign_1', 'sub_foreign_2'])).toEqual([]);
       const [checkout] = await sql<{ status: string }>('SELECT status::text FROM "Checkout" WHERE id = $1', [purchase.checkoutId]);
       expect(checkout.status).toBe('pending');
@@ -475,7 +486,7 @@ describe('payment webhooks', () => {
         ]),
       );
       expect(responses.map((res) => res.status)).toEqual(Array(16).fill(200));
-      for (const purchase of purchases) expect(await planOf(purchase.user.id)).toBe('pro');
+      for (const purchase of purchases) expect(await planOf(purchase.user.id, database.url)).toBe('pro');
     });
 
     it('does not keep asking for an event that names a checkout given up', async () => {
@@ -484,7 +495,7 @@ describe('payment webhooks', () => {
       await sql(`UPDATE "Checkout" SET status = 'expired' WHERE id = $1`, [purchase.checkoutId]);
       const early = paddleEvent('subscription.updated', paddleSubscription({ id: purchase.subscriptionId, status: 'active', periodEnd: purchase.periodEnd, checkoutId: purchase.checkoutId }));
       expect((await deliver(t, 'paddle', early).expect(200)).body.duplicate).toBe(false);
-      expect(await planOf(user.id)).toBe('free');
+      expect(await planOf(user.id, database.url)).toBe('free');
     });
 
     it('gives one checkout one subscription', async () => {
@@ -517,7 +528,7 @@ describe('payment webhooks', () => {
       );
       const responses = await Promise.all(deliveries.flatMap(([stripePaid, paddlePaid]) => [deliver(t, 'stripe', stripePaid), deliver(t, 'paddle', paddlePaid)]));
       expect(responses.map((res) => res.status)).toEqual(Array(8).fill(200));
-      for (const user of users) expect(await planOf(user.id)).toBe('team');
+      for (const user of users) expect(await planOf(user.id, database.url)).toBe('team');
       expect(t.logs.some((line) => line.msg === 'user pays for more than one renewing subscription')).toBe(true);
     });
 

@@ -4,6 +4,8 @@ import { eventually } from './support/eventually';
 import { registerUser } from './support/factories';
 import { FakeModelServer } from './support/fake-model-servers';
 import { sql } from './support/sql';
+import { createMigratedDatabase } from './support/test-database';
+import { ScratchDatabase } from '../scripts/lib/scratch-database';
 import { bootTestApp, TestApp } from './support/test-app';
 import { CountingProxy, WireRequest } from './support/wire-counters';
 
@@ -28,12 +30,14 @@ function describeAll(requests: WireRequest[]): string {
 
 /**
  * What one chat costs in round trips to PostgreSQL and commands to Redis, counted on the wire by proxies
- * between the service and the real servers (so they cannot creep back unnoticed).
+ * between the service and the real servers (so they cannot creep back unnoticed). On a database of its own:
+ * other suites' changes to plans, models or users would make this instance reload what it caches.
  */
 describe('round trips of one chat request', () => {
   let fake: FakeModelServer;
   let postgres: CountingProxy;
   let redis: CountingProxy | undefined;
+  let database: ScratchDatabase;
   let t: TestApp;
   let base: string;
   let cookie: string;
@@ -58,10 +62,11 @@ describe('round trips of one chat request', () => {
 
   beforeAll(async () => {
     fake = await new FakeModelServer().start();
-    postgres = await CountingProxy.postgres(serverOf(process.env.TEST_DATABASE_URL as string));
+    database = await createMigratedDatabase('chat_round_trips');
+    postgres = await CountingProxy.postgres(serverOf(database.url));
     if (process.env.TEST_REDIS_URL) redis = await CountingProxy.redis(serverOf(process.env.TEST_REDIS_URL));
     t = await bootTestApp({
-      DATABASE_URL: through(process.env.TEST_DATABASE_URL as string, postgres),
+      DATABASE_URL: through(database.url, postgres),
       REDIS_URL: redis ? through(process.env.TEST_REDIS_URL as string, redis) : undefined,
       OPENAI_API_KEY: 'sk-test',
       OPENAI_BASE_URL: fake.baseUrl,
@@ -72,7 +77,7 @@ describe('round trips of one chat request', () => {
     const user = await registerUser(t.http);
     cookie = user.cookie;
     // Sign-up mails a verification link in the background: done before anything is counted.
-    await eventually(async () => (await sql('SELECT 1 FROM "EmailVerificationToken" WHERE "userId" = $1', [user.id])).length === 1, 10_000);
+    await eventually(async () => (await sql('SELECT 1 FROM "EmailVerificationToken" WHERE "userId" = $1', [user.id], database.url)).length === 1, 10_000);
     // Warm: pool connections open, session and catalog cached, as on a running instance.
     fake.mode = { kind: 'ok', words: ['warm'] };
     expect((await ask(randomUUID(), 'warm up')).status).toBe(200);
@@ -82,6 +87,7 @@ describe('round trips of one chat request', () => {
     await postgres.close();
     await redis?.close();
     await fake.close();
+    await database.drop();
   });
 
   it('a new conversation: 2 PostgreSQL round trips (the claim, which also looks the key up, and the settlement) and one Redis command (the run limit)', async () => {
@@ -141,7 +147,7 @@ describe('round trips of one chat request', () => {
 
   it('a burst of chats from several users is claimed and settled in shared statements, each billed exactly once', async () => {
     const users = await Promise.all(Array.from({ length: 8 }, () => registerUser(t.http)));
-    await sql(`UPDATE "User" SET "planCode" = 'enterprise' WHERE id = ANY($1::uuid[])`, [users.map((user) => user.id)]);
+    await sql(`UPDATE "User" SET "planCode" = 'enterprise' WHERE id = ANY($1::uuid[])`, [users.map((user) => user.id)], database.url);
     fake.mode = { kind: 'ok', words: ['burst', ' reply'] };
     const keys = Array.from({ length: 48 }, () => randomUUID());
     const { statements } = await measure(async () => {
@@ -161,8 +167,9 @@ describe('round trips of one chat request', () => {
               (SELECT coalesce(sum(reserved), 0)::int FROM "DailyUsage" d WHERE d."userId" = ANY($1::uuid[])) AS reserved,
               (SELECT coalesce(sum(used), 0)::int FROM "DailyUsage" d WHERE d."userId" = ANY($1::uuid[])) AS used`,
       [users.map((user) => user.id), keys],
+      database.url,
     );
-    const [{ billed }] = await sql<{ billed: number }>(`SELECT coalesce(sum(credits), 0)::int AS billed FROM "LedgerEntry" WHERE "userId" = ANY($1::uuid[])`, [users.map((user) => user.id)]);
+    const [{ billed }] = await sql<{ billed: number }>(`SELECT coalesce(sum(credits), 0)::int AS billed FROM "LedgerEntry" WHERE "userId" = ANY($1::uuid[])`, [users.map((user) => user.id)], database.url);
     expect(ledger).toEqual({ entries: keys.length, runs: keys.length, reserved: 0, used: billed });
   });
 });

@@ -22,8 +22,8 @@ export function deliver(t: TestApp, provider: 'stripe' | 'paddle', payload: stri
   return t.http.post(`/v1/webhooks/${provider}`).set('Content-Type', 'application/json').set(header, value).send(payload);
 }
 
-export async function dailyCreditsOf(planCode: string): Promise<number> {
-  const [plan] = await sql<{ dailyCredits: number }>('SELECT "dailyCredits" FROM "Plan" WHERE code = $1', [planCode]);
+export async function dailyCreditsOf(planCode: string, url?: string): Promise<number> {
+  const [plan] = await sql<{ dailyCredits: number }>('SELECT "dailyCredits" FROM "Plan" WHERE code = $1', [planCode], url);
   return plan.dailyCredits;
 }
 
