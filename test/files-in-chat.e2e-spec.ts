@@ -3,21 +3,37 @@ import { eventually } from './support/eventually';
 import { FakeModelServer } from './support/fake-model-servers';
 import { registerUser } from './support/factories';
 import { buildPdf } from './support/pdf';
-import { sql } from './support/sql';
-import { bootTestApp, extractionEnv, TestApp } from './support/test-app';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ScratchDatabase } from '../scripts/lib/scratch-database';
+import { sql as sqlOn } from './support/sql';
+import { createMigratedDatabase } from './support/test-database';
+import { bootTestApp, TestApp } from './support/test-app';
 
 const MODEL = 'openai/gpt-4o-mini';
 
+/**
+ * On a database and storage of their own: this instance extracts only its files, not the slow or broken
+ * ones other suites upload on purpose (the oldest pending file is taken first, one at a time).
+ */
 describe('files in chat and Skill runs', () => {
   let t: TestApp;
   let fake: FakeModelServer;
+  let database: ScratchDatabase;
+  let storageDir: string;
+  const sql = <T = Record<string, unknown>>(query: string, values: unknown[] = []) => sqlOn<T>(query, values, database.url);
   beforeAll(async () => {
     fake = await new FakeModelServer().start();
-    t = await bootTestApp({ ...extractionEnv(), OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl });
+    database = await createMigratedDatabase('chat_files_in_chat');
+    storageDir = mkdtempSync(join(tmpdir(), 'files-in-chat-'));
+    t = await bootTestApp({ DATABASE_URL: database.url, STORAGE_DIR: storageDir, FILE_EXTRACTION_ENABLED: 'true', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: fake.baseUrl });
   });
   afterAll(async () => {
     await t.close();
     await fake.close();
+    await database.drop();
+    rmSync(storageDir, { recursive: true, force: true });
   });
 
   /** A user with room for large prompts today (the free plan's 50 credits would not hold 2 MB of input). */
