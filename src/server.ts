@@ -6,18 +6,20 @@ import { DrainState } from './common/lifecycle/drain-state';
 import { GracefulShutdown } from './common/lifecycle/graceful-shutdown';
 import { createRootLogger, logDestination } from './common/logging/logger';
 import { AppConfig } from './config/app-config';
-import { environmentWithDotEnv } from './config/dotenv';
-import { ConfigError, loadConfig } from './config/load-config';
 import { startEmbeddedPostgres } from './infra/database/embedded-postgres';
 import { applyMigrations } from './infra/prisma/migrator';
+import { Tracing } from './infra/telemetry/tracing';
 
 const MIGRATIONS_DIR = resolve(__dirname, '..', 'prisma', 'migrations');
 
-async function bootstrap(): Promise<void> {
-  const config = readConfigOrExit();
-  const log = createRootLogger(config.log.level, logDestination(config.log.format, config.env));
+/** The service: main.ts has read the configuration and started tracing (if configured) before loading this. */
+export async function bootstrap(config: AppConfig, tracing: Tracing | null): Promise<void> {
+  const log = createRootLogger(config.log.level, logDestination(config.log.format, config.env), { traceIds: tracing !== null });
   const shutdown = new GracefulShutdown(log, config.http.shutdownTimeoutMs);
+  // Registered first, so it runs last: the spans of the shutdown itself are exported too.
+  if (tracing) shutdown.add('flush traces', () => tracing.shutdown());
   try {
+    if (tracing) log.info({ endpoint: tracing.endpoint }, 'OpenTelemetry tracing on: spans are exported over OTLP');
     let databaseUrl = config.database.url;
     if (!databaseUrl) {
       log.warn({ dataDir: config.database.embeddedDir }, 'DATABASE_URL is not set: starting the embedded PostgreSQL (development only)');
@@ -71,21 +73,8 @@ function drainHttp(server: Server, drain: DrainState): Promise<void> {
   });
 }
 
-function readConfigOrExit(): AppConfig {
-  try {
-    return loadConfig(environmentWithDotEnv());
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(1);
-    }
-    throw error;
-  }
-}
-
 function startupFailureMessage(error: unknown): string {
   if (error instanceof CatalogError) return error.message;
   return `startup failed: ${error instanceof Error ? error.message : String(error)}`;
 }
 
-void bootstrap();

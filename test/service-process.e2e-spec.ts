@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ import { registerUser } from './support/factories';
 import { bootTestApp, extractionEnv } from './support/test-app';
 import { eventually } from './support/eventually';
 import { buildPdf } from './support/pdf';
+import { FakeOtlpCollector, ReceivedSpan } from './support/fake-otlp-collector';
 
 /**
  * The compiled service as operators run it (`npm run build`, then `npm run start:prod`): embedded
@@ -245,6 +246,125 @@ describe('the service process', () => {
     expect(Buffer.from(await content.arrayBuffer()).equals(pdf)).toBe(true);
     expect(await service.stop()).toBe(0);
   }, 60_000);
+
+  describe('OpenTelemetry traces', () => {
+    const SPAN_KIND = { server: 2, client: 3 } as const;
+    const probeDir = mkdtempSync(join(tmpdir(), 'otel-probe-'));
+    afterAll(() => rmSync(probeDir, { recursive: true, force: true }));
+
+    /** NODE_OPTIONS that make the service write, as it exits, which @opentelemetry modules it had loaded. */
+    function loadedModulesProbe(name: string): { env: Record<string, string>; read: () => string[] } {
+      const out = join(probeDir, `${name}.json`);
+      const script = join(probeDir, `${name}.js`);
+      writeFileSync(
+        script,
+        `process.on('exit', () => require('node:fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify(Object.keys(require.cache).filter((file) => file.includes('/node_modules/@opentelemetry/')).map((file) => file.split('/node_modules/')[1].split('/').slice(0, 2).join('/')))));\n`,
+      );
+      return { env: { NODE_OPTIONS: `--require ${script}` }, read: () => [...new Set(JSON.parse(readFileSync(out, 'utf8')) as string[])].sort() };
+    }
+
+    /** The spans of one trace, and each span's chain of ancestors by name. */
+    function traceOf(spans: ReceivedSpan[], traceId: string) {
+      const inTrace = spans.filter((span) => span.traceId === traceId);
+      const byId = new Map(inTrace.map((span) => [span.spanId, span]));
+      const ancestors = (span: ReceivedSpan): string[] => {
+        const names: string[] = [];
+        for (let parent = byId.get(span.parentSpanId); parent; parent = byId.get(parent.parentSpanId)) names.push(parent.name);
+        return names;
+      };
+      return { spans: inTrace, ancestors };
+    }
+
+    it('exports one trace per chat request over OTLP/HTTP: inbound HTTP, Express and Nest, PostgreSQL, Redis, the provider call and the run’s spans; log lines carry the trace id', async () => {
+      const collector = await new FakeOtlpCollector().start();
+      const fake = await new FakeModelServer().start();
+      fake.mode = { kind: 'ok', words: ['traced', ' answer'] };
+      const probe = loadedModulesProbe('on');
+      try {
+        const service = launch({
+          DATABASE_URL: process.env.TEST_DATABASE_URL,
+          REDIS_URL: process.env.TEST_REDIS_URL,
+          PORT: String(await freePort()),
+          OPENAI_API_KEY: 'sk-test',
+          OPENAI_BASE_URL: fake.baseUrl,
+          OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+          OTEL_BSP_SCHEDULE_DELAY: '100',
+          OTEL_SERVICE_NAME: 'chat-api-under-test',
+          ...probe.env,
+        });
+        await service.waitForLine(/chat api listening/);
+        expect(service.lines().find((line) => /OpenTelemetry tracing on/.test(String(line.msg)))).toMatchObject({ endpoint: collector.endpoint });
+        const url = `http://127.0.0.1:${service.port}`;
+        const cookie = await signUp(url);
+        expect((await fetch(`${url}/v1/health/ready`)).status).toBe(200);
+        expect((await fetch(`${url}/v1/plans?utm_source=secret-campaign`)).status).toBe(200);
+
+        const res = await chat(url, cookie, { model: 'openai/gpt-4o-mini', idempotencyKey: randomUUID(), messages: [{ role: 'user', content: 'trace me' }] }).response;
+        expect(res.status).toBe(200);
+        expect(res.body).toBe('traced answer');
+        const requestId = String(res.headers['x-request-id']);
+        await eventually(async () => collector.spans.some((span) => span.name === 'chat.settle'), 15_000);
+        await service.waitForLine(new RegExp(`"requestId":"${requestId}".*request completed`));
+
+        const server = collector.spans.find((span) => span.kind === SPAN_KIND.server && span.attributes['url.path'] === '/v1/chat' && span.attributes['http.request.method'] === 'POST');
+        expect(server).toBeDefined();
+        const { spans, ancestors } = traceOf(collector.spans, server!.traceId);
+        expect(server!.parentSpanId).toBe('');
+        expect(server!.name).toBe('POST /v1/chat');
+        expect(server!.service).toBe('chat-api-under-test');
+        const scopes = new Set(spans.map((span) => span.scope));
+        for (const scope of ['instrumentation-http', 'instrumentation-express', 'instrumentation-nestjs-core', 'instrumentation-pg', 'instrumentation-undici', 'chat-api']) {
+          expect([...scopes].some((name) => name.endsWith(scope))).toBe(true);
+        }
+        if (process.env.TEST_REDIS_URL) expect([...scopes].some((name) => name.endsWith('instrumentation-ioredis'))).toBe(true);
+        // The run's spans, each inside the request's trace; the provider call inside the generation.
+        for (const name of ['chat.start', 'chat.run', 'chat.generate', 'chat.settle']) {
+          const span = spans.find((candidate) => candidate.name === name);
+          expect({ name, found: span !== undefined }).toEqual({ name, found: true });
+          expect(ancestors(span!)).toContain('POST /v1/chat');
+        }
+        const run = spans.find((span) => span.name === 'chat.run')!;
+        expect(run.attributes).toMatchObject({ 'chat.model': 'openai/gpt-4o-mini', 'gen_ai.system': 'openai', 'chat.outcome': 'completed' });
+        expect(spans.find((span) => span.name === 'chat.generate')!.events).toContain('first token');
+        const upstream = spans.find((span) => span.scope.endsWith('instrumentation-undici') && span.kind === SPAN_KIND.client);
+        expect(String(upstream!.attributes['url.full'])).toContain(new URL(fake.baseUrl).host);
+        expect(ancestors(upstream!)).toEqual(expect.arrayContaining(['chat.generate', 'chat.run', 'POST /v1/chat']));
+        const statements = spans.filter((span) => span.scope.endsWith('instrumentation-pg'));
+        expect(statements.length).toBeGreaterThan(0);
+        expect(statements.every((span) => ancestors(span).includes('POST /v1/chat'))).toBe(true);
+
+        // The request's log lines carry its trace id next to its request id.
+        const access = service.lines().find((line) => line.requestId === requestId && line.msg === 'request completed');
+        expect(access).toMatchObject({ traceId: server!.traceId });
+        // Probes are not traced; the query string stays out of every span.
+        expect(collector.spans.some((span) => String(span.attributes['url.path'] ?? '').startsWith('/v1/health'))).toBe(false);
+        const plans = collector.spans.find((span) => span.kind === SPAN_KIND.server && span.attributes['url.path'] === '/v1/plans');
+        expect(plans?.attributes['url.query']).toBe('REDACTED');
+        expect(JSON.stringify(collector.spans)).not.toContain('secret-campaign');
+        expect(JSON.stringify(collector.spans)).not.toContain('sk-test');
+
+        expect(await service.stop()).toBe(0);
+        // Traces only: no metrics or logs are pushed unless OTEL_METRICS_EXPORTER / OTEL_LOGS_EXPORTER ask for them.
+        expect(new Set(collector.paths)).toEqual(new Set(['POST /v1/traces']));
+        expect(probe.read()).toEqual(expect.arrayContaining(['@opentelemetry/sdk-node', '@opentelemetry/instrumentation-pg']));
+      } finally {
+        await collector.close();
+        await fake.close();
+      }
+    }, 60_000);
+
+    it('without an OTLP endpoint loads no part of the SDK and logs no trace ids', async () => {
+      const probe = loadedModulesProbe('off');
+      const service = launch({ DATABASE_URL: process.env.TEST_DATABASE_URL, PORT: String(await freePort()), ...probe.env });
+      await service.waitForLine(/chat api listening/);
+      expect((await fetch(`http://127.0.0.1:${service.port}/v1/plans`)).status).toBe(200);
+      expect(await service.stop()).toBe(0);
+      // The API package alone (its no-op tracer): no SDK, exporter or instrumentation.
+      expect(probe.read()).toEqual(['@opentelemetry/api']);
+      expect(service.lines().some((line) => 'traceId' in line)).toBe(false);
+    }, 60_000);
+  });
 });
 
 /** Registers a new account on a running service; answers its session cookie. */

@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Span, SpanStatusCode } from '@opentelemetry/api';
 import { SessionUser } from '../auth/session-user';
 import { CatalogCache } from '../catalog/catalog-cache';
 import { Clock } from '../common/clock';
@@ -7,6 +8,7 @@ import { isDatabaseUnavailable } from '../common/errors/database-unavailable';
 import { isUuid, uuidv7 } from '../common/ids';
 import { AppLogger } from '../common/logging/app-logger';
 import { requestContext } from '../common/logging/request-context';
+import { inSpan } from '../common/tracing/spans';
 import { nextUtcMidnight, utcDay } from '../common/utc-day';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -119,7 +121,12 @@ export class ChatPipelineService implements OnModuleDestroy {
   async start(user: SessionUser, turn: ChatTurn, request: RunRequest = {}): Promise<ChatStream> {
     let begun: Awaited<ReturnType<ChatPipelineService['begin']>>;
     try {
-      begun = await this.begin(user, turn, request);
+      begun = await inSpan('chat.start', { 'gen_ai.request.model': turn.model }, async (span) => {
+        const result = await this.begin(user, turn, request);
+        span.setAttribute('chat.replayed', 'existing' in result);
+        if (!('existing' in result)) span.setAttribute('chat.run_id', result.plan.runId);
+        return result;
+      });
     } finally {
       request.started?.();
     }
@@ -330,24 +337,36 @@ export class ChatPipelineService implements OnModuleDestroy {
   }
 
   /** Detached from the client: generation goes on after a disconnect, so the answer is stored and billed. */
-  private async run(user: SessionUser, turn: ChatTurn, plan: RunPlan, writer: LiveWriter, requestId?: string): Promise<void> {
+  private run(user: SessionUser, turn: ChatTurn, plan: RunPlan, writer: LiveWriter, requestId?: string): Promise<void> {
+    const attributes = { 'chat.run_id': plan.runId, 'gen_ai.system': plan.provider.name, 'gen_ai.request.model': plan.model.upstreamModel, 'chat.model': plan.model.id };
+    return inSpan('chat.run', attributes, (span) => this.generateAndSettle(user, turn, plan, writer, span, requestId));
+  }
+
+  private async generateAndSettle(user: SessionUser, turn: ChatTurn, plan: RunPlan, writer: LiveWriter, span: Span, requestId?: string): Promise<void> {
     this.leases.hold(plan.runId);
     const stop = this.stops.register(plan.runId);
     let outcome: RunOutcome;
     const firstToken = this.metrics.firstTokenTimer(plan.provider.name, plan.model.id);
     try {
-      const generation = await generate(plan.provider, { upstreamModel: plan.model.upstreamModel, messages: plan.prompt, maxOutputTokens: plan.model.maxOutputTokens }, {
-        timeoutMs: this.config.chat.providerTimeoutMs,
-        onText: (text) => {
-          firstToken();
-          writer.append(text);
-        },
-        stop,
+      const generation = await inSpan('chat.generate', { 'gen_ai.system': plan.provider.name, 'gen_ai.request.model': plan.model.upstreamModel }, async (generating) => {
+        let waitingForFirstToken = true;
+        const generated = await generate(plan.provider, { upstreamModel: plan.model.upstreamModel, messages: plan.prompt, maxOutputTokens: plan.model.maxOutputTokens }, {
+          timeoutMs: this.config.chat.providerTimeoutMs,
+          onText: (text) => {
+            firstToken();
+            if (waitingForFirstToken) generating.addEvent('first token');
+            waitingForFirstToken = false;
+            writer.append(text);
+          },
+          stop,
+        });
+        if (generated.failure) generating.setStatus({ code: SpanStatusCode.ERROR, message: generated.failure });
+        return generated;
       });
       if (generation.failure) this.log.warn({ requestId, runId: plan.runId, model: plan.model.id, failure: generation.failure, reason: generation.failureReason }, 'model provider failed');
       outcome = generation.failure ? { status: 'failed', errorCode: generation.failure } : { status: generation.stopped ? 'stopped' : 'completed' };
       const settlement = this.settlementOf(turn, plan, generation, outcome);
-      const settled = await this.settleThroughOutage(user, settlement, requestId);
+      const settled = await inSpan('chat.settle', { 'chat.billed': settlement.billed }, () => this.settleThroughOutage(user, settlement, requestId));
       if (settled) outcome.usage = usageOf(settlement);
       if (!settled) {
         // Swept meanwhile (this instance had lost the database for longer than the lease): what the
@@ -366,6 +385,8 @@ export class ChatPipelineService implements OnModuleDestroy {
       this.stops.release(plan.runId);
     }
     this.metrics.runFinished(plan.model.id, outcome);
+    span.setAttributes({ 'chat.outcome': outcome.status, 'gen_ai.usage.input_tokens': outcome.usage?.inputTokens ?? 0, 'gen_ai.usage.output_tokens': outcome.usage?.outputTokens ?? 0 });
+    if (outcome.status === 'failed') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.errorCode });
     await writer.end(outcome);
   }
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { context } from '@opentelemetry/api';
 import { NextFunction, Request, Response } from 'express';
 import { Logger } from '../logging/logger';
 import { RequestContext, requestContext } from '../logging/request-context';
@@ -42,7 +43,8 @@ export function createHttpLogger(root: Logger, observe?: ResponseObserver) {
       if (statusCode >= 500) access.error(line, 'request failed');
       else access.info(line, 'request completed');
     };
-    res.once('close', done);
+    // In the request's trace context (tracing on), so the access line carries its trace id; as is otherwise.
+    res.once('close', context.bind(context.active(), done));
     requestContext.run(new RequestContext(requestId, root), next);
   };
 }
