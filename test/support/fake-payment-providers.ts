@@ -4,7 +4,10 @@ import { LoopbackServer, readBody } from './loopback-server';
 
 export interface RecordedRequest {
   method: string;
+  /** The path without its query: providers route by path (the Paddle SDK sends `/transactions?` on Node 24). */
   path: string;
+  /** What follows the `?`, if anything. */
+  query: string;
   headers: IncomingMessage['headers'];
   body: string;
 }
@@ -27,7 +30,15 @@ abstract class FakePaymentProvider extends LoopbackServer {
   }
 
   protected async record(req: IncomingMessage): Promise<RecordedRequest> {
-    const recorded = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: await readBody(req) };
+    const url = req.url ?? '';
+    const queryAt = url.indexOf('?');
+    const recorded = {
+      method: req.method ?? '',
+      path: queryAt === -1 ? url : url.slice(0, queryAt),
+      query: queryAt === -1 ? '' : url.slice(queryAt + 1),
+      headers: req.headers,
+      body: await readBody(req),
+    };
     this.requests.push(recorded);
     if (this.delayMs > 0) await new Promise((done) => setTimeout(done, this.delayMs));
     return recorded;
@@ -60,7 +71,7 @@ export class FakeStripe extends FakePaymentProvider {
 
   protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const request = await this.record(req);
-    const path = request.path.split('?')[0];
+    const path = request.path;
     if (request.method === 'POST' && path === '/v1/checkout/sessions') return this.createSession(request, res);
     const subscription = /^\/v1\/subscriptions\/([^/]+)$/.exec(path);
     if (request.method === 'GET' && subscription) {
