@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Clock } from '../src/common/clock';
+import { sha256Hex } from '../src/common/hashing';
 import { PASSWORD, registerUser, registerVerifiedUser, sessionCookie, uniqueEmail } from './support/factories';
 import { startFakeSmtp, verificationTokenOf } from './support/fake-smtp';
 import { sql } from './support/sql';
@@ -283,6 +284,37 @@ describe('account security: password change, email verification, two-factor sign
       expect(statuses).toEqual([400, 400, 400, 400, 400, 400, 400, 429]);
       const limited = await verify(await pendingSignIn(user.email), { code: totpCode(user.secret, nextMinute()) }).expect(429);
       expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    });
+
+    it('turns on from a session signed in more than 10 minutes ago only with the password', async () => {
+      const user = await registerVerifiedUser(t.http);
+      const setup = await t.http.post('/v1/auth/2fa/setup').set('Cookie', user.cookie).expect(201);
+      // Sessions are stamped by the database's clock: the service's is moved 11 minutes past it, then back
+      // (later tests' new sessions would otherwise look old too).
+      const before = nowMs;
+      nowMs += 11 * 60_000;
+      try {
+        const code = totpCode(setup.body.secret, nowMs);
+        const missing = await t.http.post('/v1/auth/2fa/enable').set('Cookie', user.cookie).send({ code }).expect(403);
+        expect(missing.body.code).toBe('password_incorrect');
+        await t.http.post('/v1/auth/2fa/enable').set('Cookie', user.cookie).send({ code, password: 'not the password' }).expect(403);
+        expect((await me(user.cookie)).body.twoFactorEnabled).toBe(false);
+        await t.http.post('/v1/auth/2fa/enable').set('Cookie', user.cookie).send({ code, password: PASSWORD }).expect(200);
+        expect((await me(user.cookie)).body.twoFactorEnabled).toBe(true);
+      } finally {
+        nowMs = before;
+      }
+    });
+
+    it('voids a pending sign-in when the password is reset', async () => {
+      const user = await enrolled();
+      const pending = await pendingSignIn(user.email);
+      const token = `reset-${randomUUID()}`;
+      await sql('INSERT INTO "PasswordResetToken" (id, "userId", "tokenHash", "expiresAt") VALUES ($1, $2, $3, now() + interval \'1 hour\')', [randomUUID(), user.id, sha256Hex(token)]);
+      await t.http.post('/v1/auth/reset-password').send({ token, password: NEW_PASSWORD }).expect(204);
+      const voided = await verify(pending, { code: totpCode(user.secret, nextMinute()) }).expect(401);
+      expect(voided.body.code).toBe('two_factor_challenge_invalid');
+      expect(await sql('SELECT 1 FROM "TwoFactorChallenge" WHERE "userId" = $1', [user.id])).toEqual([]);
     });
 
     it('turns off with the password and a code; sign-in is one step again', async () => {

@@ -178,6 +178,40 @@ describe('OAuth sign-in', () => {
     await t.http.get('/v1/auth/me').set('Cookie', sessionCookie(second)).expect(200);
   });
 
+  it('takes two-factor sign-in from the squatter too: the owner signs in at once, the squatter’s pending sign-in and codes are void', async () => {
+    const squatter = await registerUser(t.http, { password: 'squatter password 2' });
+    const startedAt = Date.now();
+    const clock = jest.spyOn(t.app.get(Clock), 'now').mockReturnValue(new Date(startedAt));
+    try {
+      const setup = await t.http.post('/v1/auth/2fa/setup').set('Cookie', squatter.cookie).expect(201);
+      const secret = secretOfUri(setup.body.otpauthUri);
+      await t.http.post('/v1/auth/2fa/enable').set('Cookie', squatter.cookie).send({ code: totpCode(secret, startedAt, -1) }).expect(200);
+      // A sign-in left waiting for its second factor, to be finished after the owner arrives.
+      const waiting = await t.http.post('/v1/auth/login').send({ email: squatter.email, password: 'squatter password 2' }).expect(401);
+      const pending = sessionCookie(waiting, 'sid_2fa');
+
+      const owner = await signIn('google', google, { id: newId(), email: squatter.email, verified: true });
+      expect(owner.headers.location).not.toContain('two_factor');
+      const me = await t.http.get('/v1/auth/me').set('Cookie', sessionCookie(owner)).expect(200);
+      expect(me.body).toMatchObject({ emailVerified: true, twoFactorEnabled: false });
+      const late = await t.http.post('/v1/auth/2fa/verify').set('Cookie', pending).send({ code: totpCode(secret, startedAt) }).expect(401);
+      expect(late.body.code).toBe('two_factor_challenge_invalid');
+      expect(await sql('SELECT 1 FROM "RecoveryCode" WHERE "userId" = $1', [squatter.id])).toEqual([]);
+      expect(await sql('SELECT "totpSecret" FROM "User" WHERE id = $1', [squatter.id])).toEqual([{ totpSecret: null }]);
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
+  it('links a provider to an account whose email was verified without voiding its password or sessions', async () => {
+    const user = await registerUser(t.http, { password: 'verified owner password' });
+    await sql('UPDATE "User" SET "emailVerifiedAt" = now() WHERE id = $1', [user.id]);
+    const linked = await signIn('github', github, { id: newId(), email: user.email, verified: true });
+    await t.http.get('/v1/auth/me').set('Cookie', sessionCookie(linked)).expect(200);
+    await t.http.get('/v1/auth/me').set('Cookie', user.cookie).expect(200);
+    await t.http.post('/v1/auth/login').send({ email: user.email, password: 'verified owner password' }).expect(200);
+  });
+
   it('redirects with an error when the user denies, the code exchange fails, or the account is disabled', async () => {
     const { location, cookie } = await begin('google');
     const state = new URL(location).searchParams.get('state')!;

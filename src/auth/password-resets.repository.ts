@@ -31,6 +31,8 @@ export class PasswordResetsRepository {
       await db.user.update({ where: { id: userId }, data: { passwordHash }, select: { id: true } });
       await db.session.deleteMany({ where: { userId } });
       await db.passwordResetToken.updateMany({ where: { userId, usedAt: null }, data: { usedAt: now } });
+      // A sign-in started with the old password must not finish with its second factor.
+      await db.twoFactorChallenge.deleteMany({ where: { userId } });
       return true;
     });
   }

@@ -32,6 +32,12 @@ export class ReauthenticationService {
       throw new AppError('reauthentication_required', 'This account has no password: sign in again (with Google or GitHub), then retry within 10 minutes.');
     }
   }
+
+  /** No question asked within 10 minutes of this session's sign-in; after that, as `confirm`. */
+  async confirmUnlessSignedInRecently(user: SessionUser, password: string | null | undefined): Promise<void> {
+    if (this.clock.now().getTime() - user.signedInAt.getTime() <= RECENT_SIGN_IN_MS) return;
+    await this.confirm(user, password);
+  }
 }
 
 export function passwordIncorrect(): AppError {

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { configuredAdminAudit } from '../../users/users.repository';
 import { Prisma } from '../../infra/prisma/generated/client';
-import { PrismaService } from '../../infra/prisma/prisma.service';
+import { Db, PrismaService } from '../../infra/prisma/prisma.service';
 import { OAuthProviderName } from './oauth-providers';
 
-const account = { id: true, disabledAt: true, passwordHash: true, totpEnabledAt: true } as const;
+const account = { id: true, disabledAt: true, passwordHash: true, totpEnabledAt: true, emailVerifiedAt: true } as const;
 export type OAuthAccount = Prisma.UserGetPayload<{ select: typeof account }>;
 
 @Injectable()
@@ -39,19 +39,26 @@ export class IdentitiesRepository {
   /**
    * Links the identity to an existing account. Idempotent under races: when the identity was linked
    * meanwhile (unique provider + id), the account it points to is answered. With `takeOver`, in the same
-   * transaction, the account's password, sessions and reset tokens are voided (see OAuthService).
+   * transaction, everything the registrant set up is voided (see OAuthService): password, sessions, reset
+   * tokens, two-factor sign-in (secret, recovery codes, pending sign-ins). `then` runs last, in the same
+   * transaction: the email marked verified (and ADMIN_EMAILS applied) only with the squatter gone.
    */
   async linkIdentity(
     userId: string,
     identity: { provider: OAuthProviderName; providerUserId: string; email: string },
     takeOver: boolean,
+    then: (db: Db) => Promise<void>,
   ): Promise<OAuthAccount | null> {
     await this.prisma.$transaction(async (db) => {
       const linked = await db.oAuthIdentity.createMany({ data: [{ userId, ...identity }], skipDuplicates: true });
-      if (!takeOver || linked.count === 0) return;
-      await db.user.update({ where: { id: userId }, data: { passwordHash: null }, select: { id: true } });
-      await db.session.deleteMany({ where: { userId } });
-      await db.passwordResetToken.updateMany({ where: { userId, usedAt: null }, data: { usedAt: new Date() } });
+      if (takeOver && linked.count > 0) {
+        await db.user.update({ where: { id: userId }, data: { passwordHash: null, totpSecret: null, totpEnabledAt: null, totpLastStep: null }, select: { id: true } });
+        await db.session.deleteMany({ where: { userId } });
+        await db.passwordResetToken.updateMany({ where: { userId, usedAt: null }, data: { usedAt: new Date() } });
+        await db.recoveryCode.deleteMany({ where: { userId } });
+        await db.twoFactorChallenge.deleteMany({ where: { userId } });
+      }
+      await then(db);
     });
     return this.findUserByIdentity(identity.provider, identity.providerUserId);
   }

@@ -47,9 +47,11 @@ export class OAuthService {
    * now) or a new one. An unverified email never links to, nor creates, an account with that address.
    *
    * Registration does not prove that the registrant owns the email, so anyone could have registered the
-   * address first. When a provider proves ownership and links to an account that has a password, that
-   * password, every session and every reset link are voided: the verified owner takes the account over,
-   * and a squatter loses it. (The owner can set a password again through forgot-password.)
+   * address first. When a provider proves ownership and links to an account whose address was never
+   * verified, whatever the registrant set up is voided (password, sessions, reset links, two-factor
+   * sign-in): the verified owner takes the account over, and a squatter loses it, before ADMIN_EMAILS can
+   * make it an admin. (The owner can set a password again through forgot-password.) An account whose
+   * address was already verified belongs to the mailbox's owner: the identity is simply linked.
    */
   private async accountFor(name: OAuthProviderName, profile: ProviderProfile): Promise<OAuthAccount> {
     const known = await this.identities.findUserByIdentity(name, profile.providerUserId);
@@ -58,9 +60,10 @@ export class OAuthService {
     const identity = { provider: name, providerUserId: profile.providerUserId, email: profile.email };
     const existing = await this.identities.findUserByEmail(profile.email);
     if (existing?.disabledAt) throw new OAuthFailure('account_disabled');
-    if (existing) await this.users.markEmailVerified(existing.id, this.config.adminEmails, new Date());
     const account = existing
-      ? await this.identities.linkIdentity(existing.id, identity, existing.passwordHash !== null)
+      ? await this.identities.linkIdentity(existing.id, identity, existing.emailVerifiedAt === null, (db) =>
+          this.users.markEmailVerified(existing.id, this.config.adminEmails, new Date(), db),
+        )
       : ((await this.identities.createUserWithIdentity(profile.email, name, profile.providerUserId, initialRole(this.config, profile.email, true))) ??
         (await this.identities.findUserByEmail(profile.email)));
     if (!account) throw new OAuthFailure('oauth_exchange_failed');

@@ -42,11 +42,13 @@ export class TwoFactorController {
 
   @Post('enable')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Turn two-factor sign-in on with a code of the new secret; answers ten recovery codes, shown once' })
+  @ApiOperation({
+    summary: 'Turn two-factor sign-in on with a code of the new secret; answers ten recovery codes, shown once. A session signed in more than 10 minutes ago also sends the password.',
+  })
   @ApiOkResponse({ type: RecoveryCodesDto })
-  @ApiProblems(400, 401, 409, 429)
+  @ApiProblems(400, 401, 403, 409, 429)
   enable(@CurrentUser() user: SessionUser, @Body() body: EnableTwoFactorDto): Promise<RecoveryCodesDto> {
-    return this.twoFactor.enable(user, body.code);
+    return this.twoFactor.enable(user, body.code, body.password);
   }
 
   @RateLimit('password-user')

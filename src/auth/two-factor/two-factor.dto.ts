@@ -31,6 +31,14 @@ export class EnableTwoFactorDto {
   @IsString()
   @Matches(CODE_SHAPE, { message: CODE_MESSAGE })
   code!: string;
+
+  @ApiPropertyOptional({
+    description: 'The account password: needed when this session signed in more than 10 minutes ago (accounts without a password sign in again instead).',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(1024)
+  password?: string;
 }
 
 /** Exactly one of `code` and `recoveryCode`. */

@@ -62,11 +62,18 @@ export class TwoFactorService {
     return { secret, otpauthUri: totpUri(this.issuer(), user.email, secret) };
   }
 
-  async enable(user: SessionUser, code: string): Promise<{ recoveryCodes: string[] }> {
+  /**
+   * A stolen session cookie must not lock the owner out with the thief's authenticator: a session that
+   * signed in more than 10 minutes ago confirms with the password (as turning it off does), within the
+   * account's code-check limit (RATE_LIMIT_TWO_FACTOR_USER).
+   */
+  async enable(user: SessionUser, code: string, password?: string | null): Promise<{ recoveryCodes: string[] }> {
     const state = await this.twoFactor.findState(user.id);
     if (state?.totpEnabledAt) throw alreadyEnabled();
     if (!state?.totpSecret) throw new AppError('two_factor_not_set_up', 'Start with POST /v1/auth/2fa/setup, then send a code of the new secret.');
+    // Counted before the password is checked: guesses of either share the account's code-check limit.
     await this.countCodeAttempt(user.id);
+    await this.reauthentication.confirmUnlessSignedInRecently(user, password);
     const step = await verifyTotp(this.cipher.decrypt(state.totpSecret), code, null, this.clock.now().getTime());
     if (step === null) throw wrongCode();
     const recoveryCodes = newRecoveryCodes();
