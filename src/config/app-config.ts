@@ -48,6 +48,8 @@ export interface AppConfig {
     apiDocs: 'off' | 'public';
     /** Express `trust proxy` value: false, or the proxy addresses/subnets whose X-Forwarded-For is believed. */
     trustProxy: false | string[];
+    /** The reference web client (web/dist) served at / from the API's origin. */
+    webClient: boolean;
   };
   /** `format`: auto (pretty on a terminal outside production, else JSON), json or pretty. */
   log: { level: string; format: 'auto' | 'json' | 'pretty' };

@@ -87,6 +87,10 @@ export const envSchema = z.object({
     .enum(['off', 'public', ''], { message: 'must be off or public' })
     .optional()
     .transform((value) => value || undefined),
+  WEB_CLIENT: z
+    .enum(['on', 'off', ''], { message: 'must be on or off' })
+    .optional()
+    .transform((value) => value || undefined),
   TRUST_PROXY: commaList.refine((entries) => entries.every(isProxyAddress), {
     message: 'must list IP addresses, CIDR ranges or loopback, linklocal, uniquelocal',
   }),

@@ -77,6 +77,8 @@ function toAppConfig(env: Env): AppConfig {
       // The document lists every route, admin and webhooks included: public only where asked in production.
       apiDocs: env.API_DOCS ?? (env.NODE_ENV === 'production' ? 'off' : 'public'),
       trustProxy: env.TRUST_PROXY.length > 0 ? env.TRUST_PROXY : false,
+      // The reference client at /: on in development, where `npm start` should open a working product.
+      webClient: (env.WEB_CLIENT ?? (env.NODE_ENV === 'production' ? 'off' : 'on')) === 'on',
     },
     log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT },
     metrics: { port: env.METRICS_PORT },

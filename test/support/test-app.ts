@@ -45,6 +45,8 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Nod
     // Suites share one database but not one storage directory: an instance extracting another suite's
     // files would find no object. Suites that need extraction turn it on over TEST_SHARED_STORAGE_DIR.
     FILE_EXTRACTION_ENABLED: 'false',
+    // Whether web/dist exists depends on what ran before: suites that test the client turn it on.
+    WEB_CLIENT: 'off',
     ...overrides,
   };
 }

@@ -1,0 +1,71 @@
+import { api, failureOf } from './client';
+import type { Schemas } from './client';
+
+export type ChatRequest = Schemas['ChatRequestDto'];
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  credits: number;
+}
+export type ChatEvent =
+  | { type: 'meta'; conversationId: string; requestId: string; model: string }
+  | { type: 'delta'; text: string }
+  | { type: 'usage'; usage: Usage }
+  | { type: 'error'; code: string; message: string }
+  | { type: 'done'; status: string };
+
+/**
+ * POST /v1/chat as server-sent events (meta, delta, usage, error, done), through the typed client. A
+ * refusal before the first byte (quota, rate limit, unknown model) is thrown as an ApiFailure.
+ */
+export async function* streamChat(body: ChatRequest, signal: AbortSignal): AsyncGenerator<ChatEvent> {
+  const result = await api.POST('/v1/chat', { body, parseAs: 'stream', signal, headers: { Accept: 'text/event-stream' } });
+  if (!result.response.ok || !result.data) {
+    throw failureOf(result.response, await result.response.json().catch(() => undefined));
+  }
+  yield* eventsOf(result.data as ReadableStream<Uint8Array>);
+}
+
+/** Server-sent events, frame by frame (`event:` and `data:` lines, a blank line between frames). */
+export async function* eventsOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<ChatEvent> {
+  const reader = stream.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) !== -1) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const event = parseFrame(frame);
+      if (event) yield event;
+    }
+  }
+}
+
+function parseFrame(frame: string): ChatEvent | null {
+  let name = 'message';
+  let data = '';
+  for (const line of frame.split('\n')) {
+    if (line.startsWith('event:')) name = line.slice(6).trim();
+    else if (line.startsWith('data:')) data += line.slice(5).trim();
+  }
+  if (!data) return null;
+  const payload = JSON.parse(data) as Record<string, unknown>;
+  switch (name) {
+    case 'meta':
+      return { type: 'meta', conversationId: String(payload.conversationId), requestId: String(payload.requestId), model: String(payload.model) };
+    case 'delta':
+      return { type: 'delta', text: String(payload.text ?? '') };
+    case 'usage':
+      return { type: 'usage', usage: payload as unknown as Usage };
+    case 'error':
+      return { type: 'error', code: String(payload.code ?? 'error'), message: String(payload.detail ?? payload.message ?? 'The answer failed.') };
+    case 'done':
+      return { type: 'done', status: String(payload.status ?? 'completed') };
+    default:
+      return null;
+  }
+}
