@@ -86,7 +86,7 @@ export async function createApp(config: AppConfig, logger: Logger, extraModules:
   app.use(refuseCrossSiteWrites(config.corsOrigins, [`/${API_PREFIX}/webhooks/`]));
   // Before the body is read: a chat refused for load costs next to nothing.
   app.use(app.get(ChatAdmission).middleware());
-  if (config.http.webClient) serveWebClient(app, logger);
+  if (config.http.webClient) serveWebClient(app, logger, config.http.webClientDir);
   app.use(...bodyParsers(config.http.bodyLimitBytes));
   app.setGlobalPrefix(API_PREFIX);
   if (config.http.apiDocs === 'public') setupOpenApi(app, buildOpenApiDocument(app, { cookieName: config.session.cookieName }));

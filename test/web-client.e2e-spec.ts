@@ -14,7 +14,6 @@ const node = (args: string[]) => execFileSync(process.execPath, args, { cwd: ROO
 describe('the web client', () => {
   let t: TestApp;
   beforeAll(async () => {
-    node(['node_modules/vite/bin/vite.js', 'build', '--config', 'web/vite.config.ts', '--logLevel', 'error']);
     t = await bootTestApp({ WEB_CLIENT: 'on', API_DOCS: 'public' });
   }, 60_000);
   afterAll(async () => {

@@ -1,8 +1,6 @@
-import { execFileSync } from 'node:child_process';
 import { Browser, Page } from 'playwright-core';
 import { launchChromium, step } from './support/browser';
 import { listen } from './support/chat-client';
-import { ROOT } from './support/service-process';
 import { uniqueEmail } from './support/factories';
 import { bootTestApp, TestApp } from './support/test-app';
 
@@ -17,7 +15,6 @@ describe('the web client in Chromium', () => {
   let page: Page;
 
   beforeAll(async () => {
-    execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'web/vite.config.ts', '--logLevel', 'error'], { cwd: ROOT, stdio: 'pipe' });
     // Slow enough that an answer can be watched streaming in, and stopped.
     t = await bootTestApp({ WEB_CLIENT: 'on', ECHO_DELAY_MS: '150' });
     base = await listen(t);

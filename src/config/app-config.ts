@@ -50,6 +50,8 @@ export interface AppConfig {
     trustProxy: false | string[];
     /** The reference web client (web/dist) served at / from the API's origin. */
     webClient: boolean;
+    /** Where the built client is: WEB_CLIENT_DIR, by default web/dist. */
+    webClientDir: string;
   };
   /** `format`: auto (pretty on a terminal outside production, else JSON), json or pretty. */
   log: { level: string; format: 'auto' | 'json' | 'pretty' };

@@ -91,6 +91,7 @@ export const envSchema = z.object({
     .enum(['on', 'off', ''], { message: 'must be on or off' })
     .optional()
     .transform((value) => value || undefined),
+  WEB_CLIENT_DIR: z.string().trim().optional().transform((value) => value || undefined),
   TRUST_PROXY: commaList.refine((entries) => entries.every(isProxyAddress), {
     message: 'must list IP addresses, CIDR ranges or loopback, linklocal, uniquelocal',
   }),

@@ -1,3 +1,5 @@
+import { resolve } from 'node:path';
+import { WEB_CLIENT_DIR } from '../web-client/web-client-dir';
 import { AppConfig } from './app-config';
 import { DEV_DEFAULTS, DEV_SECRETS, Env, envSchema } from './env.schema';
 
@@ -79,6 +81,7 @@ function toAppConfig(env: Env): AppConfig {
       trustProxy: env.TRUST_PROXY.length > 0 ? env.TRUST_PROXY : false,
       // The reference client at /: on in development, where `npm start` should open a working product.
       webClient: (env.WEB_CLIENT ?? (env.NODE_ENV === 'production' ? 'off' : 'on')) === 'on',
+      webClientDir: env.WEB_CLIENT_DIR ? resolve(env.WEB_CLIENT_DIR) : WEB_CLIENT_DIR,
     },
     log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT },
     metrics: { port: env.METRICS_PORT },

@@ -1,11 +1,8 @@
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import express, { NextFunction, Request, Response } from 'express';
 import { Logger } from '../common/logging/logger';
-
-/** Where `npm run build:web` writes the client (the same from src/ under Jest and from dist/ compiled). */
-export const WEB_CLIENT_DIR = resolve(__dirname, '..', '..', 'web', 'dist');
 
 /** Paths the API owns: never answered with the client's page. */
 const API_PATHS = /^\/(v1|docs)(\/|$|-json)/;
@@ -16,7 +13,7 @@ const API_PATHS = /^\/(v1|docs)(\/|$|-json)/;
  * other GET that asks for a page (client-side routes such as /chat or /reset-password). API paths, and
  * requests that prefer JSON (or take anything), go on to the API (a problem+json 404 for an unknown one).
  */
-export function serveWebClient(app: NestExpressApplication, log: Logger, dir = WEB_CLIENT_DIR): void {
+export function serveWebClient(app: NestExpressApplication, log: Logger, dir: string): void {
   const index = join(dir, 'index.html');
   if (!existsSync(index)) {
     log.warn({ dir }, 'WEB_CLIENT is on but the client is not built: run `npm run build:web` (or `npm run build`)');

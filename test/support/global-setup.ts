@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,12 +35,28 @@ export default async function globalSetup(): Promise<void> {
   process.env.TEST_DATABASE_SERVER_URL = serverUrl;
   process.env.TEST_DATABASE_URL = database.url;
   if (process.env.REDIS_URL) process.env.TEST_REDIS_URL = process.env.REDIS_URL;
+  buildWebClient();
   const sharedStorage = mkdtempSync(join(tmpdir(), 'chat-test-storage-'));
   process.env.TEST_SHARED_STORAGE_DIR = sharedStorage;
   globalThis.__TEST_SHARED_STORAGE_DIR__ = sharedStorage;
 }
 
+/**
+ * The web client, built from web/src into a directory of this run (a second or so): the browser and
+ * serving tests use it through WEB_CLIENT_DIR, and runs going at once never overwrite each other's build.
+ */
+function buildWebClient(): void {
+  const outDir = mkdtempSync(join(tmpdir(), 'chat-test-web-'));
+  execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'web/vite.config.ts', '--outDir', outDir, '--emptyOutDir', '--logLevel', 'error'], {
+    cwd: join(__dirname, '..', '..'),
+    stdio: 'inherit',
+  });
+  process.env.TEST_WEB_CLIENT_DIR = outDir;
+  globalThis.__TEST_WEB_CLIENT_DIR__ = outDir;
+}
+
 declare global {
+  var __TEST_WEB_CLIENT_DIR__: string | undefined;
   var __TEST_EMBEDDED_PG__: { stop: () => Promise<void> } | undefined;
   var __TEST_DATABASE_DROP__: (() => Promise<void>) | undefined;
   var __TEST_SHARED_STORAGE_DIR__: string | undefined;

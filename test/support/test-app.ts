@@ -47,6 +47,8 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Nod
     FILE_EXTRACTION_ENABLED: 'false',
     // Whether web/dist exists depends on what ran before: suites that test the client turn it on.
     WEB_CLIENT: 'off',
+    // Built once per run by global-setup, outside web/dist (several runs may build at once).
+    WEB_CLIENT_DIR: process.env.TEST_WEB_CLIENT_DIR,
     ...overrides,
   };
 }
