@@ -1,25 +1,46 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api, ApiFailure, unwrap, type User } from './api/client';
 import { navigate, usePath } from './navigation';
-import { SignInScreen, SignUpScreen } from './screens/AuthScreens';
+import { AccountScreen } from './screens/AccountScreen';
+import { RouteLink, SignInScreen, SignUpScreen } from './screens/AuthScreens';
 import { ChatScreen } from './screens/ChatScreen';
+import { ConversationsScreen } from './screens/ConversationsScreen';
+import { FilesScreen } from './screens/FilesScreen';
+import { ForgotPasswordScreen, ResetPasswordScreen, VerifyEmailScreen } from './screens/PasswordScreens';
+import { PlansScreen, QuotaBadge } from './screens/PlansScreen';
+import { SkillsScreen } from './screens/SkillsScreen';
 
 /** The signed-in person, or null; undefined while the first GET /v1/auth/me is on its way. */
 export type Session = User | null | undefined;
+
+/** What every signed-in screen gets: the person, and a way to re-read them after a change (plan, email, 2FA). */
+export interface ScreenProps {
+  user: User;
+  refreshUser: () => Promise<void>;
+}
+
+const SECTIONS: { path: string; label: string }[] = [
+  { path: '/', label: 'Chat' },
+  { path: '/conversations', label: 'Conversations' },
+  { path: '/files', label: 'Files' },
+  { path: '/skills', label: 'Skills' },
+  { path: '/plans', label: 'Plans' },
+  { path: '/account', label: 'Account' },
+];
 
 export function App() {
   const path = usePath();
   const [user, setUser] = useState<Session>(undefined);
 
-  const refresh = useCallback(async () => {
+  const refreshUser = useCallback(async () => {
     try {
       setUser(unwrap(await api.GET('/v1/auth/me')));
     } catch (error) {
-      if (error instanceof ApiFailure && error.status === 401) setUser(null);
+      if (!(error instanceof ApiFailure) || error.status === 401) setUser(null);
       else setUser(null);
     }
   }, []);
-  useEffect(() => void refresh(), [refresh]);
+  useEffect(() => void refreshUser(), [refreshUser]);
 
   const signOut = async () => {
     await api.POST('/v1/auth/logout');
@@ -28,26 +49,50 @@ export function App() {
   };
 
   if (user === undefined) return <p className="loading" role="status">Loading…</p>;
+  // Reachable signed in or not: the links in mails land here.
+  if (path === '/reset-password') return <ResetPasswordScreen />;
+  if (path === '/verify-email') return <VerifyEmailScreen onVerified={refreshUser} />;
   if (user === null) {
-    if (path === '/sign-up') return <SignUpScreen onSignedIn={refresh} />;
-    return <SignInScreen onSignedIn={refresh} />;
+    if (path === '/sign-up') return <SignUpScreen onSignedIn={refreshUser} />;
+    if (path === '/forgot-password') return <ForgotPasswordScreen />;
+    return <SignInScreen onSignedIn={refreshUser} />;
   }
+  const props: ScreenProps = { user, refreshUser };
   return (
     <div className="shell">
+      <a className="skip-link" href="#content">
+        Skip to content
+      </a>
       <header className="topbar">
-        <a href="/" onClick={(event) => (event.preventDefault(), navigate('/'))} className="brand">
-          Chat
-        </a>
-        <nav aria-label="Main">
+        <nav aria-label="Main" className="sections">
+          {SECTIONS.map((section) => (
+            <span key={section.path} aria-current={isIn(path, section.path) ? 'page' : undefined}>
+              <RouteLink to={section.path}>{section.label}</RouteLink>
+            </span>
+          ))}
+        </nav>
+        <div className="account-bar">
+          <QuotaBadge user={user} />
           <span className="who">{user.email}</span>
           <button type="button" onClick={() => void signOut()}>
             Sign out
           </button>
-        </nav>
+        </div>
       </header>
-      <main>
-        <ChatScreen user={user} />
-      </main>
+      <main id="content">{screenFor(path, props)}</main>
     </div>
   );
+}
+
+function isIn(path: string, section: string): boolean {
+  return section === '/' ? path === '/' || path.startsWith('/chat') : path === section || path.startsWith(`${section}/`);
+}
+
+function screenFor(path: string, props: ScreenProps) {
+  if (path.startsWith('/conversations')) return <ConversationsScreen {...props} />;
+  if (path.startsWith('/files')) return <FilesScreen {...props} />;
+  if (path.startsWith('/skills')) return <SkillsScreen {...props} />;
+  if (path.startsWith('/plans')) return <PlansScreen {...props} />;
+  if (path.startsWith('/account')) return <AccountScreen {...props} />;
+  return <ChatScreen {...props} />;
 }

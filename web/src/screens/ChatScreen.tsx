@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { streamChat, type Usage } from '../api/chat-stream';
-import { api, describeFailure, unwrap, type Plan, type User } from '../api/client';
+import { api, describeFailure, unwrap, type Plan } from '../api/client';
+import type { ScreenProps } from '../App';
 import { Notice } from './Notice';
 
 interface Turn {
@@ -12,7 +13,7 @@ interface Turn {
 }
 
 /** One conversation: a model picker limited to the plan's models, the answer streaming in, stop, usage. */
-export function ChatScreen({ user }: { user: User }) {
+export function ChatScreen({ user }: ScreenProps) {
   const [models, setModels] = useState<Plan['models']>([]);
   const [model, setModel] = useState('');
   const [turns, setTurns] = useState<Turn[]>([]);
