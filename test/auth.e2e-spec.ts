@@ -161,7 +161,8 @@ describe('accounts and sessions', () => {
       // Both run one bcrypt comparison at cost 12 (~200 ms): the ratio is about 1. Without the dummy
       // comparison an unknown email would answer in a few ms, a ratio near 0.02.
       expect(median).toBeGreaterThan(0.5);
-    });
+      // 19 bcrypt rounds at cost 12: seconds alone, much longer on a machine shared with browser tests.
+    }, 120_000);
 
     it('does not let two passwords sharing their first 72 bytes sign in for each other', async () => {
       const prefix = 'p'.repeat(72);
