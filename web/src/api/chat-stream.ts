@@ -20,9 +20,8 @@ export type ChatEvent =
  */
 export async function* streamChat(body: ChatRequest, signal: AbortSignal): AsyncGenerator<ChatEvent> {
   const result = await api.POST('/v1/chat', { body, parseAs: 'stream', signal, headers: { Accept: 'text/event-stream' } });
-  if (!result.response.ok || !result.data) {
-    throw failureOf(result.response, await result.response.json().catch(() => undefined));
-  }
+  // openapi-fetch has already read a refusal's problem+json body into `error`.
+  if (!result.response.ok || !result.data) throw failureOf(result.response, result.error);
   yield* eventsOf(result.data as ReadableStream<Uint8Array>);
 }
 
