@@ -47,7 +47,7 @@ export default async function globalSetup(): Promise<void> {
  */
 function buildWebClient(): void {
   const outDir = mkdtempSync(join(tmpdir(), 'chat-test-web-'));
-  execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'web/vite.config.ts', '--outDir', outDir, '--emptyOutDir', '--logLevel', 'error'], {
+  execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'web/vite.config.mts', '--outDir', outDir, '--emptyOutDir', '--logLevel', 'error'], {
     cwd: join(__dirname, '..', '..'),
     stdio: 'inherit',
   });
