@@ -8,7 +8,9 @@ import { AccountExportRepository } from '../src/account/export/account-export.re
 import { chat, listen } from './support/chat-client';
 import { eventually } from './support/eventually';
 import { registerUser } from './support/factories';
-import { sql } from './support/sql';
+import { ScratchDatabase } from '../scripts/lib/scratch-database';
+import { sql as sqlOn } from './support/sql';
+import { createMigratedDatabase } from './support/test-database';
 import { bootTestApp, TestApp } from './support/test-app';
 
 interface Download {
@@ -73,6 +75,13 @@ async function seedLongConversation(userId: string, messages: number): Promise<s
   return id;
 }
 
+/**
+ * On a database of its own: an instance of another suite with text extraction on would take this suite's
+ * pending file (the oldest first), find no object in its storage and fail it.
+ */
+let database: ScratchDatabase;
+const sql = <T = Record<string, unknown>>(query: string, values: unknown[] = []) => sqlOn<T>(query, values, database.url);
+
 describe('GET /v1/auth/me/export', () => {
   let t: TestApp;
   let base: string;
@@ -82,12 +91,14 @@ describe('GET /v1/auth/me/export', () => {
 
   beforeAll(async () => {
     storageDir = mkdtempSync(join(tmpdir(), 'chat-export-'));
-    t = await bootTestApp({ STORAGE_DIR: storageDir, ECHO_DELAY_MS: '1' });
+    database = await createMigratedDatabase('chat_export');
+    t = await bootTestApp({ DATABASE_URL: database.url, STORAGE_DIR: storageDir, ECHO_DELAY_MS: '1' });
     base = await listen(t);
     t.app.getHttpServer().on('connection', (socket: Socket) => serverSockets.set(socket.remotePort ?? 0, socket));
   });
   afterAll(async () => {
     await t.close();
+    await database.drop();
     rmSync(storageDir, { recursive: true, force: true });
   });
   afterEach(() => jest.restoreAllMocks());
