@@ -1,0 +1,90 @@
+import { readFileSync } from 'node:fs';
+import { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium, step } from './support/browser';
+import { listen } from './support/chat-client';
+import { registerVerifiedUser } from './support/factories';
+import { bootTestApp, TestApp } from './support/test-app';
+
+const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[] }[];
+}
+
+/**
+ * axe-core's WCAG 2.1 A/AA rules on the page as it is now: the serious and critical findings. (Its script is
+ * injected into the page, which the service's CSP forbids: these contexts bypass CSP.)
+ */
+async function violations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ content: AXE_SOURCE });
+  // Evaluated in the page (a string: this file is compiled without the DOM's types).
+  const { found, passed } = (await page.evaluate(
+    "axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }).then((result) => ({ found: result.violations, passed: result.passes.length }))",
+  )) as { found: AxeViolation[]; passed: number };
+  // The rules did run on this page (labels, names, contrast...): an empty list means something.
+  expect(passed).toBeGreaterThan(5);
+  return found
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`);
+}
+
+/**
+ * Every screen of the web client checked by axe-core (WCAG 2.1 A and AA) in Chromium, on a phone-sized
+ * viewport: labels, names, contrast, landmarks, ARIA use. Signed out and signed in.
+ */
+describe('the web client’s accessibility (axe-core)', () => {
+  let t: TestApp;
+  let base: string;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+
+  beforeAll(async () => {
+    t = await bootTestApp({ WEB_CLIENT: 'on' });
+    base = await listen(t);
+    browser = await launchChromium();
+  }, 90_000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+  afterEach(async () => {
+    await context?.close();
+  });
+
+  it('has no serious or critical findings on the signed-out screens', async () => {
+    context = await browser.newContext({ viewport: { width: 390, height: 844 }, bypassCSP: true });
+    page = await context.newPage();
+    for (const [path, heading] of [
+      ['/sign-in', 'Sign in'],
+      ['/sign-up', 'Create an account'],
+      ['/forgot-password', 'Forgot your password?'],
+    ] as const) {
+      await step(page, `a11y${path.replace(/\//g, '-')}`, async () => {
+        await page.goto(`${base}${path}`);
+        await page.getByRole('heading', { level: 1 }).first().waitFor();
+        expect(await page.getByRole('heading', { level: 1 }).first().textContent()).toBe(heading);
+        expect({ path, findings: await violations(page) }).toEqual({ path, findings: [] });
+      });
+    }
+  }, 90_000);
+
+  it('has no serious or critical findings on the signed-in screens', async () => {
+    const user = await registerVerifiedUser(t.http);
+    const [name, value] = user.cookie.split('=');
+    context = await browser.newContext({ viewport: { width: 390, height: 844 }, bypassCSP: true });
+    await context.addCookies([{ name, value, url: base }]);
+    page = await context.newPage();
+    for (const path of ['/', '/conversations', '/files', '/skills', '/plans', '/account']) {
+      await step(page, `a11y${path === '/' ? '-chat' : path.replace(/\//g, '-')}`, async () => {
+        await page.goto(`${base}${path}`);
+        await page.getByRole('button', { name: 'Sign out' }).waitFor();
+        await page.waitForLoadState('networkidle');
+        expect({ path, findings: await violations(page) }).toEqual({ path, findings: [] });
+      });
+    }
+  }, 90_000);
+});
