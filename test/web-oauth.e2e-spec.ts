@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import { Browser, Page } from 'playwright-core';
+import { launchChromium, step } from './support/browser';
+import { uniqueEmail } from './support/factories';
+import { FakeOAuthProvider } from './support/fake-oauth';
+import { freePort } from './support/service-process';
+import { bootTestApp, TestApp } from './support/test-app';
+
+/**
+ * Google and GitHub sign-in from the web client in Chromium: the browser follows the service's redirect to
+ * the (loopback) provider, where the person "consents" (the provider's page is played by a route that
+ * answers its redirect back with a code), and lands signed in at the app, which is the service's own origin.
+ */
+describe('the web client: sign-in with Google and GitHub in Chromium', () => {
+  let t: TestApp;
+  let base: string;
+  let browser: Browser;
+  let page: Page;
+  let google: FakeOAuthProvider;
+  let github: FakeOAuthProvider;
+
+  beforeAll(async () => {
+    google = await new FakeOAuthProvider('google').start();
+    github = await new FakeOAuthProvider('github').start();
+    // The app and the API on one origin, known before the start: OAuth redirects are built from it.
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    t = await bootTestApp({ WEB_CLIENT: 'on', APP_URL: base, API_URL: base, ...google.env('GOOGLE'), ...github.env('GITHUB') });
+    await t.app.listen(port, '127.0.0.1');
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+  }, 90_000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    await Promise.all([google?.close(), github?.close()]);
+  });
+
+  /**
+   * The provider's consent, as the person approving (or declining). Chromium does not hand redirected
+   * requests to routes, so the service's own start request is routed instead: it runs for real (its state
+   * cookie is kept), and its redirect to the provider is answered as the provider would, back to our callback.
+   */
+  async function atProvider(provider: 'google' | 'github', answer: (authorizeUrl: URL, callback: URL) => void): Promise<void> {
+    await page.route(`${base}/v1/auth/${provider}`, async (route) => {
+      const started = await route.fetch({ maxRedirects: 0 });
+      const authorize = new URL(started.headers()['location']);
+      const callback = new URL(authorize.searchParams.get('redirect_uri') ?? '');
+      callback.searchParams.set('state', authorize.searchParams.get('state') ?? '');
+      answer(authorize, callback);
+      await route.fulfill({ status: 302, headers: { ...started.headers(), location: callback.toString() } });
+    });
+  }
+  const consentAs = (provider: 'google' | 'github', fake: FakeOAuthProvider, account: { id: string; email: string; verified: boolean }) =>
+    atProvider(provider, (authorize, callback) => callback.searchParams.set('code', fake.approve(authorize.toString(), account)));
+
+  it('signs up with Google, signs out, and signs in again with the same Google account', async () => {
+    const account = { id: String(randomBytes(4).readUInt32BE()), email: uniqueEmail('google'), verified: true };
+    await consentAs('google', google, account);
+    await step(page, 'oauth-google-first', async () => {
+      await page.goto(`${base}/sign-in`);
+      await page.getByRole('link', { name: 'Sign in with Google' }).click();
+      await page.getByText(account.email).waitFor();
+      expect(new URL(page.url()).origin).toBe(base);
+    });
+    await step(page, 'oauth-google-again', async () => {
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await page.getByRole('link', { name: 'Sign in with Google' }).click();
+      await page.getByText(account.email).waitFor();
+    });
+    await page.unrouteAll();
+  }, 90_000);
+
+  it('signs in with GitHub, and shows a readable message when the provider refuses', async () => {
+    const account = { id: String(randomBytes(4).readUInt32BE()), email: uniqueEmail('github'), verified: true };
+    await step(page, 'oauth-github-signed-out', async () => {
+      await page.goto(`${base}/sign-in`);
+      if (await page.getByRole('button', { name: 'Sign out' }).count()) await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    });
+    await consentAs('github', github, account);
+    await step(page, 'oauth-github', async () => {
+      await page.getByRole('link', { name: 'Sign in with GitHub' }).click();
+      await page.getByText(account.email).waitFor();
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    });
+    await page.unrouteAll();
+    // The person declines at the provider: it redirects back with error=access_denied.
+    await atProvider('github', (_authorize, callback) => callback.searchParams.set('error', 'access_denied'));
+    await step(page, 'oauth-github-denied', async () => {
+      await page.getByRole('link', { name: 'Sign in with GitHub' }).click();
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      const alert = page.getByRole('alert');
+      await alert.waitFor();
+      expect(await alert.textContent()).not.toMatch(/[{}]|oauth_denied/);
+    });
+  }, 90_000);
+});
