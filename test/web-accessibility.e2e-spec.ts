@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium, step } from './support/browser';
 import { listen } from './support/chat-client';
-import { registerVerifiedUser } from './support/factories';
+import { registerVerifiedUser, uniqueEmail } from './support/factories';
 import { bootTestApp, TestApp } from './support/test-app';
 
 const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -87,4 +87,49 @@ describe('the web client’s accessibility (axe-core)', () => {
       });
     }
   }, 90_000);
+
+  it('can be used by keyboard alone: sign up, then send a chat', async () => {
+    context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    page = await context.newPage();
+    const email = uniqueEmail('keyboard');
+    await step(page, 'keyboard-sign-up', async () => {
+      await page.goto(`${base}/sign-up`);
+      await page.getByRole('heading', { name: 'Create an account' }).waitFor();
+      // From the top of the page: Tab to each field in order, Enter submits.
+      await tabUntil(page, 'Email');
+      await page.keyboard.type(email);
+      await page.keyboard.press('Tab');
+      await page.keyboard.type('typed by keyboard only 123');
+      await page.keyboard.press('Enter');
+      await page.getByText(email).waitFor();
+    });
+    await step(page, 'keyboard-chat', async () => {
+      await tabUntil(page, 'Model');
+      await page.keyboard.press('Home');
+      await tabUntil(page, 'Message');
+      await page.keyboard.type('hello by keyboard');
+      await page.keyboard.press('Tab');
+      expect(await focusedName(page)).toBe('Send');
+      await page.keyboard.press('Enter');
+      await page.locator('.turn-assistant .usage').last().waitFor();
+      expect(await page.locator('.turn-assistant .text').last().textContent()).toContain('hello by keyboard');
+    });
+  }, 90_000);
 });
+
+/** The accessible name of the focused element (its label's text, or its own text for a button). */
+function focusedName(page: Page): Promise<string> {
+  return page.evaluate(
+    "(() => { const el = document.activeElement; if (!el) return ''; const label = el.labels && el.labels[0]; return ((label ? label.textContent : el.textContent) || el.getAttribute('aria-label') || '').trim(); })()",
+  ) as Promise<string>;
+}
+
+/** Presses Tab until the focused control's name starts with `name` (at most 40 times). */
+async function tabUntil(page: Page, name: string): Promise<void> {
+  for (let presses = 0; presses < 40; presses++) {
+    await page.keyboard.press('Tab');
+    if ((await focusedName(page)).startsWith(name)) return;
+  }
+  throw new Error(`no control named ${name} was reached with Tab`);
+}
+
