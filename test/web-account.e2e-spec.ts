@@ -1,5 +1,5 @@
 import { Browser, Page } from 'playwright-core';
-import { launchChromium, step } from './support/browser';
+import { expectCount, launchChromium, step } from './support/browser';
 import { listen } from './support/chat-client';
 import { uniqueEmail } from './support/factories';
 import { resetTokenOf, startFakeSmtp, verificationTokenOf } from './support/fake-smtp';
@@ -87,7 +87,7 @@ describe('the web client account screens in Chromium', () => {
       await page.getByRole('link', { name: 'Continue to the app' }).click();
       await openAccount();
       await section('Email').getByText('Verified', { exact: true }).waitFor();
-      expect(await section('Email').getByRole('button', { name: 'Resend verification email' }).count()).toBe(0);
+      await expectCount(section('Email').getByRole('button', { name: 'Resend verification email' }), 0);
     });
 
     await step(page, 'account-change-password', async () => {
@@ -172,15 +172,15 @@ describe('the web client account screens in Chromium', () => {
       const sessions = section('Sessions');
       const items = sessions.getByRole('listitem');
       await items.nth(1).waitFor();
-      expect(await items.count()).toBe(2);
+      await expectCount(items, 2);
       const current = items.filter({ hasText: 'This device' });
-      expect(await current.count()).toBe(1);
-      expect(await current.getByRole('button', { name: 'End' }).count()).toBe(0);
+      await expectCount(current, 1);
+      await expectCount(current.getByRole('button', { name: 'End' }), 0);
       const phone = items.filter({ hasText: 'Safari on iOS' });
       await phone.getByText('Last seen').waitFor();
       await phone.getByRole('button', { name: 'End' }).click();
       await sessions.getByText('The session was ended.').waitFor();
-      expect(await items.count()).toBe(1);
+      await expectCount(items, 1);
       await sessions.getByText('This device').waitFor();
     });
 
@@ -254,7 +254,7 @@ describe('the web client account screens in Chromium', () => {
       expect(new URL(page.url()).pathname).toBe('/sign-in');
       await submitPassword(email, newPassword);
       await page.getByRole('alert').waitFor();
-      expect(await page.getByText(email).count()).toBe(0);
+      await expectCount(page.getByText(email), 0);
     });
   }, 90_000);
 });

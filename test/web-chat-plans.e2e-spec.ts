@@ -1,6 +1,6 @@
 import { Browser, Page } from 'playwright-core';
 import { billingEnv } from './support/billing';
-import { launchChromium, step } from './support/browser';
+import { expectCount, launchChromium, step } from './support/browser';
 import { listen } from './support/chat-client';
 import { eventually } from './support/eventually';
 import { registerUser, PASSWORD } from './support/factories';
@@ -91,7 +91,7 @@ describe('the web client: chat, conversations and plans', () => {
       // The badge reads the quota again after each answer (local/echo costs 1 credit a request).
       await page.getByText('49 credits left today').waitFor();
       await page.getByRole('button', { name: 'New conversation' }).click();
-      expect(await page.locator('.turn').count()).toBe(0);
+      await expectCount(page.locator('.turn'), 0);
       await chatEcho('bravo bananas');
     });
 
@@ -112,7 +112,7 @@ describe('the web client: chat, conversations and plans', () => {
       await page.getByLabel('New title').fill('Fruit notes');
       await page.getByRole('button', { name: 'Save' }).click();
       await item('Fruit notes').waitFor();
-      expect(await page.getByRole('link', { name: 'alpha apples' }).count()).toBe(0);
+      await expectCount(page.getByRole('link', { name: 'alpha apples' }), 0);
     });
 
     await step(page, 'conversations-archive', async () => {
@@ -122,10 +122,10 @@ describe('the web client: chat, conversations and plans', () => {
       // Gone from the list until "Show archived".
       await page.reload();
       await item('bravo bananas').waitFor();
-      expect(await page.getByRole('link', { name: 'Fruit notes' }).count()).toBe(0);
+      await expectCount(page.getByRole('link', { name: 'Fruit notes' }), 0);
       await page.getByLabel('Show archived').check();
       await item('Fruit notes').waitFor();
-      expect(await page.getByRole('link', { name: 'bravo bananas' }).count()).toBe(0);
+      await expectCount(page.getByRole('link', { name: 'bravo bananas' }), 0);
       await item('Fruit notes').getByRole('button', { name: 'Unarchive' }).click();
       await eventually(async () => (await page.getByRole('link', { name: 'Fruit notes' }).count()) === 0, 10_000);
       await page.getByLabel('Show archived').uncheck();
@@ -143,12 +143,12 @@ describe('the web client: chat, conversations and plans', () => {
       // The answer continued the same conversation: reloading shows all four messages.
       await page.reload();
       await page.locator('.turn-assistant .text', { hasText: 'Echo: charlie cherries' }).waitFor();
-      expect(await page.locator('.turn').count()).toBe(4);
+      await expectCount(page.locator('.turn'), 4);
     });
 
     await step(page, 'conversations-regenerate', async () => {
       // Only the last answer can be answered again.
-      expect(await page.getByRole('button', { name: 'Regenerate' }).count()).toBe(1);
+      await expectCount(page.getByRole('button', { name: 'Regenerate' }), 1);
       await page.getByRole('button', { name: 'Regenerate' }).click();
       await page.getByText('Version 2 of 2').waitFor();
       expect(await assistantTexts()).toEqual(['Echo: bravo bananas', 'Echo: charlie cherries']);
@@ -178,7 +178,7 @@ describe('the web client: chat, conversations and plans', () => {
       await eventually(async () => (await page.getByRole('link', { name: 'bravo bananas' }).count()) === 0, 10_000);
       await page.reload();
       await item('Fruit notes').waitFor();
-      expect(await page.getByRole('link', { name: 'bravo bananas' }).count()).toBe(0);
+      await expectCount(page.getByRole('link', { name: 'bravo bananas' }), 0);
     });
   }, 90_000);
 
@@ -214,7 +214,7 @@ describe('the web client: chat, conversations and plans', () => {
       expect(text).not.toMatch(/[{}]|idempotencyKey/);
       // Nothing was lost: the message is back in the box to send again.
       expect(await page.getByLabel('Message', { exact: true }).inputValue()).toBe('will this fail');
-      expect(await page.locator('.turn').count()).toBe(0);
+      await expectCount(page.locator('.turn'), 0);
     });
 
     await step(page, 'provider-mid-stream-error', async () => {
@@ -278,13 +278,13 @@ describe('the web client: chat, conversations and plans', () => {
       const pro = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Pro', level: 2 }) });
       await free.getByText('Current plan').waitFor();
       expect(await free.getAttribute('aria-current')).toBe('true');
-      expect(await pro.getByText('Current plan').count()).toBe(0);
+      await expectCount(pro.getByText('Current plan'), 0);
       await pro.getByText('$20.00 / month').waitFor();
       await pro.getByText('2,000 credits a day').waitFor();
       await pro.getByText(/Models: .*Claude Haiku 4\.5/).waitFor();
       await page.getByText('You have no paid subscription.').waitFor();
       // Free and Enterprise cannot be bought here.
-      expect(await free.getByRole('button').count()).toBe(0);
+      await expectCount(free.getByRole('button'), 0);
     });
 
     await step(page, 'plans-checkout-stripe', async () => {

@@ -1,5 +1,5 @@
 import { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium, step } from './support/browser';
+import { expectCount, launchChromium, step } from './support/browser';
 import { listen } from './support/chat-client';
 import { registerVerifiedUser } from './support/factories';
 import { bootTestApp, extractionEnv, TestApp } from './support/test-app';
@@ -64,7 +64,7 @@ describe('the web client: files and Skills in Chromium', () => {
       await page.getByRole('button', { name: 'Upload', exact: true }).click();
       await page.getByText('Uploaded notes.txt.').waitFor();
       await progressSeen;
-      expect(await page.getByRole('progressbar').count()).toBe(0);
+      await expectCount(page.getByRole('progressbar'), 0);
     });
 
     const item = page.getByRole('listitem').filter({ hasText: 'notes.txt' });
@@ -131,7 +131,7 @@ describe('the web client: files and Skills in Chromium', () => {
       expect(await topic.getAttribute('required')).not.toBeNull();
       await page.getByText('What to talk about.', { exact: true }).waitFor();
       const tone = page.getByRole('combobox', { name: 'tone (required)' });
-      expect(await page.locator('select[name="tone"]').count()).toBe(1);
+      await expectCount(page.locator('select[name="tone"]'), 1);
       expect(await tone.getAttribute('required')).not.toBeNull();
       expect(await page.getByRole('checkbox', { name: 'loud' }).isChecked()).toBe(false);
       await page.getByLabel('Model').selectOption('local/echo');
@@ -156,7 +156,7 @@ describe('the web client: files and Skills in Chromium', () => {
       expect(text.startsWith('Echo: ')).toBe(true);
       expect(JSON.parse(text.slice('Echo: '.length))).toEqual({ topic: 'gardens', tone: 'formal', loud: false });
       expect(await answer.locator('.usage').textContent()).toMatch(/\d+ tokens in · \d+ out · \d+ credits/);
-      expect(await page.locator('#run-field-topic-errors').count()).toBe(0);
+      await expectCount(page.locator('#run-field-topic-errors'), 0);
     });
 
     await step(page, 'skills-publish', async () => {
@@ -192,7 +192,7 @@ describe('the web client: files and Skills in Chromium', () => {
       await page.getByRole('link', { name: 'All Skills' }).click();
       // Both copies of the Skill are listed.
       await page.getByRole('heading', { name: 'Starter templates' }).waitFor();
-      expect(await page.getByRole('link', { name }).count()).toBe(2);
+      await expectCount(page.getByRole('link', { name }), 2);
       const duplicate = page.getByRole('button', { name: /^Duplicate / }).first();
       await duplicate.waitFor();
       const templateName = ((await duplicate.getAttribute('aria-label')) ?? '').replace(/^Duplicate /, '');

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, chromium, Locator, Page } from 'playwright-core';
 import { ROOT } from './service-process';
 
 /** Debian's Chromium (scripts/ensure-chromium.sh installs it); nothing downloads a browser. */
@@ -26,4 +26,18 @@ export async function step<T>(page: Page, name: string, work: () => Promise<T>):
     await page.screenshot({ path: join(SCREENSHOT_DIR, `${name.replace(/[^a-z0-9-]+/gi, '-')}.png`), fullPage: true }).catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * Expects the locator to match `count` elements, waiting up to 10 s for the page to get there (a screen
+ * re-renders after its requests answer): fails with the last count seen.
+ */
+export async function expectCount(locator: Locator, count: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  let seen = await locator.count();
+  while (seen !== count && Date.now() < deadline) {
+    await new Promise((done) => setTimeout(done, 100));
+    seen = await locator.count();
+  }
+  expect(seen).toBe(count);
 }

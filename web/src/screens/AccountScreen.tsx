@@ -354,8 +354,10 @@ function SessionsSection() {
     setEnded(false);
     try {
       unwrap(await api.DELETE('/v1/auth/sessions/{id}', { params: { path: { id } } }));
-      setEnded(true);
+      // The list without it, then the notice: what is announced matches what is shown.
+      setSessions((current) => current?.filter((session) => session.id !== id) ?? current);
       await load();
+      setEnded(true);
     } catch (failure) {
       setError(failure);
     } finally {
