@@ -76,7 +76,10 @@ describe('the web client: sign-in with Google and GitHub in Chromium', () => {
     const account = { id: String(randomBytes(4).readUInt32BE()), email: uniqueEmail('github'), verified: true };
     await step(page, 'oauth-github-signed-out', async () => {
       await page.goto(`${base}/sign-in`);
-      if (await page.getByRole('button', { name: 'Sign out' }).count()) await page.getByRole('button', { name: 'Sign out' }).click();
+      // Still signed in from the test before, or not: wait for the app to know, then sign out if need be.
+      const signOut = page.getByRole('button', { name: 'Sign out' });
+      await signOut.or(page.getByRole('heading', { name: 'Sign in' })).waitFor();
+      if (await signOut.count()) await signOut.click();
       await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     });
     await consentAs('github', github, account);

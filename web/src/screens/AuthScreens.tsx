@@ -1,3 +1,4 @@
+import { NEW_PASSWORD_LIMITS } from './NewPasswordInput';
 import { useState } from 'react';
 import { api, ApiFailure, describeFailure, unwrap } from '../api/client';
 import { navigate } from '../navigation';
@@ -184,7 +185,8 @@ function CredentialFields(props: { email: string; password: string; onEmail: (va
           name="password"
           autoComplete={props.newPassword ? 'new-password' : 'current-password'}
           required
-          minLength={props.newPassword ? 8 : undefined}
+          minLength={props.newPassword ? NEW_PASSWORD_LIMITS.minLength : undefined}
+          maxLength={props.newPassword ? NEW_PASSWORD_LIMITS.maxLength : undefined}
           value={props.password}
           onChange={(event) => props.onPassword(event.target.value)}
         />

@@ -1,3 +1,4 @@
+import { NewPasswordInput } from './NewPasswordInput';
 import { useEffect, useState } from 'react';
 import { api, ApiFailure, describeFailure, unwrap } from '../api/client';
 import { RouteLink } from './AuthScreens';
@@ -75,20 +76,7 @@ export function ResetPasswordScreen() {
         </div>
       ) : (
         <form onSubmit={onSubmit}>
-          <label>
-            New password
-            <input
-              type="password"
-              name="new-password"
-              autoComplete="new-password"
-              required
-              minLength={12}
-              maxLength={128}
-              aria-describedby="reset-password-hint"
-              value={password}
-              onChange={(event) => setPassword(event.target.value)}
-            />
-          </label>
+          <NewPasswordInput label="New password" name="new-password" value={password} onChange={setPassword} hintId="reset-password-hint" />
           <p id="reset-password-hint" className="hint">
             12 to 128 characters.
           </p>

@@ -1,3 +1,4 @@
+import { NewPasswordInput } from '../NewPasswordInput';
 import { useId, useState } from 'react';
 import { api, unwrap } from '../../api/client';
 import { Notice } from '../Notice';
@@ -24,20 +25,7 @@ export function PasswordSection({ onChanged }: { onChanged: () => void }) {
           Current password
           <input type="password" name="current-password" autoComplete="current-password" required value={currentPassword} onChange={(event) => setCurrentPassword(event.target.value)} />
         </label>
-        <label>
-          New password
-          <input
-            type="password"
-            name="new-password"
-            autoComplete="new-password"
-            required
-            minLength={12}
-            maxLength={128}
-            aria-describedby={hint}
-            value={newPassword}
-            onChange={(event) => setNewPassword(event.target.value)}
-          />
-        </label>
+        <NewPasswordInput label="New password" name="new-password" value={newPassword} onChange={setNewPassword} hintId={hint} />
         <p id={hint} className="hint">
           12 to 128 characters. Your other devices are signed out.
         </p>
