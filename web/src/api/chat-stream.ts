@@ -1,4 +1,4 @@
-import { api, failureOf } from './client';
+import { failureOf } from './client';
 import type { Schemas } from './client';
 
 export type ChatRequest = Schemas['ChatRequestDto'];
@@ -14,14 +14,18 @@ export type ChatEvent =
   | { type: 'error'; code: string; message: string }
   | { type: 'done'; status: string };
 
+/** The request options that make openapi-fetch hand an answer route's body back as a stream of server-sent events. */
+export const EVENT_STREAM = { parseAs: 'stream', headers: { Accept: 'text/event-stream' } } as const;
+
 /**
- * POST /v1/chat as server-sent events (meta, delta, usage, error, done), through the typed client. A
- * refusal before the first byte (quota, rate limit, unknown model) is thrown as an ApiFailure.
+ * The events of a streamed answer (chat, regenerate, edit, Skill run); a refusal before the first byte
+ * (quota, rate limit, unknown model) is thrown, as `refusal` makes it of the problem openapi-fetch read.
  */
-export async function* streamChat(body: ChatRequest, signal: AbortSignal): AsyncGenerator<ChatEvent> {
-  const result = await api.POST('/v1/chat', { body, parseAs: 'stream', signal, headers: { Accept: 'text/event-stream' } });
-  // openapi-fetch has already read a refusal's problem+json body into `error`.
-  if (!result.response.ok || !result.data) throw failureOf(result.response, result.error);
+export async function* eventsOrRefusal(
+  result: { data?: unknown; error?: unknown; response: Response },
+  refusal: (problem: unknown) => Error = (problem) => failureOf(result.response, problem),
+): AsyncGenerator<ChatEvent> {
+  if (!result.response.ok || !result.data) throw refusal(result.error);
   yield* eventsOf(result.data as ReadableStream<Uint8Array>);
 }
 

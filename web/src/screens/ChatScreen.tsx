@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
-import { eventsOf, type ChatEvent, type ChatRequest, type Usage } from '../api/chat-stream';
+import { EVENT_STREAM, eventsOrRefusal, type ChatEvent, type ChatRequest, type Usage } from '../api/chat-stream';
 import { api, ApiFailure, describeFailure, failureOf, unwrap, type Plan, type Schemas } from '../api/client';
 import { announceQuotaChanged } from '../api/quota-events';
 import type { ScreenProps } from '../App';
@@ -46,7 +46,7 @@ class TurnFailure extends ApiFailure {
 
 /** Any of the three answer routes as server-sent events; a refusal before the first byte is thrown. */
 async function* streamTurn(start: TurnStart, signal: AbortSignal): AsyncGenerator<ChatEvent> {
-  const options = { parseAs: 'stream' as const, signal, headers: { Accept: 'text/event-stream' } };
+  const options = { ...EVENT_STREAM, signal };
   const result =
     start.kind === 'chat'
       ? await api.POST('/v1/chat', { ...options, body: start.body })
@@ -57,13 +57,10 @@ async function* streamTurn(start: TurnStart, signal: AbortSignal): AsyncGenerato
             params: { path: { id: start.conversationId, messageId: start.messageId } },
             body: start.body,
           });
-  if (!result.response.ok || !result.data) {
-    // openapi-fetch has already read the problem body into `error`.
-    const problem = result.error as unknown;
+  yield* eventsOrRefusal(result, (problem) => {
     const resetsAt = typeof problem === 'object' && problem !== null && 'resetsAt' in problem ? String((problem as { resetsAt: unknown }).resetsAt) : undefined;
-    throw new TurnFailure(failureOf(result.response, problem), resetsAt);
-  }
-  yield* eventsOf(result.data as ReadableStream<Uint8Array>);
+    return new TurnFailure(failureOf(result.response, problem), resetsAt);
+  });
 }
 
 /** What a person reads when an answer could not start: the quota, a rate limit and provider failures in plain words. */

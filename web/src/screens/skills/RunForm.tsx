@@ -1,16 +1,13 @@
 import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
-import { eventsOf, type ChatEvent, type Usage } from '../../api/chat-stream';
-import { api, describeFailure, failureOf, unwrap, type Plan } from '../../api/client';
+import { EVENT_STREAM, eventsOrRefusal, type ChatEvent, type Usage } from '../../api/chat-stream';
+import { api, describeFailure, unwrap, type Plan } from '../../api/client';
 import { FieldErrors, Notice } from '../Notice';
 import { errorsByField, runShapeOf, valueOf, type FieldSpec } from './schema-form';
 import { type SkillRun, type SkillVersion } from './shared';
 
 /** POST /v1/skills/{id}/run as server-sent events; a refusal before the first byte is thrown as an ApiFailure. */
 async function* streamSkillRun(id: string, body: SkillRun, signal: AbortSignal): AsyncGenerator<ChatEvent> {
-  const result = await api.POST('/v1/skills/{id}/run', { params: { path: { id } }, body, parseAs: 'stream', signal, headers: { Accept: 'text/event-stream' } });
-  // openapi-fetch has already read a refusal's problem body into `error`.
-  if (!result.response.ok || !result.data) throw failureOf(result.response, result.error);
-  yield* eventsOf(result.data as ReadableStream<Uint8Array>);
+  yield* eventsOrRefusal(await api.POST('/v1/skills/{id}/run', { ...EVENT_STREAM, params: { path: { id } }, body, signal }));
 }
 
 export function RunForm({ skillId, version, models }: { skillId: string; version: SkillVersion; models: Plan['models'] }) {
