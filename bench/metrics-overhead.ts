@@ -14,15 +14,40 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, release, tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createScratchDatabase } from '../scripts/lib/scratch-database';
-import { compileHarness, forkHarness, killAllNow, REPO, stopChild } from './support/children';
-import { createUsers, deleteRedisKeys, postgresVersion, SHORT_MODEL, STREAM_MODEL, writeBenchCatalog } from './support/environment';
+import {
+  compileHarness,
+  forkHarness,
+  killAllNow,
+  REPO,
+  stopChild,
+} from './support/children';
+import {
+  createUsers,
+  deleteRedisKeys,
+  postgresVersion,
+  SHORT_MODEL,
+  STREAM_MODEL,
+  writeBenchCatalog,
+} from './support/environment';
 import { LoadGeneratorClient } from './support/loadgen-client';
-import { METRICS_SECTION_END, METRICS_SECTION_START, withMetricsOverheadSection } from './support/metrics-overhead-section';
+import {
+  METRICS_SECTION_END,
+  METRICS_SECTION_START,
+  withMetricsOverheadSection,
+} from './support/metrics-overhead-section';
 import { cpuMs, isAlive } from './support/proc';
 import { metricsShareOfProfile } from './support/profile-share';
 import { ChatJobResult, ChatTarget, isObject } from './support/protocol';
@@ -38,7 +63,12 @@ const MAX_COST = 0.03;
 const SETTINGS = {
   users: 200,
   /** Chat throughput: clients sending short chats back to back. */
-  throughput: { connections: 32, warmupMs: 1_000, durationMs: 5_000, deadlineMs: 10_000 },
+  throughput: {
+    connections: 32,
+    warmupMs: 1_000,
+    durationMs: 5_000,
+    deadlineMs: 10_000,
+  },
   /** CPU per chat at a fixed rate on each copy at once (below saturation: both see the same load). */
   fixedRate: { perSecond: 250, durationMs: 12_000 },
   /** Streams: simultaneous 50-token answers (the per-token path). */
@@ -64,15 +94,61 @@ interface Figures {
   scrapes: number;
 }
 
-const FIGURES: { key: keyof Figures; label: string; unit: string; better: 'higher' | 'lower' | 'none' }[] = [
-  { key: 'chatsPerSecond', label: 'chat throughput (short answers, 32 clients back to back on each copy, both copies at once)', unit: 'chats/s', better: 'higher' },
-  { key: 'cpuPerChat', label: 'service CPU per chat (same job)', unit: 'ms', better: 'lower' },
-  { key: 'cpuPerChatAtRate', label: 'service CPU per chat at 250 chats/s on each copy, both at once', unit: 'ms', better: 'lower' },
-  { key: 'cpuPerStream', label: 'service CPU per stream (200 simultaneous 50-token answers)', unit: 'ms', better: 'lower' },
-  { key: 'mePerSecond', label: 'GET /v1/auth/me rate (50 connections)', unit: 'req/s', better: 'higher' },
-  { key: 'cpuPerThousandMe', label: 'service CPU per 1000 GET /v1/auth/me', unit: 'ms', better: 'lower' },
-  { key: 'errors', label: 'requests not a complete 200', unit: '', better: 'none' },
-  { key: 'scrapes', label: 'scrapes of /metrics during the measurements', unit: '', better: 'none' },
+const FIGURES: {
+  key: keyof Figures;
+  label: string;
+  unit: string;
+  better: 'higher' | 'lower' | 'none';
+}[] = [
+  {
+    key: 'chatsPerSecond',
+    label:
+      'chat throughput (short answers, 32 clients back to back on each copy, both copies at once)',
+    unit: 'chats/s',
+    better: 'higher',
+  },
+  {
+    key: 'cpuPerChat',
+    label: 'service CPU per chat (same job)',
+    unit: 'ms',
+    better: 'lower',
+  },
+  {
+    key: 'cpuPerChatAtRate',
+    label: 'service CPU per chat at 250 chats/s on each copy, both at once',
+    unit: 'ms',
+    better: 'lower',
+  },
+  {
+    key: 'cpuPerStream',
+    label: 'service CPU per stream (200 simultaneous 50-token answers)',
+    unit: 'ms',
+    better: 'lower',
+  },
+  {
+    key: 'mePerSecond',
+    label: 'GET /v1/auth/me rate (50 connections)',
+    unit: 'req/s',
+    better: 'higher',
+  },
+  {
+    key: 'cpuPerThousandMe',
+    label: 'service CPU per 1000 GET /v1/auth/me',
+    unit: 'ms',
+    better: 'lower',
+  },
+  {
+    key: 'errors',
+    label: 'requests not a complete 200',
+    unit: '',
+    better: 'none',
+  },
+  {
+    key: 'scrapes',
+    label: 'scrapes of /metrics during the measurements',
+    unit: '',
+    better: 'none',
+  },
 ];
 
 interface Options {
@@ -102,7 +178,15 @@ const HELP = `npm run bench:metrics [-- flags]
 Environment: BENCH_DATABASE_URL, BENCH_REDIS_URL (as npm run bench)`;
 
 function parseOptions(args: string[]): Options {
-  const options: Options = { rounds: 9, build: true, keepTemp: false, profileDir: undefined, control: false, rateOnly: false, help: false };
+  const options: Options = {
+    rounds: 9,
+    build: true,
+    keepTemp: false,
+    profileDir: undefined,
+    control: false,
+    rateOnly: false,
+    help: false,
+  };
   for (let index = 0; index < args.length; index++) {
     const arg = args[index];
     if (arg === '--no-build') options.build = false;
@@ -110,22 +194,29 @@ function parseOptions(args: string[]): Options {
     else if (arg === '--control') options.control = true;
     else if (arg === '--rate-only') options.rateOnly = true;
     else if (arg === '--help' || arg === '-h') options.help = true;
-    else if (arg === '--profile') options.profileDir = resolvePath(args[++index] ?? '.');
+    else if (arg === '--profile')
+      options.profileDir = resolvePath(args[++index] ?? '.');
     else if (arg === '--rounds') options.rounds = Number(args[++index]);
-    else if (arg.startsWith('--rounds=')) options.rounds = Number(arg.slice('--rounds='.length));
+    else if (arg.startsWith('--rounds='))
+      options.rounds = Number(arg.slice('--rounds='.length));
     else throw new Error(`unknown argument ${arg} (see --help)`);
   }
-  if (!(Number.isInteger(options.rounds) && options.rounds >= 1)) throw new Error('--rounds wants a whole number ≥ 1');
+  if (!(Number.isInteger(options.rounds) && options.rounds >= 1))
+    throw new Error('--rounds wants a whole number ≥ 1');
   return options;
 }
 
 function log(message: string): void {
-  process.stdout.write(`[bench:metrics ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+  process.stdout.write(
+    `[bench:metrics ${new Date().toISOString().slice(11, 19)}] ${message}\n`,
+  );
 }
 
 async function mockActive(mockUrl: string): Promise<number> {
   try {
-    const body: unknown = await (await fetch(`${mockUrl}/stats`, { signal: AbortSignal.timeout(5_000) })).json();
+    const body: unknown = await (
+      await fetch(`${mockUrl}/stats`, { signal: AbortSignal.timeout(5_000) })
+    ).json();
     return isObject(body) && typeof body.active === 'number' ? body.active : 0;
   } catch {
     return 0;
@@ -139,13 +230,24 @@ async function settle(pids: number[], mockUrl: string): Promise<void> {
   for (;;) {
     const before = pids.map(cpuMs);
     await new Promise((resolve) => setTimeout(resolve, windowMs));
-    const quiet = pids.every((pid, index) => ((cpuMs(pid) - before[index]) / windowMs) * 100 <= cpuPercent);
-    if ((quiet && (await mockActive(mockUrl)) === 0) || performance.now() - started > maxWaitMs) return;
+    const quiet = pids.every(
+      (pid, index) =>
+        ((cpuMs(pid) - before[index]) / windowMs) * 100 <= cpuPercent,
+    );
+    if (
+      (quiet && (await mockActive(mockUrl)) === 0) ||
+      performance.now() - started > maxWaitMs
+    )
+      return;
   }
 }
 
 /** Scrapes GET /metrics every `everyMs` while `work` runs, as Prometheus would (only for the copy with metrics). */
-async function whileScraped<T>(metricsUrl: string | undefined, everyMs: number, work: () => Promise<T>): Promise<{ result: T; scrapes: number }> {
+async function whileScraped<T>(
+  metricsUrl: string | undefined,
+  everyMs: number,
+  work: () => Promise<T>,
+): Promise<{ result: T; scrapes: number }> {
   if (!metricsUrl) return { result: await work(), scrapes: 0 };
   let scrapes = 0;
   const timer = setInterval(() => {
@@ -169,7 +271,14 @@ interface Copy {
   metricsUrl?: string;
 }
 
-function chatTarget(copy: Copy, cookies: string[], model: typeof SHORT_MODEL, deadlineMs: number, label: string, tag: string): ChatTarget {
+function chatTarget(
+  copy: Copy,
+  cookies: string[],
+  model: typeof SHORT_MODEL,
+  deadlineMs: number,
+  label: string,
+  tag: string,
+): ChatTarget {
   return {
     baseUrl: copy.service.url,
     model: model.id,
@@ -183,25 +292,65 @@ function chatTarget(copy: Copy, cookies: string[], model: typeof SHORT_MODEL, de
 }
 
 /** Runs `work`, scraping the copy with metrics meanwhile; answers the CPU each pid used (from /proc). */
-async function timed<T>(pids: number[], metricsUrl: string | undefined, work: () => Promise<T>): Promise<{ result: T; cpu: number[]; scrapes: number }> {
+async function timed<T>(
+  pids: number[],
+  metricsUrl: string | undefined,
+  work: () => Promise<T>,
+): Promise<{ result: T; cpu: number[]; scrapes: number }> {
   const cpu0 = pids.map(cpuMs);
   const scraped = await whileScraped(metricsUrl, SETTINGS.scrapeEveryMs, work);
-  return { result: scraped.result, cpu: pids.map((pid, index) => cpuMs(pid) - cpu0[index]), scrapes: scraped.scrapes };
+  return {
+    result: scraped.result,
+    cpu: pids.map((pid, index) => cpuMs(pid) - cpu0[index]),
+    scrapes: scraped.scrapes,
+  };
 }
 
-type ChatFigures = Pick<Figures, 'chatsPerSecond' | 'cpuPerChat' | 'cpuPerChatAtRate' | 'errors' | 'scrapes'>;
+type ChatFigures = Pick<
+  Figures,
+  'chatsPerSecond' | 'cpuPerChat' | 'cpuPerChatAtRate' | 'errors' | 'scrapes'
+>;
 
 /**
  * Chat throughput of both copies at once: as many clients on each, over the same window, so whatever else
  * the machine does meanwhile weighs on both alike (measured one after the other, copies of one build
  * differed by ±10 % from round to round on this shared machine). Each copy's CPU per chat over the same job.
  */
-async function measureChats(copies: Record<Side, Copy>, first: Side, loadgen: LoadGeneratorClient, cookies: string[], tag: string, quiet: () => Promise<void>, saturated: boolean): Promise<Record<Side, ChatFigures>> {
+async function measureChats(
+  copies: Record<Side, Copy>,
+  first: Side,
+  loadgen: LoadGeneratorClient,
+  cookies: string[],
+  tag: string,
+  quiet: () => Promise<void>,
+  saturated: boolean,
+): Promise<Record<Side, ChatFigures>> {
   const s = SETTINGS.throughput;
   const second: Side = first === 'on' ? 'off' : 'on';
   const job = (label: string, warmupMs: number, durationMs: number) =>
     loadgen.chat(
-      { kind: 'closedLoop', target: chatTarget(copies[first], cookies, SHORT_MODEL, s.deadlineMs, label, tag), alongside: chatTarget(copies[second], cookies, SHORT_MODEL, s.deadlineMs, label, tag), connections: s.connections, warmupMs, durationMs },
+      {
+        kind: 'closedLoop',
+        target: chatTarget(
+          copies[first],
+          cookies,
+          SHORT_MODEL,
+          s.deadlineMs,
+          label,
+          tag,
+        ),
+        alongside: chatTarget(
+          copies[second],
+          cookies,
+          SHORT_MODEL,
+          s.deadlineMs,
+          label,
+          tag,
+        ),
+        connections: s.connections,
+        warmupMs,
+        durationMs,
+      },
       warmupMs + durationMs + s.deadlineMs + 30_000,
     );
   // Both primed at once first: a copy idle for a while (pool connections closed after 10 s, heap shrunk by
@@ -209,61 +358,157 @@ async function measureChats(copies: Record<Side, Copy>, first: Side, loadgen: Lo
   await job('prime', 0, SETTINGS.primeMs);
   await quiet();
   const pids = [copies[first].service.pid, copies[second].service.pid];
-  const measured = saturated ? await timed(pids, copies.on.metricsUrl, () => job('tp', s.warmupMs, s.durationMs)) : undefined;
-  const results = { [first]: measured?.result, [second]: measured?.result.alongside } as Record<Side, ChatJobResult | undefined>;
-  const cpu = { [first]: measured?.cpu[0] ?? Number.NaN, [second]: measured?.cpu[1] ?? Number.NaN } as Record<Side, number>;
+  const measured = saturated
+    ? await timed(pids, copies.on.metricsUrl, () =>
+        job('tp', s.warmupMs, s.durationMs),
+      )
+    : undefined;
+  const results = {
+    [first]: measured?.result,
+    [second]: measured?.result.alongside,
+  } as Record<Side, ChatJobResult | undefined>;
+  const cpu = {
+    [first]: measured?.cpu[0] ?? Number.NaN,
+    [second]: measured?.cpu[1] ?? Number.NaN,
+  } as Record<Side, number>;
   // The same load on both at once, below saturation: the CPU each spends per chat, with batching alike.
   await quiet();
   const rate = SETTINGS.fixedRate;
   const openLoop = (side: Side) =>
     loadgen.chat(
-      { kind: 'openLoop', target: chatTarget(copies[side], cookies, SHORT_MODEL, s.deadlineMs, 'rate', tag), rate: rate.perSecond, durationMs: rate.durationMs, maxStartMs: s.deadlineMs, stopWhenFailed: false },
+      {
+        kind: 'openLoop',
+        target: chatTarget(
+          copies[side],
+          cookies,
+          SHORT_MODEL,
+          s.deadlineMs,
+          'rate',
+          tag,
+        ),
+        rate: rate.perSecond,
+        durationMs: rate.durationMs,
+        maxStartMs: s.deadlineMs,
+        stopWhenFailed: false,
+      },
       rate.durationMs + s.deadlineMs + 30_000,
     );
-  const atRate = await timed(pids, copies.on.metricsUrl, () => Promise.all([openLoop(first), openLoop(second)]));
-  const rateResults = { [first]: atRate.result[0], [second]: atRate.result[1] } as Record<Side, (typeof atRate.result)[number]>;
-  const rateCpu = { [first]: atRate.cpu[0], [second]: atRate.cpu[1] } as Record<Side, number>;
+  const atRate = await timed(pids, copies.on.metricsUrl, () =>
+    Promise.all([openLoop(first), openLoop(second)]),
+  );
+  const rateResults = {
+    [first]: atRate.result[0],
+    [second]: atRate.result[1],
+  } as Record<Side, (typeof atRate.result)[number]>;
+  const rateCpu = { [first]: atRate.cpu[0], [second]: atRate.cpu[1] } as Record<
+    Side,
+    number
+  >;
   const figures = (side: Side): ChatFigures => {
     const result = results[side];
-    if (saturated && !result) throw new Error('the load generator gave no result for the second copy');
+    if (saturated && !result)
+      throw new Error('the load generator gave no result for the second copy');
     const fixed = rateResults[side];
     return {
-      chatsPerSecond: result ? (result.windowOk ?? 0) / (s.durationMs / 1000) : Number.NaN,
-      cpuPerChat: result ? cpu[side] / Math.max(1, result.outcomes.ok) : Number.NaN,
+      chatsPerSecond: result
+        ? (result.windowOk ?? 0) / (s.durationMs / 1000)
+        : Number.NaN,
+      cpuPerChat: result
+        ? cpu[side] / Math.max(1, result.outcomes.ok)
+        : Number.NaN,
       cpuPerChatAtRate: rateCpu[side] / Math.max(1, fixed.outcomes.ok),
-      errors: (result ? result.requests - result.outcomes.ok : 0) + fixed.requests - fixed.outcomes.ok,
+      errors:
+        (result ? result.requests - result.outcomes.ok : 0) +
+        fixed.requests -
+        fixed.outcomes.ok,
       scrapes: side === 'on' ? (measured?.scrapes ?? 0) + atRate.scrapes : 0,
     };
   };
   return { on: figures('on'), off: figures('off') };
 }
 
-type AloneFigures = Pick<Figures, 'cpuPerStream' | 'mePerSecond' | 'cpuPerThousandMe' | 'errors' | 'scrapes'>;
+type AloneFigures = Pick<
+  Figures,
+  'cpuPerStream' | 'mePerSecond' | 'cpuPerThousandMe' | 'errors' | 'scrapes'
+>;
 
-const NOT_MEASURED: AloneFigures = { cpuPerStream: Number.NaN, mePerSecond: Number.NaN, cpuPerThousandMe: Number.NaN, errors: 0, scrapes: 0 };
+const NOT_MEASURED: AloneFigures = {
+  cpuPerStream: Number.NaN,
+  mePerSecond: Number.NaN,
+  cpuPerThousandMe: Number.NaN,
+  errors: 0,
+  scrapes: 0,
+};
 
 /** One copy alone: CPU per stream of a burst of 50-token answers, and the rate of GET /v1/auth/me. */
-async function measureAlone(copy: Copy, loadgen: LoadGeneratorClient, cookies: string[], meBytes: number, tag: string, quiet: () => Promise<void>, drain: () => Promise<void>): Promise<AloneFigures> {
+async function measureAlone(
+  copy: Copy,
+  loadgen: LoadGeneratorClient,
+  cookies: string[],
+  meBytes: number,
+  tag: string,
+  quiet: () => Promise<void>,
+  drain: () => Promise<void>,
+): Promise<AloneFigures> {
   const s = SETTINGS;
   const pids = [copy.service.pid];
   await loadgen.chat(
-    { kind: 'closedLoop', target: chatTarget(copy, cookies, SHORT_MODEL, s.throughput.deadlineMs, 'prime', tag), connections: s.throughput.connections, warmupMs: 0, durationMs: s.primeMs },
+    {
+      kind: 'closedLoop',
+      target: chatTarget(
+        copy,
+        cookies,
+        SHORT_MODEL,
+        s.throughput.deadlineMs,
+        'prime',
+        tag,
+      ),
+      connections: s.throughput.connections,
+      warmupMs: 0,
+      durationMs: s.primeMs,
+    },
     s.primeMs + s.throughput.deadlineMs + 30_000,
   );
   await quiet();
   const streams = await timed(pids, copy.metricsUrl, async () => {
-    const result = await loadgen.chat({ kind: 'burst', target: chatTarget(copy, cookies, STREAM_MODEL, s.streams.deadlineMs, 'st', tag), requests: s.streams.count }, s.streams.deadlineMs + 60_000);
+    const result = await loadgen.chat(
+      {
+        kind: 'burst',
+        target: chatTarget(
+          copy,
+          cookies,
+          STREAM_MODEL,
+          s.streams.deadlineMs,
+          'st',
+          tag,
+        ),
+        requests: s.streams.count,
+      },
+      s.streams.deadlineMs + 60_000,
+    );
     await drain();
     return result;
   });
   await quiet();
   const me = await timed(pids, copy.metricsUrl, () =>
     loadgen.rate(
-      { kind: 'requestRate', baseUrl: copy.service.url, path: '/v1/auth/me', cookies, connections: s.requestRate.connections, warmupMs: s.requestRate.warmupMs, durationMs: s.requestRate.durationMs, expectedBytes: meBytes },
+      {
+        kind: 'requestRate',
+        baseUrl: copy.service.url,
+        path: '/v1/auth/me',
+        cookies,
+        connections: s.requestRate.connections,
+        warmupMs: s.requestRate.warmupMs,
+        durationMs: s.requestRate.durationMs,
+        expectedBytes: meBytes,
+      },
       s.requestRate.warmupMs + s.requestRate.durationMs + 30_000,
     ),
   );
-  const meErrors = Object.values(me.result.errors).reduce((total, count) => total + count, 0);
+  const meErrors = Object.values(me.result.errors).reduce(
+    (total, count) => total + count,
+    0,
+  );
   return {
     cpuPerStream: streams.cpu[0] / s.streams.count,
     mePerSecond: me.result.perSecond,
@@ -273,8 +518,17 @@ async function measureAlone(copy: Copy, loadgen: LoadGeneratorClient, cookies: s
   };
 }
 
-function render(info: { command: string; startedAt: Date; machine: string; postgres: string; rounds: { round: number; order: Side[]; off: Figures; on: Figures }[]; totalMs: number; notes: string[] }): { full: string; summary: string } {
-  const ratio = (key: keyof Figures) => spread(info.rounds.map((round) => round.on[key] / round.off[key]));
+function render(info: {
+  command: string;
+  startedAt: Date;
+  machine: string;
+  postgres: string;
+  rounds: { round: number; order: Side[]; off: Figures; on: Figures }[];
+  totalMs: number;
+  notes: string[];
+}): { full: string; summary: string } {
+  const ratio = (key: keyof Figures) =>
+    spread(info.rounds.map((round) => round.on[key] / round.off[key]));
   const throughput = ratio('chatsPerSecond');
   const atRate = ratio('cpuPerChatAtRate');
   // On a machine the chat saturates (CPU-bound), throughput is the inverse of the CPU a chat costs: the CPU per
@@ -293,7 +547,8 @@ function render(info: { command: string; startedAt: Date; machine: string; postg
     ...FIGURES.map((figure) => {
       const off = spread(info.rounds.map((round) => round.off[figure.key]));
       const on = spread(info.rounds.map((round) => round.on[figure.key]));
-      const both = figure.better === 'none' ? '–' : `${fmtSpread(ratio(figure.key))}×`;
+      const both =
+        figure.better === 'none' ? '–' : `${fmtSpread(ratio(figure.key))}×`;
       return `| ${figure.label} | ${fmtSpread(off, figure.unit)} | ${fmtSpread(on, figure.unit)} | ${both} |`;
     }),
   ];
@@ -336,14 +591,17 @@ function render(info: { command: string; startedAt: Date; machine: string; postg
         `| ${round} | ${order[0]} | ${fmt(off.cpuPerChatAtRate)} | ${fmt(on.cpuPerChatAtRate)} | ${fmt(on.cpuPerChatAtRate / off.cpuPerChatAtRate)} | ${fmt(off.chatsPerSecond)} | ${fmt(on.chatsPerSecond)} | ${fmt(on.chatsPerSecond / off.chatsPerSecond)} | ` +
         `${fmt(off.cpuPerChat)} | ${fmt(on.cpuPerChat)} | ${fmt(off.cpuPerStream)} | ${fmt(on.cpuPerStream)} | ${fmt(off.mePerSecond)} | ${fmt(on.mePerSecond)} |`,
     ),
-    ...(info.notes.length > 0 ? ['', '## Notes', '', ...info.notes.map((note) => `- ${note}`)] : []),
+    ...(info.notes.length > 0
+      ? ['', '## Notes', '', ...info.notes.map((note) => `- ${note}`)]
+      : []),
     '',
   ].join('\n');
   return { full, summary };
 }
 
 function commandLine(args: string[]): string {
-  if (process.env.npm_lifecycle_event === 'bench:metrics') return `npm run bench:metrics${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`;
+  if (process.env.npm_lifecycle_event === 'bench:metrics')
+    return `npm run bench:metrics${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`;
   return `ts-node --transpile-only bench/metrics-overhead.ts${args.length > 0 ? ` ${args.join(' ')}` : ''}`;
 }
 
@@ -365,24 +623,45 @@ async function main(): Promise<number> {
   try {
     if (options.build) {
       log('building the service (npm run build)');
-      const build = spawnSync('npm', ['run', 'build'], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
-      if (build.status !== 0) throw new Error(`npm run build failed (exit ${build.status})`);
+      const build = spawnSync('npm', ['run', 'build'], {
+        cwd: REPO,
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
+      if (build.status !== 0)
+        throw new Error(`npm run build failed (exit ${build.status})`);
     }
-    if (!existsSync(join(REPO, 'dist', 'main.js'))) throw new Error('dist/main.js is missing: run without --no-build');
+    if (!existsSync(join(REPO, 'dist', 'main.js')))
+      throw new Error('dist/main.js is missing: run without --no-build');
     const tag = randomBytes(4).toString('hex');
     const temp = mkdtempSync(join(tmpdir(), 'chat-bench-metrics-'));
-    cleanup.push({ name: 'temp directory', run: async () => (options.keepTemp ? log(`kept ${temp}`) : rmSync(temp, { recursive: true, force: true })) });
+    cleanup.push({
+      name: 'temp directory',
+      run: async () =>
+        options.keepTemp
+          ? log(`kept ${temp}`)
+          : rmSync(temp, { recursive: true, force: true }),
+    });
     const compiled = compileHarness(join(temp, 'harness'));
     const harnessLog = openSync(join(temp, 'harness.log'), 'a');
-    const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+    const serverUrl =
+      process.env.BENCH_DATABASE_URL ??
+      'postgresql://postgres@127.0.0.1:5432/postgres';
     const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
     const redisPrefix = `chat-bench-metrics-${tag}:`;
     const db = await createScratchDatabase(serverUrl, 'chat_bench_metrics');
     cleanup.push({ name: 'database', run: () => db.drop() });
-    cleanup.push({ name: 'redis keys', run: () => deleteRedisKeys(redisUrl, redisPrefix) });
+    cleanup.push({
+      name: 'redis keys',
+      run: () => deleteRedisKeys(redisUrl, redisPrefix),
+    });
     const catalogFile = join(temp, 'catalog.json');
     writeBenchCatalog(catalogFile);
-    const mock = await forkHarness(compiled, 'processes/mock-provider.js', {}, harnessLog);
+    const mock = await forkHarness(
+      compiled,
+      'processes/mock-provider.js',
+      {},
+      harnessLog,
+    );
     cleanup.push({ name: 'mock', run: () => stopChild(mock.child) });
     const mockUrl = `http://127.0.0.1:${mock.ports.mock}`;
     const env = {
@@ -403,89 +682,227 @@ async function main(): Promise<number> {
       // database reads the first did not, metrics or not.
       SESSION_CACHE_TTL_MS: '3600000',
     };
-    const nodeArgs = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
+    const nodeArgs = options.profileDir
+      ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`]
+      : [];
     const metricsPort = await freePort();
     const copies: Record<Side, Copy> = {
-      off: { side: 'off', service: new ServiceProcess(env, join(temp, 'service-off.log'), t0, nodeArgs) },
+      off: {
+        side: 'off',
+        service: new ServiceProcess(
+          env,
+          join(temp, 'service-off.log'),
+          t0,
+          nodeArgs,
+        ),
+      },
       on: options.control
-        ? { side: 'on', service: new ServiceProcess(env, join(temp, 'service-on.log'), t0, nodeArgs) }
-        : { side: 'on', service: new ServiceProcess({ ...env, METRICS_PORT: String(metricsPort) }, join(temp, 'service-on.log'), t0, nodeArgs), metricsUrl: `http://127.0.0.1:${metricsPort}/metrics` },
+        ? {
+            side: 'on',
+            service: new ServiceProcess(
+              env,
+              join(temp, 'service-on.log'),
+              t0,
+              nodeArgs,
+            ),
+          }
+        : {
+            side: 'on',
+            service: new ServiceProcess(
+              { ...env, METRICS_PORT: String(metricsPort) },
+              join(temp, 'service-on.log'),
+              t0,
+              nodeArgs,
+            ),
+            metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+          },
     };
     // One after the other: the first applies the migrations.
     for (const copy of Object.values(copies)) {
-      cleanup.push({ name: `service ${copy.side}`, run: () => copy.service.stop() });
+      cleanup.push({
+        name: `service ${copy.side}`,
+        run: () => copy.service.stop(),
+      });
       await copy.service.start();
     }
-    if (!options.control && (await fetch(copies.on.metricsUrl ?? '')).status !== 200) throw new Error('the copy with METRICS_PORT does not serve /metrics');
+    if (
+      !options.control &&
+      (await fetch(copies.on.metricsUrl ?? '')).status !== 200
+    )
+      throw new Error('the copy with METRICS_PORT does not serve /metrics');
     const cookies = await createUsers(db.url, SETTINGS.users, tag);
     // Every user's email has the same length (createUsers), so every /v1/auth/me answer has this many bytes.
-    const meBytes = (await (await fetch(`${copies.off.service.url}/v1/auth/me`, { headers: { cookie: cookies[0] } })).arrayBuffer()).byteLength;
+    const meBytes = (
+      await (
+        await fetch(`${copies.off.service.url}/v1/auth/me`, {
+          headers: { cookie: cookies[0] },
+        })
+      ).arrayBuffer()
+    ).byteLength;
     const loadgen = new LoadGeneratorClient(compiled, harnessLog);
     await loadgen.start();
     cleanup.push({ name: 'load generator', run: () => loadgen.stop() });
-    log(`services: without metrics pid ${copies.off.service.pid}, with metrics pid ${copies.on.service.pid} (/metrics on ${metricsPort}); ${SETTINGS.users} users`);
+    log(
+      `services: without metrics pid ${copies.off.service.pid}, with metrics pid ${copies.on.service.pid} (/metrics on ${metricsPort}); ${SETTINGS.users} users`,
+    );
 
     const pids = () => [copies.off.service.pid, copies.on.service.pid];
     const quiet = () => settle(pids(), mockUrl);
     const drain = async () => {
       const started = performance.now();
-      while ((await mockActive(mockUrl)) > 0 && performance.now() - started < 5_000) await new Promise((resolve) => setTimeout(resolve, 100));
+      while (
+        (await mockActive(mockUrl)) > 0 &&
+        performance.now() - started < 5_000
+      )
+        await new Promise((resolve) => setTimeout(resolve, 100));
     };
     log('warm-up');
     for (const copy of Object.values(copies)) {
-      await loadgen.chat({ kind: 'sequential', target: chatTarget(copy, cookies, SHORT_MODEL, 10_000, 'warm', tag), requests: 30 }, 120_000);
-      await loadgen.chat({ kind: 'closedLoop', target: chatTarget(copy, cookies, SHORT_MODEL, 10_000, 'warm', tag), connections: 32, warmupMs: 0, durationMs: 2_000 }, 60_000);
-      await loadgen.rate({ kind: 'requestRate', baseUrl: copy.service.url, path: '/v1/auth/me', cookies, connections: 10, warmupMs: 0, durationMs: 500, expectedBytes: 0 }, 30_000);
+      await loadgen.chat(
+        {
+          kind: 'sequential',
+          target: chatTarget(copy, cookies, SHORT_MODEL, 10_000, 'warm', tag),
+          requests: 30,
+        },
+        120_000,
+      );
+      await loadgen.chat(
+        {
+          kind: 'closedLoop',
+          target: chatTarget(copy, cookies, SHORT_MODEL, 10_000, 'warm', tag),
+          connections: 32,
+          warmupMs: 0,
+          durationMs: 2_000,
+        },
+        60_000,
+      );
+      await loadgen.rate(
+        {
+          kind: 'requestRate',
+          baseUrl: copy.service.url,
+          path: '/v1/auth/me',
+          cookies,
+          connections: 10,
+          warmupMs: 0,
+          durationMs: 500,
+          expectedBytes: 0,
+        },
+        30_000,
+      );
     }
 
-    const rounds: { round: number; order: Side[]; off: Figures; on: Figures }[] = [];
+    const rounds: {
+      round: number;
+      order: Side[];
+      off: Figures;
+      on: Figures;
+    }[] = [];
     const notes: string[] = [];
     for (let round = 1; round <= options.rounds; round++) {
       const order: Side[] = round % 2 === 1 ? ['off', 'on'] : ['on', 'off'];
       for (const copy of Object.values(copies)) {
-        if (!isAlive(copy.service.pid)) throw new Error(`the service ${copy.side === 'on' ? 'with' : 'without'} metrics exited. Last log lines:\n${copy.service.log.tail(20).join('\n')}`);
+        if (!isAlive(copy.service.pid))
+          throw new Error(
+            `the service ${copy.side === 'on' ? 'with' : 'without'} metrics exited. Last log lines:\n${copy.service.log.tail(20).join('\n')}`,
+          );
       }
-      const chats = await measureChats(copies, order[0], loadgen, cookies, tag, quiet, !options.rateOnly);
+      const chats = await measureChats(
+        copies,
+        order[0],
+        loadgen,
+        cookies,
+        tag,
+        quiet,
+        !options.rateOnly,
+      );
       const figures: Partial<Record<Side, Figures>> = {};
       for (const side of order) {
-        const alone = options.rateOnly ? NOT_MEASURED : await measureAlone(copies[side], loadgen, cookies, meBytes, tag, quiet, drain);
-        figures[side] = { ...chats[side], ...alone, errors: chats[side].errors + alone.errors, scrapes: chats[side].scrapes + alone.scrapes };
-        log(`round ${round} ${side === 'on' ? 'with' : 'without'} metrics: ${Object.entries(figures[side] ?? {}).map(([key, value]) => `${key}=${fmt(value)}`).join(' ')}`);
+        const alone = options.rateOnly
+          ? NOT_MEASURED
+          : await measureAlone(
+              copies[side],
+              loadgen,
+              cookies,
+              meBytes,
+              tag,
+              quiet,
+              drain,
+            );
+        figures[side] = {
+          ...chats[side],
+          ...alone,
+          errors: chats[side].errors + alone.errors,
+          scrapes: chats[side].scrapes + alone.scrapes,
+        };
+        log(
+          `round ${round} ${side === 'on' ? 'with' : 'without'} metrics: ${Object.entries(
+            figures[side] ?? {},
+          )
+            .map(([key, value]) => `${key}=${fmt(value)}`)
+            .join(' ')}`,
+        );
       }
       const { off, on } = figures as Record<Side, Figures>;
-      if (off.errors + on.errors > 0) notes.push(`round ${round}: ${off.errors} requests without and ${on.errors} with metrics were not a complete 200`);
+      if (off.errors + on.errors > 0)
+        notes.push(
+          `round ${round}: ${off.errors} requests without and ${on.errors} with metrics were not a complete 200`,
+        );
       rounds.push({ round, order, off, on });
-      log(`round ${round}: with / without: CPU per chat at a fixed rate ${fmt(on.cpuPerChatAtRate / off.cpuPerChatAtRate)}, saturated chat throughput ${fmt(on.chatsPerSecond / off.chatsPerSecond)}`);
+      log(
+        `round ${round}: with / without: CPU per chat at a fixed rate ${fmt(on.cpuPerChatAtRate / off.cpuPerChatAtRate)}, saturated chat throughput ${fmt(on.chatsPerSecond / off.chatsPerSecond)}`,
+      );
     }
     for (const copy of Object.values(copies)) {
       const serious = Object.entries(copy.service.log.seriousSince(0));
-      if (serious.length > 0) notes.push(`service ${copy.side === 'on' ? 'with' : 'without'} metrics, log lines at warn or above: ${serious.map(([line, count]) => `${count}× ${line}`).join('; ')}`);
+      if (serious.length > 0)
+        notes.push(
+          `service ${copy.side === 'on' ? 'with' : 'without'} metrics, log lines at warn or above: ${serious.map(([line, count]) => `${count}× ${line}`).join('; ')}`,
+        );
     }
     const cpuList = cpus();
     const { full, summary } = render({
       command: commandLine(args),
       startedAt,
       machine: `${cpuList[0]?.model.trim() ?? 'unknown'}, ${cpuList.length} CPUs, Linux ${release()}`,
-      postgres: await postgresVersion(db.url).catch(() => 'PostgreSQL (version unknown)'),
+      postgres: await postgresVersion(db.url).catch(
+        () => 'PostgreSQL (version unknown)',
+      ),
       rounds,
       totalMs: performance.now() - t0,
       notes,
     });
     if (options.control) {
-      log(`control run (both copies without METRICS_PORT): ${OUTPUT_FILE} left as it was`);
+      log(
+        `control run (both copies without METRICS_PORT): ${OUTPUT_FILE} left as it was`,
+      );
     } else if (options.profileDir) {
       // The profiles are written when the copies stop.
       const onPid = copies.on.service.pid;
-      await Promise.all(Object.values(copies).map((copy) => copy.service.stop()));
-      const profile = readdirSync(options.profileDir).find((name) => name.includes(`.${onPid}.`) && name.endsWith('.cpuprofile'));
+      await Promise.all(
+        Object.values(copies).map((copy) => copy.service.stop()),
+      );
+      const profile = readdirSync(options.profileDir).find(
+        (name) => name.includes(`.${onPid}.`) && name.endsWith('.cpuprofile'),
+      );
       if (profile) {
         const share = metricsShareOfProfile(join(options.profileDir, profile));
-        log(`CPU profile of the copy with metrics: ${share.metricsSamples} of ${share.busySamples} busy samples (${fmt(share.share * 100)} %) in metrics code (prom-client, src/infra/metrics, the GC observer), scrapes every ${SETTINGS.scrapeEveryMs / 1000} s included`);
+        log(
+          `CPU profile of the copy with metrics: ${share.metricsSamples} of ${share.busySamples} busy samples (${fmt(share.share * 100)} %) in metrics code (prom-client, src/infra/metrics, the GC observer), scrapes every ${SETTINGS.scrapeEveryMs / 1000} s included`,
+        );
       }
-      log(`profiled run: ${OUTPUT_FILE} left as it was (the profiler's cost is in its figures); profiles in ${options.profileDir}`);
+      log(
+        `profiled run: ${OUTPUT_FILE} left as it was (the profiler's cost is in its figures); profiles in ${options.profileDir}`,
+      );
     } else {
       writeFileSync(OUTPUT_FILE, full);
-      if (existsSync(RESULTS_FILE)) writeFileSync(RESULTS_FILE, withMetricsOverheadSection(readFileSync(RESULTS_FILE, 'utf8'), summary));
+      if (existsSync(RESULTS_FILE))
+        writeFileSync(
+          RESULTS_FILE,
+          withMetricsOverheadSection(
+            readFileSync(RESULTS_FILE, 'utf8'),
+            summary,
+          ),
+        );
       log(`wrote ${OUTPUT_FILE} and its summary into ${RESULTS_FILE}`);
     }
     process.stdout.write(`${summary}\n`);
@@ -496,12 +913,16 @@ async function main(): Promise<number> {
   }
 }
 
-async function runCleanup(steps: { name: string; run: () => Promise<unknown> }[]): Promise<void> {
+async function runCleanup(
+  steps: { name: string; run: () => Promise<unknown> }[],
+): Promise<void> {
   for (const step of steps.splice(0).reverse()) {
     try {
       await step.run();
     } catch (error) {
-      log(`cleanup "${step.name}" failed: ${error instanceof Error ? error.message : String(error)}`);
+      log(
+        `cleanup "${step.name}" failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
 }
@@ -510,7 +931,9 @@ process.on('exit', killAllNow);
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    log(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    log(
+      `failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
     killAllNow();
     process.exit(1);
   },

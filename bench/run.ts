@@ -8,20 +8,54 @@
  */
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Redis from 'ioredis';
-import { createScratchDatabase, ScratchDatabase } from '../scripts/lib/scratch-database';
-import { Context, Measurement, SCENARIOS, Target, TargetName } from './scenarios';
+import {
+  createScratchDatabase,
+  ScratchDatabase,
+} from '../scripts/lib/scratch-database';
+import {
+  Context,
+  Measurement,
+  SCENARIOS,
+  Target,
+  TargetName,
+} from './scenarios';
 import { FULL, QUICK, Settings } from './settings';
-import { compileHarness, forkHarness, HarnessChild, killAllNow, REPO, stopChild } from './support/children';
-import { createUsers, databaseSummary, deleteRedisKeys, postgresVersion, SHORT_MODEL, writeBenchCatalog } from './support/environment';
+import {
+  compileHarness,
+  forkHarness,
+  HarnessChild,
+  killAllNow,
+  REPO,
+  stopChild,
+} from './support/children';
+import {
+  createUsers,
+  databaseSummary,
+  deleteRedisKeys,
+  postgresVersion,
+  SHORT_MODEL,
+  writeBenchCatalog,
+} from './support/environment';
 import { LoadGeneratorClient } from './support/loadgen-client';
 import { cpuMs, isAlive, postgresCpuMs } from './support/proc';
 import { isObject } from './support/protocol';
-import { renderResults, RunInfo, ScenarioRecord, targetOutcomes } from './support/report';
+import {
+  renderResults,
+  RunInfo,
+  ScenarioRecord,
+  targetOutcomes,
+} from './support/report';
 import { httpOk, ServiceProcess } from './support/service-process';
 
 const RESULTS_FILE = join(REPO, 'bench', 'RESULTS.md');
@@ -52,7 +86,16 @@ Environment: BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/po
              BENCH_REDIS_URL (default redis://127.0.0.1:6379)`;
 
 function parseOptions(args: string[]): Options {
-  const options: Options = { quick: false, build: true, check: false, rounds: undefined, only: undefined, keepTemp: false, profileDir: undefined, help: false };
+  const options: Options = {
+    quick: false,
+    build: true,
+    check: false,
+    rounds: undefined,
+    only: undefined,
+    keepTemp: false,
+    profileDir: undefined,
+    help: false,
+  };
   for (let index = 0; index < args.length; index++) {
     const arg = args[index];
     if (arg === '--quick') options.quick = true;
@@ -61,13 +104,20 @@ function parseOptions(args: string[]): Options {
     else if (arg === '--keep-temp') options.keepTemp = true;
     else if (arg === '--help' || arg === '-h') options.help = true;
     else if (arg === '--rounds') options.rounds = Number(args[++index]);
-    else if (arg.startsWith('--rounds=')) options.rounds = Number(arg.slice('--rounds='.length));
-    else if (arg === '--profile') options.profileDir = resolvePath(args[++index] ?? '.');
+    else if (arg.startsWith('--rounds='))
+      options.rounds = Number(arg.slice('--rounds='.length));
+    else if (arg === '--profile')
+      options.profileDir = resolvePath(args[++index] ?? '.');
     else if (arg === '--only') options.only = (args[++index] ?? '').split(',');
-    else if (arg.startsWith('--only=')) options.only = arg.slice('--only='.length).split(',');
+    else if (arg.startsWith('--only='))
+      options.only = arg.slice('--only='.length).split(',');
     else throw new Error(`unknown argument ${arg} (see --help)`);
   }
-  if (options.rounds !== undefined && !(Number.isInteger(options.rounds) && options.rounds >= 1)) throw new Error('--rounds wants a whole number ≥ 1');
+  if (
+    options.rounds !== undefined &&
+    !(Number.isInteger(options.rounds) && options.rounds >= 1)
+  )
+    throw new Error('--rounds wants a whole number ≥ 1');
   return options;
 }
 
@@ -91,7 +141,9 @@ class Cleanup {
         try {
           await step.run();
         } catch (error) {
-          log(`cleanup "${step.name}" failed: ${error instanceof Error ? error.message : String(error)}`);
+          log(
+            `cleanup "${step.name}" failed: ${error instanceof Error ? error.message : String(error)}`,
+          );
         }
       }
     })();
@@ -100,10 +152,14 @@ class Cleanup {
 }
 
 async function mockStats(mockUrl: string): Promise<Record<string, number>> {
-  const res = await fetch(`${mockUrl}/stats`, { signal: AbortSignal.timeout(5_000) });
+  const res = await fetch(`${mockUrl}/stats`, {
+    signal: AbortSignal.timeout(5_000),
+  });
   const body: unknown = await res.json();
   const stats: Record<string, number> = {};
-  if (isObject(body)) for (const [key, value] of Object.entries(body)) if (typeof value === 'number') stats[key] = value;
+  if (isObject(body))
+    for (const [key, value] of Object.entries(body))
+      if (typeof value === 'number') stats[key] = value;
   return stats;
 }
 
@@ -120,20 +176,38 @@ interface Settled {
  * Waits until no mock stream is open and every pid used under `cpuPercent` of a core over the last
  * `windowMs`, for at most `maxWaitMs`.
  */
-async function settle(pids: number[], mockUrl: string, s: Settings['settle']): Promise<Settled> {
+async function settle(
+  pids: number[],
+  mockUrl: string,
+  s: Settings['settle'],
+): Promise<Settled> {
   const started = performance.now();
   const samples: { at: number; cpu: number[] }[] = [];
   for (;;) {
     const at = performance.now();
     const cpu = pids.map(cpuMs);
     samples.push({ at, cpu });
-    while (samples.length > 1 && samples[1].at <= at - s.windowMs) samples.shift();
+    while (samples.length > 1 && samples[1].at <= at - s.windowMs)
+      samples.shift();
     const oldest = samples[0];
     const full = at - oldest.at >= s.windowMs;
-    const busy = pids.filter((_, index) => !full || ((cpu[index] - oldest.cpu[index]) / (at - oldest.at)) * 100 > s.cpuPercent);
-    const mockActive = busy.length === 0 || at - started > s.maxWaitMs ? await mockStats(mockUrl).then((stats) => stats.active ?? 0, () => 0) : -1;
-    if (busy.length === 0 && mockActive === 0) return { settled: true, waitedMs: at - started, busy, mockActive };
-    if (at - started > s.maxWaitMs) return { settled: false, waitedMs: at - started, busy, mockActive };
+    const busy = pids.filter(
+      (_, index) =>
+        !full ||
+        ((cpu[index] - oldest.cpu[index]) / (at - oldest.at)) * 100 >
+          s.cpuPercent,
+    );
+    const mockActive =
+      busy.length === 0 || at - started > s.maxWaitMs
+        ? await mockStats(mockUrl).then(
+            (stats) => stats.active ?? 0,
+            () => 0,
+          )
+        : -1;
+    if (busy.length === 0 && mockActive === 0)
+      return { settled: true, waitedMs: at - started, busy, mockActive };
+    if (at - started > s.maxWaitMs)
+      return { settled: false, waitedMs: at - started, busy, mockActive };
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
@@ -142,7 +216,10 @@ async function settle(pids: number[], mockUrl: string, s: Settings['settle']): P
 async function drainMock(mockUrl: string, limitMs: number): Promise<number> {
   const started = performance.now();
   while (performance.now() - started < limitMs) {
-    const active = await mockStats(mockUrl).then((stats) => stats.active ?? 0, () => 0);
+    const active = await mockStats(mockUrl).then(
+      (stats) => stats.active ?? 0,
+      () => 0,
+    );
     if (active === 0) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -150,9 +227,13 @@ async function drainMock(mockUrl: string, limitMs: number): Promise<number> {
 }
 
 async function fetchText(url: string, cookie?: string): Promise<string> {
-  const res = await fetch(url, { headers: cookie ? { cookie } : {}, signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(url, {
+    headers: cookie ? { cookie } : {},
+    signal: AbortSignal.timeout(10_000),
+  });
   const text = await res.text();
-  if (res.status !== 200) throw new Error(`${url} answered ${res.status}: ${text.slice(0, 300)}`);
+  if (res.status !== 200)
+    throw new Error(`${url} answered ${res.status}: ${text.slice(0, 300)}`);
   return text;
 }
 
@@ -168,7 +249,8 @@ async function redisVersion(url: string): Promise<string> {
 }
 
 function commandLine(args: string[]): string {
-  if (process.env.npm_lifecycle_event === 'bench') return `npm run bench${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`;
+  if (process.env.npm_lifecycle_event === 'bench')
+    return `npm run bench${args.length > 0 ? ` -- ${args.join(' ')}` : ''}`;
   return `ts-node --transpile-only bench/run.ts${args.length > 0 ? ` ${args.join(' ')}` : ''}`;
 }
 
@@ -181,8 +263,13 @@ async function main(): Promise<number> {
   }
   const base = options.quick ? QUICK : FULL;
   const settings: Settings = { ...base, rounds: options.rounds ?? base.rounds };
-  const scenarios = SCENARIOS.filter((scenario) => !options.only || options.only.includes(scenario.id));
-  if (scenarios.length === 0) throw new Error(`--only matched no scenario (there are ${SCENARIOS.map((s) => s.id).join(', ')})`);
+  const scenarios = SCENARIOS.filter(
+    (scenario) => !options.only || options.only.includes(scenario.id),
+  );
+  if (scenarios.length === 0)
+    throw new Error(
+      `--only matched no scenario (there are ${SCENARIOS.map((s) => s.id).join(', ')})`,
+    );
   const startedAt = new Date();
   const t0 = performance.now();
   const cleanup = new Cleanup();
@@ -201,11 +288,16 @@ async function main(): Promise<number> {
     if (options.build) {
       log('building the service (npm run build)');
       const buildStarted = performance.now();
-      const build = spawnSync('npm', ['run', 'build'], { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
-      if (build.status !== 0) throw new Error(`npm run build failed (exit ${build.status})`);
+      const build = spawnSync('npm', ['run', 'build'], {
+        cwd: REPO,
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
+      if (build.status !== 0)
+        throw new Error(`npm run build failed (exit ${build.status})`);
       buildMs = performance.now() - buildStarted;
     }
-    if (!existsSync(join(REPO, 'dist', 'main.js'))) throw new Error('dist/main.js is missing: run without --no-build');
+    if (!existsSync(join(REPO, 'dist', 'main.js')))
+      throw new Error('dist/main.js is missing: run without --no-build');
 
     const tag = randomBytes(4).toString('hex');
     const temp = mkdtempSync(join(tmpdir(), 'chat-bench-'));
@@ -216,17 +308,31 @@ async function main(): Promise<number> {
     const compiled = compileHarness(join(temp, 'harness'));
     const harnessLog = openSync(join(temp, 'harness.log'), 'a');
 
-    const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+    const serverUrl =
+      process.env.BENCH_DATABASE_URL ??
+      'postgresql://postgres@127.0.0.1:5432/postgres';
     const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
     const redisPrefix = `chat-bench-${tag}:`;
-    const db: ScratchDatabase = await createScratchDatabase(serverUrl, 'chat_bench');
+    const db: ScratchDatabase = await createScratchDatabase(
+      serverUrl,
+      'chat_bench',
+    );
     cleanup.add(`drop database ${db.name}`, () => db.drop());
-    cleanup.add(`delete Redis keys ${redisPrefix}*`, async () => log(`deleted ${await deleteRedisKeys(redisUrl, redisPrefix)} Redis keys`));
+    cleanup.add(`delete Redis keys ${redisPrefix}*`, async () =>
+      log(`deleted ${await deleteRedisKeys(redisUrl, redisPrefix)} Redis keys`),
+    );
     const catalogFile = join(temp, 'catalog.json');
     writeBenchCatalog(catalogFile);
-    log(`scratch database ${db.name}, Redis prefix ${redisPrefix}, temp ${temp}`);
+    log(
+      `scratch database ${db.name}, Redis prefix ${redisPrefix}, temp ${temp}`,
+    );
 
-    const mock = await forkHarness(compiled, 'processes/mock-provider.js', {}, harnessLog);
+    const mock = await forkHarness(
+      compiled,
+      'processes/mock-provider.js',
+      {},
+      harnessLog,
+    );
     cleanup.add('stop the mock provider', () => stopChild(mock.child));
     const mockUrl = `http://127.0.0.1:${mock.ports.mock}`;
 
@@ -248,7 +354,9 @@ async function main(): Promise<number> {
       },
       serviceLogFile,
       t0,
-      options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [],
+      options.profileDir
+        ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`]
+        : [],
     );
     // Stopped before the database is dropped (cleanup runs in reverse).
     cleanup.add('stop the service', () => service.stop());
@@ -257,15 +365,29 @@ async function main(): Promise<number> {
     log(`service pid ${service.pid} on ${service.url}, log ${serviceLogFile}`);
 
     const cookies = await createUsers(db.url, settings.users, tag);
-    const fixtures = { plans: await fetchText(`${service.url}/v1/plans`), me: await fetchText(`${service.url}/v1/auth/me`, cookies[0]) };
+    const fixtures = {
+      plans: await fetchText(`${service.url}/v1/plans`),
+      me: await fetchText(`${service.url}/v1/auth/me`, cookies[0]),
+    };
     const fixturesFile = join(temp, 'fixtures.json');
     writeFileSync(fixturesFile, JSON.stringify(fixtures));
-    const bare: HarnessChild = await forkHarness(compiled, 'processes/bare-relay.js', { MOCK_URL: `${mockUrl}/v1`, CATALOG_FILE: catalogFile, FIXTURES_FILE: fixturesFile }, harnessLog);
+    const bare: HarnessChild = await forkHarness(
+      compiled,
+      'processes/bare-relay.js',
+      {
+        MOCK_URL: `${mockUrl}/v1`,
+        CATALOG_FILE: catalogFile,
+        FIXTURES_FILE: fixturesFile,
+      },
+      harnessLog,
+    );
     cleanup.add('stop the bare relay', () => stopChild(bare.child));
     const loadgen = new LoadGeneratorClient(compiled, harnessLog);
     await loadgen.start();
     cleanup.add('stop the load generator', () => loadgen.stop());
-    log(`mock pid ${mock.pid}, bare relay pid ${bare.pid}, load generator pid ${loadgen.pid}; ${settings.users} users`);
+    log(
+      `mock pid ${mock.pid}, bare relay pid ${bare.pid}, load generator pid ${loadgen.pid}; ${settings.users} users`,
+    );
 
     const targets: Record<TargetName, Target> = {
       bare: {
@@ -275,7 +397,9 @@ async function main(): Promise<number> {
         restUrl: `http://127.0.0.1:${bare.ports.express}`,
         // The same request bytes as the service gets; the relay ignores the cookie, /v1/auth/me checks its shape.
         cookies,
-        alive: async () => isAlive(bare.pid) && (await httpOk(`http://127.0.0.1:${bare.ports.express}/v1/plans`)),
+        alive: async () =>
+          isAlive(bare.pid) &&
+          (await httpOk(`http://127.0.0.1:${bare.ports.express}/v1/plans`)),
       },
       service: {
         name: 'service',
@@ -294,12 +418,20 @@ async function main(): Promise<number> {
       mockPid: mock.pid,
       cores: cpus().length,
       otherLoad,
-      ownCpuMs: () => [process.pid, mock.pid, bare.pid, loadgen.pid, service.pid].reduce((total, pid) => total + (cpuMs(pid) || 0), 0) + postgresCpuMs(db.name),
+      ownCpuMs: () =>
+        [process.pid, mock.pid, bare.pid, loadgen.pid, service.pid].reduce(
+          (total, pid) => total + (cpuMs(pid) || 0),
+          0,
+        ) + postgresCpuMs(db.name),
       loadgen,
       runTag: tag,
       fixtures,
       settle: async () => {
-        const result = await settle([bare.pid, service.pid], mockUrl, settings.settle);
+        const result = await settle(
+          [bare.pid, service.pid],
+          mockUrl,
+          settings.settle,
+        );
         if (!result.settled) unsettled += 1;
         return result.waitedMs;
       },
@@ -307,18 +439,49 @@ async function main(): Promise<number> {
     };
     /** Short chats (one at a time, then 50 at once) and half a second of each GET: JIT, pools, caches. */
     const warmUp = async (target: Target, gets = true) => {
-      const warm = (label: string, deadlineMs: number) => ({ baseUrl: target.chatUrl, model: SHORT_MODEL.id, tokens: 3, intervalMs: 0, cookies: target.cookies, keyPrefix: `warm-${label}-${tag}-${target.name}-${randomBytes(3).toString('hex')}`, deadlineMs, fastRefusalMs: 1_000 });
-      await loadgen.chat({ kind: 'sequential', target: warm('seq', 10_000), requests: 30 }, 120_000);
-      await loadgen.chat({ kind: 'burst', target: warm('burst', 20_000), requests: 50 }, 60_000);
+      const warm = (label: string, deadlineMs: number) => ({
+        baseUrl: target.chatUrl,
+        model: SHORT_MODEL.id,
+        tokens: 3,
+        intervalMs: 0,
+        cookies: target.cookies,
+        keyPrefix: `warm-${label}-${tag}-${target.name}-${randomBytes(3).toString('hex')}`,
+        deadlineMs,
+        fastRefusalMs: 1_000,
+      });
+      await loadgen.chat(
+        { kind: 'sequential', target: warm('seq', 10_000), requests: 30 },
+        120_000,
+      );
+      await loadgen.chat(
+        { kind: 'burst', target: warm('burst', 20_000), requests: 50 },
+        60_000,
+      );
       for (const path of gets ? ['/v1/plans', '/v1/auth/me'] : []) {
-        await loadgen.rate({ kind: 'requestRate', baseUrl: target.restUrl, path, cookies, connections: 10, warmupMs: 0, durationMs: 500, expectedBytes: 0 }, 30_000);
+        await loadgen.rate(
+          {
+            kind: 'requestRate',
+            baseUrl: target.restUrl,
+            path,
+            cookies,
+            connections: 10,
+            warmupMs: 0,
+            durationMs: 500,
+            expectedBytes: 0,
+          },
+          30_000,
+        );
       }
     };
     /** A service still busy with an earlier measurement's leftovers is started afresh (and warmed up) instead. */
     const restartService = async (reason: string) => {
       log(`restarting the service: ${reason}`);
       await service.restart();
-      Object.assign(targets.service, { pid: service.pid, chatUrl: service.url, restUrl: service.url });
+      Object.assign(targets.service, {
+        pid: service.pid,
+        chatUrl: service.url,
+        restUrl: service.url,
+      });
       await warmUp(targets.service, false);
     };
 
@@ -327,7 +490,10 @@ async function main(): Promise<number> {
     for (const target of Object.values(targets)) await warmUp(target);
     const setupMs = performance.now() - t0 - (buildMs ?? 0);
 
-    const records: ScenarioRecord[] = scenarios.map((scenario) => ({ scenario, rounds: [] }));
+    const records: ScenarioRecord[] = scenarios.map((scenario) => ({
+      scenario,
+      rounds: [],
+    }));
     const errors: string[] = [];
     const restartedBefore = new Set<string>();
     let pendingRestartNote: string | undefined;
@@ -343,33 +509,63 @@ async function main(): Promise<number> {
         break;
       }
       for (const [index, record] of records.entries()) {
-        const alternating: TargetName[] = (round + index) % 2 === 1 ? ['bare', 'service'] : ['service', 'bare'];
-        const order = alternating.filter((name) => !record.scenario.targets || record.scenario.targets.includes(name));
+        const alternating: TargetName[] =
+          (round + index) % 2 === 1 ? ['bare', 'service'] : ['service', 'bare'];
+        const order = alternating.filter(
+          (name) =>
+            !record.scenario.targets || record.scenario.targets.includes(name),
+        );
         const entry: ScenarioRecord['rounds'][number] = { round, order };
         record.rounds.push(entry);
         for (const name of order) {
           if (interrupted) throw new Error('interrupted');
           const target = targets[name];
           const label = `round ${round}/${settings.rounds} ${record.scenario.id}. ${record.scenario.title} — ${name}`;
-          if (name === 'service' && !(await service.ensureRunning().catch(() => false)) && isAlive(service.pid)) {
-            Object.assign(target, { pid: service.pid, chatUrl: service.url, restUrl: service.url });
-            log(`the service had exited; started it again (pid ${service.pid})`);
+          if (
+            name === 'service' &&
+            !(await service.ensureRunning().catch(() => false)) &&
+            isAlive(service.pid)
+          ) {
+            Object.assign(target, {
+              pid: service.pid,
+              chatUrl: service.url,
+              restUrl: service.url,
+            });
+            log(
+              `the service had exited; started it again (pid ${service.pid})`,
+            );
             restartedBefore.add(`${round}.${record.scenario.id}`);
           }
           if (!isAlive(target.pid)) {
-            entry[name] = { values: {}, problems: {}, notes: [], failed: `the ${name} process is gone` };
+            entry[name] = {
+              values: {},
+              problems: {},
+              notes: [],
+              failed: `the ${name} process is gone`,
+            };
             log(`${label}: skipped, the process is gone`);
             continue;
           }
           unsettled = 0;
-          let settled = await settle([bare.pid, service.pid], mockUrl, settings.settle);
+          let settled = await settle(
+            [bare.pid, service.pid],
+            mockUrl,
+            settings.settle,
+          );
           let restartNote = pendingRestartNote;
           pendingRestartNote = undefined;
-          if (!settled.settled && (settled.busy.includes(service.pid) || settled.mockActive > 0)) {
+          if (
+            !settled.settled &&
+            (settled.busy.includes(service.pid) || settled.mockActive > 0)
+          ) {
             const why = `still busy ${Math.round(settled.waitedMs / 1000)} s after the previous measurement (${settled.busy.includes(service.pid) ? 'CPU' : ''}${settled.busy.includes(service.pid) && settled.mockActive > 0 ? ', ' : ''}${settled.mockActive > 0 ? `${settled.mockActive} upstream streams open` : ''})`;
             await restartService(why);
             restartNote = `the service was ${why} and was restarted (and warmed up) before this measurement`;
-            settled = await settle([bare.pid, service.pid], mockUrl, settings.settle);
+            settled = await settle(
+              [bare.pid, service.pid],
+              mockUrl,
+              settings.settle,
+            );
           }
           if (!settled.settled) unsettled += 1;
           const waited = settled.waitedMs;
@@ -379,33 +575,77 @@ async function main(): Promise<number> {
           try {
             measurement = await record.scenario.run(ctx, target, round);
           } catch (error) {
-            const message = error instanceof Error ? error.message : String(error);
-            measurement = { values: {}, problems: {}, notes: [], failed: message };
+            const message =
+              error instanceof Error ? error.message : String(error);
+            measurement = {
+              values: {},
+              problems: {},
+              notes: [],
+              failed: message,
+            };
             errors.push(`${label}: ${message}`);
             log(`${label}: FAILED: ${message}`);
           }
           if (restartNote) measurement.notes.push(restartNote);
-          if (unsettled > 0) measurement.notes.push(`${unsettled} wait(s) for quiet targets gave up after ${settings.settle.maxWaitMs / 1000} s`);
-          if (name === 'service') measurement.logs = serviceLog.seriousSince(logMark);
-          if (name === 'service' && restartedBefore.has(`${round}.${record.scenario.id}`)) measurement.notes.push('the service had exited before this measurement and was started again (see "Service exits")');
+          if (unsettled > 0)
+            measurement.notes.push(
+              `${unsettled} wait(s) for quiet targets gave up after ${settings.settle.maxWaitMs / 1000} s`,
+            );
+          if (name === 'service')
+            measurement.logs = serviceLog.seriousSince(logMark);
+          if (
+            name === 'service' &&
+            restartedBefore.has(`${round}.${record.scenario.id}`)
+          )
+            measurement.notes.push(
+              'the service had exited before this measurement and was started again (see "Service exits")',
+            );
           entry[name] = measurement;
-          log(`  ${Object.entries(measurement.values).map(([key, value]) => `${key}=${Number.isFinite(value) ? Math.round(value * 100) / 100 : value}`).join(' ')}`);
-          if (Object.keys(measurement.problems).length > 0) log(`  problems: ${JSON.stringify(measurement.problems).slice(0, 400)}`);
+          log(
+            `  ${Object.entries(measurement.values)
+              .map(
+                ([key, value]) =>
+                  `${key}=${Number.isFinite(value) ? Math.round(value * 100) / 100 : value}`,
+              )
+              .join(' ')}`,
+          );
+          if (Object.keys(measurement.problems).length > 0)
+            log(
+              `  problems: ${JSON.stringify(measurement.problems).slice(0, 400)}`,
+            );
           // A service still streaming upstream 2 s after its measurement is working through requests whose clients
           // left (the burst scenarios): restart it now rather than wait for it before the next measurement.
-          const last = round === settings.rounds && index === records.length - 1 && name === order[order.length - 1];
-          if (name === 'service' && !last && isAlive(service.pid) && (await drainMock(mockUrl, 2_000)) >= 2_000) {
-            const active = await mockStats(mockUrl).then((stats) => stats.active ?? 0, () => 0);
+          const last =
+            round === settings.rounds &&
+            index === records.length - 1 &&
+            name === order[order.length - 1];
+          if (
+            name === 'service' &&
+            !last &&
+            isAlive(service.pid) &&
+            (await drainMock(mockUrl, 2_000)) >= 2_000
+          ) {
+            const active = await mockStats(mockUrl).then(
+              (stats) => stats.active ?? 0,
+              () => 0,
+            );
             if (active > 0) {
-              await restartService(`${active} upstream streams still open after the measurement`);
+              await restartService(
+                `${active} upstream streams still open after the measurement`,
+              );
               pendingRestartNote = `the service was restarted (and warmed up) before this measurement: ${active} upstream streams were still open 2 s after the previous one`;
             }
           }
-          if (name === 'service' && !isAlive(service.pid)) log(`the service exited during this measurement. Last log lines:\n${serviceLog.tail(20).join('\n')}`);
+          if (name === 'service' && !isAlive(service.pid))
+            log(
+              `the service exited during this measurement. Last log lines:\n${serviceLog.tail(20).join('\n')}`,
+            );
         }
       }
       lastRound = performance.now() - roundStarted;
-      log(`round ${round} took ${Math.round((performance.now() - roundStarted) / 1000)} s`);
+      log(
+        `round ${round} took ${Math.round((performance.now() - roundStarted) / 1000)} s`,
+      );
     }
     const runMs = performance.now() - runStarted;
 
@@ -442,7 +682,9 @@ async function main(): Promise<number> {
     const outcomes = targetOutcomes(records);
     const failed = outcomes.filter((outcome) => outcome.verdict?.pass !== true);
     log(`wrote ${RESULTS_FILE}`);
-    log(`${outcomes.length - failed.length} of ${outcomes.length} targets pass${failed.length > 0 ? `; failing: ${failed.map((outcome) => outcome.key).join(', ')}` : ''}`);
+    log(
+      `${outcomes.length - failed.length} of ${outcomes.length} targets pass${failed.length > 0 ? `; failing: ${failed.map((outcome) => outcome.key).join(', ')}` : ''}`,
+    );
     log(`took ${Math.round((performance.now() - t0) / 1000)} s`);
     return options.check && (failed.length > 0 || errors.length > 0) ? 1 : 0;
   } finally {
@@ -455,7 +697,9 @@ process.on('exit', killAllNow);
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    log(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    log(
+      `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
     killAllNow();
     process.exit(1);
   },

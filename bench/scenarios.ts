@@ -4,7 +4,14 @@
  * target process into named numbers; bench/targets.ts says which of them must meet what.
  */
 import { performance } from 'node:perf_hooks';
-import { BackendCpu, cpuMs, isAlive, listenOverflows, machineCpuMs, RssSampler } from './support/proc';
+import {
+  BackendCpu,
+  cpuMs,
+  isAlive,
+  listenOverflows,
+  machineCpuMs,
+  RssSampler,
+} from './support/proc';
 import { ChatJobResult, ChatTarget, RateJobResult } from './support/protocol';
 import { LoadGeneratorClient } from './support/loadgen-client';
 import { BenchModel, SHORT_MODEL, STREAM_MODEL } from './support/environment';
@@ -83,7 +90,13 @@ let jobSequence = 0;
 /** How long e waits for the target to answer again after the burst. */
 const RECOVERY_LIMIT_MS = 5_000;
 
-function chatTarget(ctx: Context, target: Target, model: BenchModel, deadlineMs: number, label: string): ChatTarget {
+function chatTarget(
+  ctx: Context,
+  target: Target,
+  model: BenchModel,
+  deadlineMs: number,
+  label: string,
+): ChatTarget {
   jobSequence += 1;
   return {
     baseUrl: target.chatUrl,
@@ -101,9 +114,14 @@ function notOk(result: ChatJobResult): number {
   return result.requests - result.outcomes.ok;
 }
 
-function generatorNote(result: ChatJobResult | RateJobResult, wallMs: number): string | undefined {
+function generatorNote(
+  result: ChatJobResult | RateJobResult,
+  wallMs: number,
+): string | undefined {
   const share = result.generatorCpuMs / wallMs;
-  return share > 0.7 ? `the load generator itself used ${fmt(share * 100)} % of a core: it may limit this figure` : undefined;
+  return share > 0.7
+    ? `the load generator itself used ${fmt(share * 100)} % of a core: it may limit this figure`
+    : undefined;
 }
 
 interface Measured<T> {
@@ -119,8 +137,14 @@ interface Measured<T> {
 }
 
 /** CPU of the target (and of its PostgreSQL backends), listen-queue overflows and the mock's load around `work`. */
-async function measured<T>(ctx: Context, target: Target, work: () => Promise<T>): Promise<Measured<T>> {
-  const backends = target.database ? new BackendCpu(target.database) : undefined;
+async function measured<T>(
+  ctx: Context,
+  target: Target,
+  work: () => Promise<T>,
+): Promise<Measured<T>> {
+  const backends = target.database
+    ? new BackendCpu(target.database)
+    : undefined;
   const cpu0 = cpuMs(target.pid);
   const mock0 = cpuMs(ctx.mockPid);
   const overflows0 = listenOverflows();
@@ -134,15 +158,26 @@ async function measured<T>(ctx: Context, target: Target, work: () => Promise<T>)
   const overflows = listenOverflows() - overflows0;
   const machine = machineCpuMs();
   const capacity = wallMs * ctx.cores;
-  const otherShare = (machine.busy - machine0.busy - (ctx.ownCpuMs() - own0)) / capacity;
+  const otherShare =
+    (machine.busy - machine0.busy - (ctx.ownCpuMs() - own0)) / capacity;
   const stealShare = (machine.steal - machine0.steal) / capacity;
   if (Number.isFinite(otherShare)) ctx.otherLoad.push(Math.max(0, otherShare));
   const mockShare = (cpuMs(ctx.mockPid) - mock0) / wallMs;
   const notes: string[] = [];
-  if (mockShare > 0.5) notes.push(`the mock provider used ${fmt(mockShare * 100)} % of a core`);
-  if (otherShare > 0.1) notes.push(`processes outside the bench used ${fmt(otherShare * 100)} % of the ${ctx.cores} cores meanwhile`);
-  if (stealShare > 0.05) notes.push(`the hypervisor stole ${fmt(stealShare * 100)} % of the CPU meanwhile`);
-  if (overflows > 0) notes.push(`${overflows} connections overflowed a listen queue (the kernel dropped their SYN; the client retries after 1 s, 3 s, ...)`);
+  if (mockShare > 0.5)
+    notes.push(`the mock provider used ${fmt(mockShare * 100)} % of a core`);
+  if (otherShare > 0.1)
+    notes.push(
+      `processes outside the bench used ${fmt(otherShare * 100)} % of the ${ctx.cores} cores meanwhile`,
+    );
+  if (stealShare > 0.05)
+    notes.push(
+      `the hypervisor stole ${fmt(stealShare * 100)} % of the CPU meanwhile`,
+    );
+  if (overflows > 0)
+    notes.push(
+      `${overflows} connections overflowed a listen queue (the kernel dropped their SYN; the client retries after 1 s, 3 s, ...)`,
+    );
   return { result, cpu, pgCpu, wallMs, overflows, notes };
 }
 
@@ -162,8 +197,24 @@ const sequential: Scenario = {
   ],
   async run(ctx, target) {
     const requests = ctx.settings.sequential.requests;
-    const { result, cpu, pgCpu, wallMs, notes } = await measured(ctx, target, () =>
-      ctx.loadgen.chat({ kind: 'sequential', target: chatTarget(ctx, target, SHORT_MODEL, ctx.settings.sequential.deadlineMs, 'a'), requests }, requests * ctx.settings.sequential.deadlineMs + 30_000),
+    const { result, cpu, pgCpu, wallMs, notes } = await measured(
+      ctx,
+      target,
+      () =>
+        ctx.loadgen.chat(
+          {
+            kind: 'sequential',
+            target: chatTarget(
+              ctx,
+              target,
+              SHORT_MODEL,
+              ctx.settings.sequential.deadlineMs,
+              'a',
+            ),
+            requests,
+          },
+          requests * ctx.settings.sequential.deadlineMs + 30_000,
+        ),
     );
     return {
       values: {
@@ -174,7 +225,11 @@ const sequential: Scenario = {
         errors: notOk(result),
       },
       problems: result.problems,
-      notes: [...result.examples, generatorNote(result, wallMs), ...notes].filter(isString),
+      notes: [
+        ...result.examples,
+        generatorNote(result, wallMs),
+        ...notes,
+      ].filter(isString),
     };
   },
 };
@@ -215,27 +270,49 @@ const openLoop: Scenario = {
       const planned = Math.max(1, Math.round((rate * s.durationMs) / 1000));
       const { result, overflows, notes } = await measured(ctx, target, () =>
         ctx.loadgen.chat(
-          { kind: 'openLoop', target: chatTarget(ctx, target, STREAM_MODEL, s.deadlineMs, 'b'), rate, durationMs: s.durationMs, maxStartMs: s.maxStartMs, stopWhenFailed: true },
+          {
+            kind: 'openLoop',
+            target: chatTarget(ctx, target, STREAM_MODEL, s.deadlineMs, 'b'),
+            rate,
+            durationMs: s.durationMs,
+            maxStartMs: s.maxStartMs,
+            stopWhenFailed: true,
+          },
           s.durationMs + s.deadlineMs + 30_000,
         ),
       );
       if (notes.some((note) => note.startsWith('the mock'))) mockBusy += 1;
       const p99 = percentile(result.starts, 99);
       const pass = result.outcomes.ok === planned && p99 <= s.maxStartMs;
-      for (const [problem, count] of Object.entries(result.problems)) problems[`${rate}/s: ${problem}`] = count;
+      for (const [problem, count] of Object.entries(result.problems))
+        problems[`${rate}/s: ${problem}`] = count;
       const allowedSlow = planned - Math.ceil(0.99 * planned);
       const detail = pass
         ? `p99 ${fmt(p99)} ms`
         : `${result.outcomes.ok}/${planned} ok${result.stoppedEarly ? ' (stopped early)' : ''}, ${result.slowStarts} starts > ${s.maxStartMs} ms (${allowedSlow} allowed), p99 of the starts seen ${fmt(p99)} ms` +
-          (Object.keys(result.problems).length > 0 ? `, ${Object.entries(result.problems).map(([problem, count]) => `${count}× ${problem}`).join(', ')}` : '');
-      const lag = (result.maxIssueLagMs > 50 ? `, generator lag ${fmt(result.maxIssueLagMs)} ms` : '') + (overflows > 0 ? `, ${overflows} listen-queue overflows` : '');
-      probes.push({ rate, pass, text: `${rate}/s ${pass ? 'pass' : 'FAIL'} (${detail}${lag})` });
+          (Object.keys(result.problems).length > 0
+            ? `, ${Object.entries(result.problems)
+                .map(([problem, count]) => `${count}× ${problem}`)
+                .join(', ')}`
+            : '');
+      const lag =
+        (result.maxIssueLagMs > 50
+          ? `, generator lag ${fmt(result.maxIssueLagMs)} ms`
+          : '') +
+        (overflows > 0 ? `, ${overflows} listen-queue overflows` : '');
+      probes.push({
+        rate,
+        pass,
+        text: `${rate}/s ${pass ? 'pass' : 'FAIL'} (${detail}${lag})`,
+      });
       return pass;
     };
 
     const previous = previousRate.get(target.name);
     const maxProbes = previous ? s.maxProbesLater : s.maxProbes;
-    let rate = roundRate(Math.min(s.cap, Math.max(s.floor, previous ?? s.start)));
+    let rate = roundRate(
+      Math.min(s.cap, Math.max(s.floor, previous ?? s.start)),
+    );
     // From the previous round's answer one step of the precision brackets it when nothing moved.
     let factor = previous ? s.precision : 2;
     let lo = 0;
@@ -244,11 +321,26 @@ const openLoop: Scenario = {
       const pass = await probe(rate);
       if (pass) lo = rate;
       else hi = rate;
-      if ((pass && rate >= s.cap) || (!pass && rate <= s.floor) || (lo > 0 && hi < Number.POSITIVE_INFINITY) || probes.length >= maxProbes) break;
-      rate = roundRate(pass ? Math.min(s.cap, rate * factor) : Math.max(s.floor, rate / factor));
+      if (
+        (pass && rate >= s.cap) ||
+        (!pass && rate <= s.floor) ||
+        (lo > 0 && hi < Number.POSITIVE_INFINITY) ||
+        probes.length >= maxProbes
+      )
+        break;
+      rate = roundRate(
+        pass
+          ? Math.min(s.cap, rate * factor)
+          : Math.max(s.floor, rate / factor),
+      );
       factor = Math.min(2, factor * factor);
     }
-    while (lo > 0 && hi < Number.POSITIVE_INFINITY && hi / lo > s.precision && probes.length < maxProbes) {
+    while (
+      lo > 0 &&
+      hi < Number.POSITIVE_INFINITY &&
+      hi / lo > s.precision &&
+      probes.length < maxProbes
+    ) {
       const mid = roundRate(Math.sqrt(lo * hi));
       if (mid <= lo || mid >= hi) break;
       if (await probe(mid)) lo = mid;
@@ -258,26 +350,58 @@ const openLoop: Scenario = {
     await ctx.settle();
     if (lo > 0) previousRate.set(target.name, lo);
     const notes = [`probes: ${probes.map((p) => p.text).join('; ')}`];
-    if (lo >= s.cap) notes.push(`reached the cap (${s.cap}/s): the real limit is higher`);
-    if (lo === 0) notes.push(probes.some((p) => p.rate <= s.floor) ? `even the floor (${s.floor}/s) failed` : `no probe passed within ${maxProbes} probes`);
-    else if (hi / lo > s.precision && lo < s.cap) notes.push(`stopped at ${maxProbes} probes with the answer between ${lo}/s and ${hi === Number.POSITIVE_INFINITY ? '?' : `${hi}/s`}`);
-    if (mockBusy > 0) notes.push(`the mock provider used more than half a core in ${mockBusy} probe(s)`);
+    if (lo >= s.cap)
+      notes.push(`reached the cap (${s.cap}/s): the real limit is higher`);
+    if (lo === 0)
+      notes.push(
+        probes.some((p) => p.rate <= s.floor)
+          ? `even the floor (${s.floor}/s) failed`
+          : `no probe passed within ${maxProbes} probes`,
+      );
+    else if (hi / lo > s.precision && lo < s.cap)
+      notes.push(
+        `stopped at ${maxProbes} probes with the answer between ${lo}/s and ${hi === Number.POSITIVE_INFINITY ? '?' : `${hi}/s`}`,
+      );
+    if (mockBusy > 0)
+      notes.push(
+        `the mock provider used more than half a core in ${mockBusy} probe(s)`,
+      );
     return { values: { maxRate: lo, probes: probes.length }, problems, notes };
   },
 };
 
-async function burstRun(ctx: Context, target: Target, label: string, streams: number, deadlineMs: number): Promise<Measured<ChatJobResult> & { rss: { before: number; peak: number; after: number } }> {
+async function burstRun(
+  ctx: Context,
+  target: Target,
+  label: string,
+  streams: number,
+  deadlineMs: number,
+): Promise<
+  Measured<ChatJobResult> & {
+    rss: { before: number; peak: number; after: number };
+  }
+> {
   const sampler = new RssSampler(target.pid, 50);
   // CPU and RSS until the target's upstream streams are over too: work it does after the client gave up counts.
   const run = await measured(ctx, target, async () => {
-    const result = await ctx.loadgen.chat({ kind: 'burst', target: chatTarget(ctx, target, STREAM_MODEL, deadlineMs, label), requests: streams }, deadlineMs + 60_000);
+    const result = await ctx.loadgen.chat(
+      {
+        kind: 'burst',
+        target: chatTarget(ctx, target, STREAM_MODEL, deadlineMs, label),
+        requests: streams,
+      },
+      deadlineMs + 60_000,
+    );
     await ctx.drain();
     return result;
   });
   return { ...run, rss: sampler.stop() };
 }
 
-function burstValues(streams: number, run: Awaited<ReturnType<typeof burstRun>>): Record<string, number> {
+function burstValues(
+  streams: number,
+  run: Awaited<ReturnType<typeof burstRun>>,
+): Record<string, number> {
   const { result, cpu, pgCpu, rss } = run;
   return {
     errors: notOk(result),
@@ -303,7 +427,12 @@ const burstMetrics: MetricDef[] = [
   { key: 'pgCpuPerStream', label: 'PostgreSQL CPU per stream', unit: 'ms' },
   { key: 'rssPerStream', label: 'RSS growth per stream', unit: 'KiB' },
   { key: 'rssPeak', label: 'peak RSS', unit: 'MiB' },
-  { key: 'overflows', label: 'listen-queue overflows (machine-wide)', unit: '', ratio: false },
+  {
+    key: 'overflows',
+    label: 'listen-queue overflows (machine-wide)',
+    unit: '',
+    ratio: false,
+  },
 ];
 
 const burstDefinition = (streams: number, deadlineMs: number) =>
@@ -315,24 +444,42 @@ const burstDefinition = (streams: number, deadlineMs: number) =>
 const burstSmall: Scenario = {
   id: 'c',
   title: 'Simultaneous streams (small burst)',
-  definition: (s) => burstDefinition(s.burstSmall.streams, s.burstSmall.deadlineMs),
+  definition: (s) =>
+    burstDefinition(s.burstSmall.streams, s.burstSmall.deadlineMs),
   metrics: burstMetrics,
   async run(ctx, target) {
     const { streams, deadlineMs } = ctx.settings.burstSmall;
     const run = await burstRun(ctx, target, 'c', streams, deadlineMs);
-    return { values: burstValues(streams, run), problems: run.result.problems, notes: [...run.result.examples, generatorNote(run.result, run.wallMs), ...run.notes].filter(isString) };
+    return {
+      values: burstValues(streams, run),
+      problems: run.result.problems,
+      notes: [
+        ...run.result.examples,
+        generatorNote(run.result, run.wallMs),
+        ...run.notes,
+      ].filter(isString),
+    };
   },
 };
 
 const burstLarge: Scenario = {
   id: 'd',
   title: 'Simultaneous streams (large burst)',
-  definition: (s) => burstDefinition(s.burstLarge.streams, s.burstLarge.deadlineMs),
+  definition: (s) =>
+    burstDefinition(s.burstLarge.streams, s.burstLarge.deadlineMs),
   metrics: burstMetrics,
   async run(ctx, target) {
     const { streams, deadlineMs } = ctx.settings.burstLarge;
     const run = await burstRun(ctx, target, 'd', streams, deadlineMs);
-    return { values: burstValues(streams, run), problems: run.result.problems, notes: [...run.result.examples, generatorNote(run.result, run.wallMs), ...run.notes].filter(isString) };
+    return {
+      values: burstValues(streams, run),
+      problems: run.result.problems,
+      notes: [
+        ...run.result.examples,
+        generatorNote(run.result, run.wallMs),
+        ...run.notes,
+      ].filter(isString),
+    };
   },
 };
 
@@ -354,8 +501,18 @@ const overload: Scenario = {
     { key: 'startP99', label: 'start p99 of served', unit: 'ms' },
     { key: 'rssPerStream', label: 'RSS growth per request', unit: 'KiB' },
     { key: 'rssPeak', label: 'peak RSS', unit: 'MiB' },
-    { key: 'overflows', label: 'listen-queue overflows (machine-wide)', unit: '', ratio: false },
-    { key: 'alive', label: 'alive afterwards (1 = yes)', unit: '', ratio: false },
+    {
+      key: 'overflows',
+      label: 'listen-queue overflows (machine-wide)',
+      unit: '',
+      ratio: false,
+    },
+    {
+      key: 'alive',
+      label: 'alive afterwards (1 = yes)',
+      unit: '',
+      ratio: false,
+    },
     { key: 'recoveryMs', label: 'answers a cheap GET again after', unit: 'ms' },
   ],
   async run(ctx, target) {
@@ -367,7 +524,10 @@ const overload: Scenario = {
     const alive = isAlive(target.pid) ? 1 : 0;
     const recoveryStarted = performance.now();
     let recoveryMs = Number.NaN;
-    while (alive === 1 && performance.now() - recoveryStarted < RECOVERY_LIMIT_MS) {
+    while (
+      alive === 1 &&
+      performance.now() - recoveryStarted < RECOVERY_LIMIT_MS
+    ) {
       if (await target.alive()) {
         recoveryMs = performance.now() - recoveryStarted;
         break;
@@ -389,7 +549,11 @@ const overload: Scenario = {
         recoveryMs,
       },
       problems: result.problems,
-      notes: [...result.examples, generatorNote(result, run.wallMs), ...run.notes].filter(isString),
+      notes: [
+        ...result.examples,
+        generatorNote(result, run.wallMs),
+        ...run.notes,
+      ].filter(isString),
     };
   },
 };
@@ -406,23 +570,48 @@ const requestRate: Scenario = {
     { key: 'plansP99', label: 'GET /v1/plans latency p99', unit: 'ms' },
     { key: 'mePerSecond', label: 'GET /v1/auth/me', unit: 'req/s' },
     { key: 'meP99', label: 'GET /v1/auth/me latency p99', unit: 'ms' },
-    { key: 'cpuPerThousand', label: 'CPU per 1000 answers (both routes, warm-up included)', unit: 'ms' },
+    {
+      key: 'cpuPerThousand',
+      label: 'CPU per 1000 answers (both routes, warm-up included)',
+      unit: 'ms',
+    },
   ],
   async run(ctx, target) {
     const s = ctx.settings.requestRate;
     const job = (path: string, cookies: string[], body: string) =>
       ctx.loadgen.rate(
-        { kind: 'requestRate', baseUrl: target.restUrl, path, cookies, connections: s.connections, warmupMs: s.warmupMs, durationMs: s.durationMs, expectedBytes: Buffer.byteLength(body) },
+        {
+          kind: 'requestRate',
+          baseUrl: target.restUrl,
+          path,
+          cookies,
+          connections: s.connections,
+          warmupMs: s.warmupMs,
+          durationMs: s.durationMs,
+          expectedBytes: Buffer.byteLength(body),
+        },
         s.warmupMs + s.durationMs + 30_000,
       );
-    const plans = await measured(ctx, target, () => job('/v1/plans', [], ctx.fixtures.plans));
+    const plans = await measured(ctx, target, () =>
+      job('/v1/plans', [], ctx.fixtures.plans),
+    );
     await ctx.settle();
-    const me = await measured(ctx, target, () => job('/v1/auth/me', target.cookies, ctx.fixtures.me));
+    const me = await measured(ctx, target, () =>
+      job('/v1/auth/me', target.cookies, ctx.fixtures.me),
+    );
     const problems: Record<string, number> = {};
-    for (const [name, result] of [['plans', plans.result], ['me', me.result]] as const) {
-      if (result.wrong > 0) problems[`${name}: wrong body length`] = result.wrong;
-      if (result.late > 0) problems[`${name}: answered over 1 s after the measured window (not counted)`] = result.late;
-      for (const [error, count] of Object.entries(result.errors)) problems[`${name}: ${error}`] = count;
+    for (const [name, result] of [
+      ['plans', plans.result],
+      ['me', me.result],
+    ] as const) {
+      if (result.wrong > 0)
+        problems[`${name}: wrong body length`] = result.wrong;
+      if (result.late > 0)
+        problems[
+          `${name}: answered over 1 s after the measured window (not counted)`
+        ] = result.late;
+      for (const [error, count] of Object.entries(result.errors))
+        problems[`${name}: ${error}`] = count;
     }
     return {
       values: {
@@ -430,10 +619,18 @@ const requestRate: Scenario = {
         plansP99: percentile(plans.result.latencies, 99),
         mePerSecond: me.result.perSecond,
         meP99: percentile(me.result.latencies, 99),
-        cpuPerThousand: ((plans.cpu + me.cpu) / Math.max(1, plans.result.completed + me.result.completed)) * 1000,
+        cpuPerThousand:
+          ((plans.cpu + me.cpu) /
+            Math.max(1, plans.result.completed + me.result.completed)) *
+          1000,
       },
       problems,
-      notes: [generatorNote(plans.result, plans.wallMs), generatorNote(me.result, me.wallMs), ...plans.notes, ...me.notes].filter(isString),
+      notes: [
+        generatorNote(plans.result, plans.wallMs),
+        generatorNote(me.result, me.wallMs),
+        ...plans.notes,
+        ...me.notes,
+      ].filter(isString),
     };
   },
 };
@@ -450,13 +647,25 @@ const replay: Scenario = {
     { key: 'startP50', label: 'start p50', unit: 'ms' },
     { key: 'startP99', label: 'start p99', unit: 'ms' },
     { key: 'cpuPerRequest', label: 'CPU per request', unit: 'ms' },
-    { key: 'notReplayed', label: 'retries not a replayed complete 200', unit: '' },
+    {
+      key: 'notReplayed',
+      label: 'retries not a replayed complete 200',
+      unit: '',
+    },
   ],
   targets: ['service'],
   async run(ctx, target) {
     const requests = ctx.settings.replay.requests;
     const { result, cpu, wallMs, notes } = await measured(ctx, target, () =>
-      ctx.loadgen.chat({ kind: 'sequential', sameRequest: true, target: chatTarget(ctx, target, SHORT_MODEL, 10_000, 'g'), requests }, requests * 10_000 + 30_000),
+      ctx.loadgen.chat(
+        {
+          kind: 'sequential',
+          sameRequest: true,
+          target: chatTarget(ctx, target, SHORT_MODEL, 10_000, 'g'),
+          requests,
+        },
+        requests * 10_000 + 30_000,
+      ),
     );
     const retries = result.starts.slice(1);
     return {
@@ -465,10 +674,15 @@ const replay: Scenario = {
         startP50: percentile(retries, 50),
         startP99: percentile(retries, 99),
         cpuPerRequest: cpu / requests,
-        notReplayed: requests - 1 - Math.min(result.replayed, result.outcomes.ok),
+        notReplayed:
+          requests - 1 - Math.min(result.replayed, result.outcomes.ok),
       },
       problems: result.problems,
-      notes: [...result.examples, generatorNote(result, wallMs), ...notes].filter(isString),
+      notes: [
+        ...result.examples,
+        generatorNote(result, wallMs),
+        ...notes,
+      ].filter(isString),
     };
   },
 };
@@ -477,7 +691,15 @@ const replay: Scenario = {
  * In the order they run in a round: e last, because a target it overloads can take a while to recover and
  * that must not leak into f or g (the next round waits longer for a quiet machine first).
  */
-export const SCENARIOS: readonly Scenario[] = [sequential, openLoop, burstSmall, burstLarge, requestRate, replay, overload];
+export const SCENARIOS: readonly Scenario[] = [
+  sequential,
+  openLoop,
+  burstSmall,
+  burstLarge,
+  requestRate,
+  replay,
+  overload,
+];
 
 function isString(value: string | undefined): value is string {
   return typeof value === 'string';

@@ -7,7 +7,17 @@ export interface Settings {
   /** a. sequential 3-token requests */
   sequential: { requests: number; deadlineMs: number };
   /** b. open-loop stream starts per second: probe length, search start, cap, floor, precision (hi/lo), most probes per search (first round / later rounds) */
-  rate: { durationMs: number; start: number; cap: number; floor: number; precision: number; maxProbes: number; maxProbesLater: number; maxStartMs: number; deadlineMs: number };
+  rate: {
+    durationMs: number;
+    start: number;
+    cap: number;
+    floor: number;
+    precision: number;
+    maxProbes: number;
+    maxProbesLater: number;
+    maxStartMs: number;
+    deadlineMs: number;
+  };
   /** c. simultaneous streams */
   burstSmall: { streams: number; deadlineMs: number };
   /** d. simultaneous streams */
@@ -35,7 +45,17 @@ export const FULL: Settings = {
   rounds: 3,
   users: 200,
   sequential: { requests: 200, deadlineMs: 10_000 },
-  rate: { durationMs: 5_000, start: 40, cap: 400, floor: 2, precision: 1.1, maxProbes: 6, maxProbesLater: 4, maxStartMs: 1_000, deadlineMs: 15_000 },
+  rate: {
+    durationMs: 5_000,
+    start: 40,
+    cap: 400,
+    floor: 2,
+    precision: 1.1,
+    maxProbes: 6,
+    maxProbesLater: 4,
+    maxStartMs: 1_000,
+    deadlineMs: 15_000,
+  },
   burstSmall: { streams: 200, deadlineMs: 12_000 },
   burstLarge: { streams: 1_000, deadlineMs: 12_000 },
   overload: { streams: 5_000, fastRefusalMs: 1_000, deadlineMs: 15_000 },
@@ -50,7 +70,13 @@ export const QUICK: Settings = {
   mode: 'quick',
   rounds: 1,
   sequential: { requests: 100, deadlineMs: 10_000 },
-  rate: { ...FULL.rate, durationMs: 3_000, precision: 1.5, maxProbes: 6, maxProbesLater: 4 },
+  rate: {
+    ...FULL.rate,
+    durationMs: 3_000,
+    precision: 1.5,
+    maxProbes: 6,
+    maxProbesLater: 4,
+  },
   burstSmall: { streams: 100, deadlineMs: 12_000 },
   burstLarge: { streams: 300, deadlineMs: 12_000 },
   overload: { streams: 1_000, fastRefusalMs: 1_000, deadlineMs: 15_000 },

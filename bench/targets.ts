@@ -72,10 +72,15 @@ export interface Verdict {
 }
 
 /** Undefined when there is nothing to judge (no round measured the service). */
-export function judge(rule: Rule, rounds: readonly RoundPair[]): Verdict | undefined {
+export function judge(
+  rule: Rule,
+  rounds: readonly RoundPair[],
+): Verdict | undefined {
   const service = rounds.map((round) => round.service);
   if (!service.some((value) => Number.isFinite(value))) {
-    return rule.kind === 'zeroEveryRound' || rule.kind === 'trueEveryRound' ? { pass: false, judged: Number.NaN } : undefined;
+    return rule.kind === 'zeroEveryRound' || rule.kind === 'trueEveryRound'
+      ? { pass: false, judged: Number.NaN }
+      : undefined;
   }
   switch (rule.kind) {
     case 'ratioAtMost': {
@@ -95,14 +100,25 @@ export function judge(rule: Rule, rounds: readonly RoundPair[]): Verdict | undef
       return { pass: judged <= rule.max, judged };
     }
     case 'zeroEveryRound':
-      return { pass: service.every((value) => value === 0), judged: Math.max(...service) };
+      return {
+        pass: service.every((value) => value === 0),
+        judged: Math.max(...service),
+      };
     case 'trueEveryRound':
-      return { pass: service.every((value) => value === 1), judged: Math.min(...service) };
+      return {
+        pass: service.every((value) => value === 1),
+        judged: Math.min(...service),
+      };
   }
 }
 
 /** service / bare of one round; NaN when either is missing or bare is 0. */
 export function ratio(round: RoundPair): number {
-  if (!Number.isFinite(round.bare) || !Number.isFinite(round.service) || round.bare === 0) return Number.NaN;
+  if (
+    !Number.isFinite(round.bare) ||
+    !Number.isFinite(round.service) ||
+    round.bare === 0
+  )
+    return Number.NaN;
   return round.service / round.bare;
 }

@@ -12,10 +12,32 @@ const built = join(root, 'web', 'dist', 'index.html');
 function newest(path) {
   const stat = statSync(path);
   if (!stat.isDirectory()) return stat.mtimeMs;
-  return Math.max(stat.mtimeMs, ...readdirSync(path).map((name) => newest(join(path, name))));
+  return Math.max(
+    stat.mtimeMs,
+    ...readdirSync(path).map((name) => newest(join(path, name))),
+  );
 }
 
-const sources = [join(root, 'web', 'src'), join(root, 'web', 'index.html'), join(root, 'web', 'vite.config.mts')];
-if (existsSync(built) && statSync(built).mtimeMs >= Math.max(...sources.map(newest))) process.exit(0);
+const sources = [
+  join(root, 'web', 'src'),
+  join(root, 'web', 'index.html'),
+  join(root, 'web', 'vite.config.mts'),
+];
+if (
+  existsSync(built) &&
+  statSync(built).mtimeMs >= Math.max(...sources.map(newest))
+)
+  process.exit(0);
 console.log('building the web client (web/dist)…');
-execFileSync(process.execPath, [join(root, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', 'web/vite.config.mts', '--logLevel', 'warn'], { cwd: root, stdio: 'inherit' });
+execFileSync(
+  process.execPath,
+  [
+    join(root, 'node_modules', 'vite', 'bin', 'vite.js'),
+    'build',
+    '--config',
+    'web/vite.config.mts',
+    '--logLevel',
+    'warn',
+  ],
+  { cwd: root, stdio: 'inherit' },
+);

@@ -9,10 +9,24 @@ const path = require('node:path');
 const root = path.resolve(__dirname, '..');
 const cli = path.join(root, 'node_modules', 'prisma', 'build', 'index.js');
 if (!existsSync(cli)) {
-  console.log('prisma CLI not installed (production install): skipping client generation');
+  console.log(
+    'prisma CLI not installed (production install): skipping client generation',
+  );
   process.exit(0);
 }
-const env = { ...process.env, PRISMA_HIDE_UPDATE_MESSAGE: '1', CHECKPOINT_DISABLE: '1' };
-env.PRISMA_SCHEMA_ENGINE_BINARY ??= path.join(root, 'scripts', 'no-schema-engine.sh');
-const result = spawnSync(process.execPath, [cli, 'generate'], { cwd: root, env, stdio: 'inherit' });
+const env = {
+  ...process.env,
+  PRISMA_HIDE_UPDATE_MESSAGE: '1',
+  CHECKPOINT_DISABLE: '1',
+};
+env.PRISMA_SCHEMA_ENGINE_BINARY ??= path.join(
+  root,
+  'scripts',
+  'no-schema-engine.sh',
+);
+const result = spawnSync(process.execPath, [cli, 'generate'], {
+  cwd: root,
+  env,
+  stdio: 'inherit',
+});
 process.exit(result.status ?? 1);

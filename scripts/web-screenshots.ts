@@ -20,29 +20,48 @@ async function main(): Promise<void> {
   mkdirSync(out, { recursive: true });
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   try {
-    const page = await browser.newPage({ viewport: { width: 1100, height: 720 } });
+    const page = await browser.newPage({
+      viewport: { width: 1100, height: 720 },
+    });
     await page.goto(`${base}/sign-up`);
-    await page.getByLabel('Email').fill(`screenshots-${randomUUID().slice(0, 8)}@example.com`);
+    await page
+      .getByLabel('Email')
+      .fill(`screenshots-${randomUUID().slice(0, 8)}@example.com`);
     await page.getByLabel('Password').fill('screenshots password 123');
     await page.getByRole('button', { name: 'Sign up' }).click();
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
 
     await page.getByLabel('Model').selectOption('local/echo');
-    await page.getByLabel('Message', { exact: true }).fill('Hello! What can this product do for me today?');
+    await page
+      .getByLabel('Message', { exact: true })
+      .fill('Hello! What can this product do for me today?');
     await page.getByRole('button', { name: 'Send' }).click();
     await page.locator('.turn-assistant .usage').last().waitFor();
     await shoot(page, 'chat');
 
-    for (const [path, name] of [['/plans', 'plans'], ['/account', 'account']] as const) {
+    for (const [path, name] of [
+      ['/plans', 'plans'],
+      ['/account', 'account'],
+    ] as const) {
       await page.goto(`${base}${path}`);
       await page.getByRole('heading', { level: 1 }).first().waitFor();
       await page.waitForTimeout(500);
       await shoot(page, name);
     }
-    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    const phone = await browser.newPage({
+      viewport: { width: 390, height: 844 },
+    });
     await phone.goto(`${base}/sign-in`);
     await phone.getByRole('heading', { name: 'Sign in' }).waitFor();
     await shoot(phone, 'sign-in-phone');

@@ -15,7 +15,10 @@ import { refuseCrossSiteWrites } from './common/http/cross-site';
 import { refuseNulInUrl } from './common/http/url-guard';
 import { DrainState } from './common/lifecycle/drain-state';
 import { createHttpLogger } from './common/http/http-logger';
-import { buildOpenApiDocument, setupOpenApi } from './common/openapi/setup-openapi';
+import {
+  buildOpenApiDocument,
+  setupOpenApi,
+} from './common/openapi/setup-openapi';
 import { Metrics } from './infra/metrics/metrics';
 import { observeHttpResponses } from './infra/metrics/http-route';
 import { AppConfig } from './config/app-config';
@@ -28,7 +31,11 @@ export const API_PREFIX = 'v1';
  */
 function helmetOptions(config: AppConfig): Parameters<typeof helmet>[0] {
   const https = config.appUrl.startsWith('https:');
-  return { contentSecurityPolicy: { directives: { upgradeInsecureRequests: https ? [] : null } } };
+  return {
+    contentSecurityPolicy: {
+      directives: { upgradeInsecureRequests: https ? [] : null },
+    },
+  };
 }
 
 /**
@@ -36,16 +43,26 @@ function helmetOptions(config: AppConfig): Parameters<typeof helmet>[0] {
  * do not depend on the request, so every response gets them with a few setHeader calls instead of helmet's
  * chain of middlewares.
  */
-function securityHeaders(options: Parameters<typeof helmet>[0]): RequestHandler {
+function securityHeaders(
+  options: Parameters<typeof helmet>[0],
+): RequestHandler {
   const headers = new Map<string, string>();
   const recorder = {
-    setHeader: (name: string, value: unknown) => headers.set(name, String(value)),
+    setHeader: (name: string, value: unknown) =>
+      headers.set(name, String(value)),
     removeHeader: (name: string) => headers.delete(name),
     getHeader: (name: string) => headers.get(name),
   };
   let computed = false;
-  helmet(options)({ headers: {} } as Request, recorder as unknown as Response, () => (computed = true));
-  if (!computed) throw new Error('helmet did not answer synchronously: its headers depend on the request and cannot be precomputed');
+  helmet(options)(
+    { headers: {} } as Request,
+    recorder as unknown as Response,
+    () => (computed = true),
+  );
+  if (!computed)
+    throw new Error(
+      'helmet did not answer synchronously: its headers depend on the request and cannot be precomputed',
+    );
   const entries = [...headers];
   return (_req, res, next) => {
     for (const [name, value] of entries) res.setHeader(name, value);
@@ -54,12 +71,24 @@ function securityHeaders(options: Parameters<typeof helmet>[0]): RequestHandler 
 }
 
 /** CORS headers (credentials included) only for the allowed origins; other origins get none at all. */
-function corsForAllowedOriginsOnly(origins: string[]): CorsOptionsDelegate<Request> {
+function corsForAllowedOriginsOnly(
+  origins: string[],
+): CorsOptionsDelegate<Request> {
   const allowed = new Set(origins);
-  const exposedHeaders = ['x-request-id', 'x-conversation-id', 'Idempotent-Replayed', 'Retry-After'];
+  const exposedHeaders = [
+    'x-request-id',
+    'x-conversation-id',
+    'Idempotent-Replayed',
+    'Retry-After',
+  ];
   return (req, callback) => {
     const origin = req.headers.origin;
-    callback(null, origin !== undefined && allowed.has(origin) ? { origin, credentials: true, exposedHeaders } : { origin: false });
+    callback(
+      null,
+      origin !== undefined && allowed.has(origin)
+        ? { origin, credentials: true, exposedHeaders }
+        : { origin: false },
+    );
   };
 }
 
@@ -67,28 +96,50 @@ function corsForAllowedOriginsOnly(origins: string[]): CorsOptionsDelegate<Reque
  * Builds the configured application exactly as production runs it; main.ts and the e2e tests both use
  * this, so the tests exercise the real middleware, filters and pipes. The caller calls init()/listen().
  */
-export async function createApp(config: AppConfig, logger: Logger, extraModules: Type[] = []): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger, extraModules), {
-    rawBody: true,
-    bodyParser: false,
-    logger: new NestPinoLogger(logger.child({ component: 'nest' })),
-    abortOnError: false,
-  });
+export async function createApp(
+  config: AppConfig,
+  logger: Logger,
+  extraModules: Type[] = [],
+): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.forRoot(config, logger, extraModules),
+    {
+      rawBody: true,
+      bodyParser: false,
+      logger: new NestPinoLogger(logger.child({ component: 'nest' })),
+      abortOnError: false,
+    },
+  );
   answerClientErrorsWithProblems(app.getHttpServer(), logger);
   app.set('trust proxy', config.http.trustProxy);
   app.set('x-powered-by', false);
   // Registered before the body parsers so even a malformed body is logged and carries a request id.
-  app.use(createHttpLogger(logger, observeHttpResponses(app.get(Metrics), app.getHttpAdapter().getInstance())));
+  app.use(
+    createHttpLogger(
+      logger,
+      observeHttpResponses(
+        app.get(Metrics),
+        app.getHttpAdapter().getInstance(),
+      ),
+    ),
+  );
   app.use(app.get(DrainState).closeConnectionsWhileDraining());
   app.use(securityHeaders(helmetOptions(config)));
   app.enableCors(corsForAllowedOriginsOnly(config.corsOrigins));
   app.use(refuseNulInUrl);
-  app.use(refuseCrossSiteWrites(config.corsOrigins, [`/${API_PREFIX}/webhooks/`]));
+  app.use(
+    refuseCrossSiteWrites(config.corsOrigins, [`/${API_PREFIX}/webhooks/`]),
+  );
   // Before the body is read: a chat refused for load costs next to nothing.
   app.use(app.get(ChatAdmission).middleware());
-  if (config.http.webClient) serveWebClient(app, logger, config.http.webClientDir);
+  if (config.http.webClient)
+    serveWebClient(app, logger, config.http.webClientDir);
   app.use(...bodyParsers(config.http.bodyLimitBytes));
   app.setGlobalPrefix(API_PREFIX);
-  if (config.http.apiDocs === 'public') setupOpenApi(app, buildOpenApiDocument(app, { cookieName: config.session.cookieName }));
+  if (config.http.apiDocs === 'public')
+    setupOpenApi(
+      app,
+      buildOpenApiDocument(app, { cookieName: config.session.cookieName }),
+    );
   return app;
 }

@@ -36,7 +36,11 @@ export class AppModule {
    * The whole service, built from an already validated config and the root logger. `extraModules` lets
    * tests mount probe routes beside the real ones; production passes none.
    */
-  static forRoot(config: AppConfig, logger: Logger, extraModules: Type[] = []): DynamicModule {
+  static forRoot(
+    config: AppConfig,
+    logger: Logger,
+    extraModules: Type[] = [],
+  ): DynamicModule {
     return {
       module: AppModule,
       imports: [
@@ -72,7 +76,8 @@ export class AppModule {
         {
           provide: APP_FILTER,
           inject: [HttpAdapterHost, ROOT_LOGGER],
-          useFactory: (adapterHost: HttpAdapterHost, root: Logger) => new ProblemDetailsFilter(adapterHost, root),
+          useFactory: (adapterHost: HttpAdapterHost, root: Logger) =>
+            new ProblemDetailsFilter(adapterHost, root),
         },
       ],
     };

@@ -16,7 +16,9 @@ function main(): void {
   void bootstrap(config, tracing);
 }
 
-function readConfigOrExit(env: NodeJS.ProcessEnv): ReturnType<typeof loadConfig> {
+function readConfigOrExit(
+  env: NodeJS.ProcessEnv,
+): ReturnType<typeof loadConfig> {
   try {
     return loadConfig(env);
   } catch (error) {

@@ -20,7 +20,9 @@ async function migrate(): Promise<number> {
     level = config.log.level;
     destination = logDestination(config.log.format, config.env);
   } catch (error) {
-    process.stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `${error instanceof ConfigError ? error.message : String(error)}\n`,
+    );
     return 1;
   }
   const log = createRootLogger(level, destination);
@@ -29,7 +31,11 @@ async function migrate(): Promise<number> {
     return 1;
   }
   try {
-    const { applied } = await applyMigrations({ databaseUrl, migrationsDir: resolve(__dirname, '..', 'prisma', 'migrations'), log: (message) => log.info(message) });
+    const { applied } = await applyMigrations({
+      databaseUrl,
+      migrationsDir: resolve(__dirname, '..', 'prisma', 'migrations'),
+      log: (message) => log.info(message),
+    });
     log.info({ applied: applied.length }, 'database migrations up to date');
     return 0;
   } catch (error) {

@@ -12,9 +12,14 @@ import { loadConfig } from './config/load-config';
  */
 async function main(): Promise<void> {
   const config = loadConfig({ NODE_ENV: 'development' });
-  const app = await NestFactory.create(AppModule.forRoot(config, pino({ level: 'silent' })), { preview: true, logger: false, abortOnError: false });
+  const app = await NestFactory.create(
+    AppModule.forRoot(config, pino({ level: 'silent' })),
+    { preview: true, logger: false, abortOnError: false },
+  );
   app.setGlobalPrefix(API_PREFIX);
-  const document = buildOpenApiDocument(app, { cookieName: config.session.cookieName });
+  const document = buildOpenApiDocument(app, {
+    cookieName: config.session.cookieName,
+  });
   process.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
   await app.close();
 }

@@ -13,29 +13,58 @@ import { Tracing } from './infra/telemetry/tracing';
 const MIGRATIONS_DIR = resolve(__dirname, '..', 'prisma', 'migrations');
 
 /** The service: main.ts has read the configuration and started tracing (if configured) before loading this. */
-export async function bootstrap(config: AppConfig, tracing: Tracing | null): Promise<void> {
-  const log = createRootLogger(config.log.level, logDestination(config.log.format, config.env), { traceIds: tracing !== null });
+export async function bootstrap(
+  config: AppConfig,
+  tracing: Tracing | null,
+): Promise<void> {
+  const log = createRootLogger(
+    config.log.level,
+    logDestination(config.log.format, config.env),
+    { traceIds: tracing !== null },
+  );
   const shutdown = new GracefulShutdown(log, config.http.shutdownTimeoutMs);
   // Registered first, so it runs last: the spans of the shutdown itself are exported too.
   if (tracing) shutdown.add('flush traces', () => tracing.shutdown());
   try {
-    if (tracing) log.info({ endpoint: tracing.endpoint }, 'OpenTelemetry tracing on: spans are exported over OTLP');
+    if (tracing)
+      log.info(
+        { endpoint: tracing.endpoint },
+        'OpenTelemetry tracing on: spans are exported over OTLP',
+      );
     let databaseUrl = config.database.url;
     if (!databaseUrl) {
-      log.warn({ dataDir: config.database.embeddedDir }, 'DATABASE_URL is not set: starting the embedded PostgreSQL (development only)');
-      const starting = startEmbeddedPostgres({ dataDir: config.database.embeddedDir, port: config.database.embeddedPort, log: (m) => log.debug(m) });
+      log.warn(
+        { dataDir: config.database.embeddedDir },
+        'DATABASE_URL is not set: starting the embedded PostgreSQL (development only)',
+      );
+      const starting = startEmbeddedPostgres({
+        dataDir: config.database.embeddedDir,
+        port: config.database.embeddedPort,
+        log: (m) => log.debug(m),
+      });
       // Registered before the start completes: a signal during startup must not leave PostgreSQL running.
-      shutdown.add('stop embedded postgres', async () => (await starting.catch(() => undefined))?.stop());
+      shutdown.add('stop embedded postgres', async () =>
+        (await starting.catch(() => undefined))?.stop(),
+      );
       databaseUrl = (await starting).url;
     }
     if (config.database.migrateAtStart) {
-      const { applied } = await applyMigrations({ databaseUrl, migrationsDir: MIGRATIONS_DIR, log: (m) => log.info(m) });
+      const { applied } = await applyMigrations({
+        databaseUrl,
+        migrationsDir: MIGRATIONS_DIR,
+        log: (m) => log.info(m),
+      });
       log.info({ applied: applied.length }, 'database migrations up to date');
     } else {
-      log.info('MIGRATE_AT_START=false: migrations are left to a separate step (node dist/migrate.js)');
+      log.info(
+        'MIGRATE_AT_START=false: migrations are left to a separate step (node dist/migrate.js)',
+      );
     }
 
-    const runtime: AppConfig = { ...config, database: { ...config.database, url: databaseUrl } };
+    const runtime: AppConfig = {
+      ...config,
+      database: { ...config.database, url: databaseUrl },
+    };
     const app = await createApp(runtime, log);
     shutdown.add('close app (database pool, redis)', () => app.close());
     await app.init();
@@ -43,7 +72,13 @@ export async function bootstrap(config: AppConfig, tracing: Tracing | null): Pro
     await listen(server, config.http);
     shutdown.add('drain http', () => drainHttp(server, app.get(DrainState)));
     shutdown.whenTimedOut(() => server.closeAllConnections());
-    log.info({ url: `http://localhost:${config.http.port}`, docs: `http://localhost:${config.http.port}/docs` }, 'chat api listening');
+    log.info(
+      {
+        url: `http://localhost:${config.http.port}`,
+        docs: `http://localhost:${config.http.port}/docs`,
+      },
+      'chat api listening',
+    );
   } catch (error) {
     log.fatal({ err: error }, startupFailureMessage(error));
     await shutdown.run('startup failed', 1);
@@ -57,10 +92,13 @@ export async function bootstrap(config: AppConfig, tracing: Tracing | null): Pro
 function listen(server: Server, http: AppConfig['http']): Promise<void> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
-    server.listen({ port: http.port, host: http.host, backlog: http.backlog }, () => {
-      server.off('error', reject);
-      resolve();
-    });
+    server.listen(
+      { port: http.port, host: http.host, backlog: http.backlog },
+      () => {
+        server.off('error', reject);
+        resolve();
+      },
+    );
   });
 }
 
@@ -77,4 +115,3 @@ function startupFailureMessage(error: unknown): string {
   if (error instanceof CatalogError) return error.message;
   return `startup failed: ${error instanceof Error ? error.message : String(error)}`;
 }
-

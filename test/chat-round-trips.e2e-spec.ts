@@ -14,7 +14,12 @@ const BACKGROUND = /"Subscription"|WITH swept AS/;
 
 function serverOf(url: string): { host: string; port: number } {
   const parsed = new URL(url);
-  return { host: parsed.hostname, port: Number(parsed.port || (parsed.protocol.startsWith('redis') ? 6379 : 5432)) };
+  return {
+    host: parsed.hostname,
+    port: Number(
+      parsed.port || (parsed.protocol.startsWith('redis') ? 6379 : 5432),
+    ),
+  };
 }
 
 function through(url: string, proxy: CountingProxy): string {
@@ -25,7 +30,9 @@ function through(url: string, proxy: CountingProxy): string {
 }
 
 function describeAll(requests: WireRequest[]): string {
-  return requests.map((request) => `  ${request.text.replace(/\s+/g, ' ').slice(0, 120)}`).join('\n');
+  return requests
+    .map((request) => `  ${request.text.replace(/\s+/g, ' ').slice(0, 120)}`)
+    .join('\n');
 }
 
 /**
@@ -43,19 +50,28 @@ describe('round trips of one chat request', () => {
   let cookie: string;
 
   const ask = (key: string, content: string, conversationId?: string) =>
-    chat(base, cookie, { model: 'openai/gpt-4o-mini', idempotencyKey: key, messages: [{ role: 'user', content }], ...(conversationId ? { conversationId } : {}) }).response;
+    chat(base, cookie, {
+      model: 'openai/gpt-4o-mini',
+      idempotencyKey: key,
+      messages: [{ role: 'user', content }],
+      ...(conversationId ? { conversationId } : {}),
+    }).response;
 
   /** The rate limiter's counter script (INCR and its window), as sent for the run limit of a chat. */
   const RUN_LIMIT_COUNTER = /^eval\s[\s\S]*INCR/;
 
   /** Runs `work` and answers the PostgreSQL statements and Redis commands sent meanwhile. */
-  async function measure(work: () => Promise<void>): Promise<{ statements: WireRequest[]; commands: WireRequest[] }> {
+  async function measure(
+    work: () => Promise<void>,
+  ): Promise<{ statements: WireRequest[]; commands: WireRequest[] }> {
     const since = Date.now();
     await work();
     // Let anything the request set off reach the wire.
     await new Promise((done) => setTimeout(done, 50));
     return {
-      statements: postgres.since(since).filter((request) => !BACKGROUND.test(request.text)),
+      statements: postgres
+        .since(since)
+        .filter((request) => !BACKGROUND.test(request.text)),
       commands: redis?.since(since) ?? [],
     };
   }
@@ -64,10 +80,13 @@ describe('round trips of one chat request', () => {
     fake = await new FakeModelServer().start();
     database = await createMigratedDatabase('chat_round_trips');
     postgres = await CountingProxy.postgres(serverOf(database.url));
-    if (process.env.TEST_REDIS_URL) redis = await CountingProxy.redis(serverOf(process.env.TEST_REDIS_URL));
+    if (process.env.TEST_REDIS_URL)
+      redis = await CountingProxy.redis(serverOf(process.env.TEST_REDIS_URL));
     t = await bootTestApp({
       DATABASE_URL: through(database.url, postgres),
-      REDIS_URL: redis ? through(process.env.TEST_REDIS_URL as string, redis) : undefined,
+      REDIS_URL: redis
+        ? through(process.env.TEST_REDIS_URL as string, redis)
+        : undefined,
       OPENAI_API_KEY: 'sk-test',
       OPENAI_BASE_URL: fake.baseUrl,
       // The chat sweeper runs every half lease: not during these requests.
@@ -77,7 +96,17 @@ describe('round trips of one chat request', () => {
     const user = await registerUser(t.http);
     cookie = user.cookie;
     // Sign-up mails a verification link in the background: done before anything is counted.
-    await eventually(async () => (await sql('SELECT 1 FROM "EmailVerificationToken" WHERE "userId" = $1', [user.id], database.url)).length === 1, 10_000);
+    await eventually(
+      async () =>
+        (
+          await sql(
+            'SELECT 1 FROM "EmailVerificationToken" WHERE "userId" = $1',
+            [user.id],
+            database.url,
+          )
+        ).length === 1,
+      10_000,
+    );
     // Warm: pool connections open, session and catalog cached, as on a running instance.
     fake.mode = { kind: 'ok', words: ['warm'] };
     expect((await ask(randomUUID(), 'warm up')).status).toBe(200);
@@ -91,7 +120,10 @@ describe('round trips of one chat request', () => {
   });
 
   it('a new conversation: 2 PostgreSQL round trips (the claim, which also looks the key up, and the settlement) and one Redis command (the run limit)', async () => {
-    fake.mode = { kind: 'ok', words: ['one', ' two', ' three', ' four', ' five'] };
+    fake.mode = {
+      kind: 'ok',
+      words: ['one', ' two', ' three', ' four', ' five'],
+    };
     let status = 0;
     const { statements, commands } = await measure(async () => {
       const res = await ask(randomUUID(), 'count me');
@@ -100,12 +132,21 @@ describe('round trips of one chat request', () => {
     });
     expect(status).toBe(200);
     // The proxy is on the service's path: the claim and the settlement are seen.
-    expect(statements.some((request) => request.text.includes('chat_claim'))).toBe(true);
-    expect(statements.some((request) => request.text.includes('chat_settle'))).toBe(true);
-    expect({ count: statements.length, statements: describeAll(statements) }).toEqual({ count: 2, statements: expect.any(String) });
+    expect(
+      statements.some((request) => request.text.includes('chat_claim')),
+    ).toBe(true);
+    expect(
+      statements.some((request) => request.text.includes('chat_settle')),
+    ).toBe(true);
+    expect({
+      count: statements.length,
+      statements: describeAll(statements),
+    }).toEqual({ count: 2, statements: expect.any(String) });
     // One Redis command, the per-user run limit's counter (RATE_LIMIT_RUN_USER); the issue allows 4.
     expect(commands.length).toBeLessThanOrEqual(4);
-    expect(commands.map((command) => command.text)).toEqual(redis ? [expect.stringMatching(RUN_LIMIT_COUNTER)] : []);
+    expect(commands.map((command) => command.text)).toEqual(
+      redis ? [expect.stringMatching(RUN_LIMIT_COUNTER)] : [],
+    );
   });
 
   it('a turn of an existing conversation: one more for its history, at most 6 in all', async () => {
@@ -114,10 +155,15 @@ describe('round trips of one chat request', () => {
     const conversationId = first.headers['x-conversation-id'] as string;
     fake.mode = { kind: 'ok', words: ['second'] };
     const { statements, commands } = await measure(async () => {
-      expect((await ask(randomUUID(), 'continue', conversationId)).status).toBe(200);
+      expect((await ask(randomUUID(), 'continue', conversationId)).status).toBe(
+        200,
+      );
     });
     expect(statements.length).toBeLessThanOrEqual(6);
-    expect({ count: statements.length, statements: describeAll(statements) }).toEqual({ count: 3, statements: expect.any(String) });
+    expect({
+      count: statements.length,
+      statements: describeAll(statements),
+    }).toEqual({ count: 3, statements: expect.any(String) });
     expect(commands.length).toBeLessThanOrEqual(4);
   });
 
@@ -132,13 +178,20 @@ describe('round trips of one chat request', () => {
       expect(res.body).toBe('stored');
     });
     expect(fake.requests.length).toBe(calls);
-    expect({ count: statements.length, statements: describeAll(statements) }).toEqual({ count: 1, statements: expect.any(String) });
-    expect(commands.map((command) => command.text)).toEqual(redis ? [expect.stringMatching(RUN_LIMIT_COUNTER)] : []);
+    expect({
+      count: statements.length,
+      statements: describeAll(statements),
+    }).toEqual({ count: 1, statements: expect.any(String) });
+    expect(commands.map((command) => command.text)).toEqual(
+      redis ? [expect.stringMatching(RUN_LIMIT_COUNTER)] : [],
+    );
   });
 
   it('an authenticated read (GET /v1/auth/me) and GET /v1/plans: no round trip at all', async () => {
     const { statements, commands } = await measure(async () => {
-      expect((await t.http.get('/v1/auth/me').set('Cookie', cookie)).status).toBe(200);
+      expect(
+        (await t.http.get('/v1/auth/me').set('Cookie', cookie)).status,
+      ).toBe(200);
       expect((await t.http.get('/v1/plans')).status).toBe(200);
     });
     expect(describeAll(statements)).toBe('');
@@ -146,22 +199,46 @@ describe('round trips of one chat request', () => {
   });
 
   it('a burst of chats from several users is claimed and settled in shared statements, each billed exactly once', async () => {
-    const users = await Promise.all(Array.from({ length: 8 }, () => registerUser(t.http)));
-    await sql(`UPDATE "User" SET "planCode" = 'enterprise' WHERE id = ANY($1::uuid[])`, [users.map((user) => user.id)], database.url);
+    const users = await Promise.all(
+      Array.from({ length: 8 }, () => registerUser(t.http)),
+    );
+    await sql(
+      `UPDATE "User" SET "planCode" = 'enterprise' WHERE id = ANY($1::uuid[])`,
+      [users.map((user) => user.id)],
+      database.url,
+    );
     fake.mode = { kind: 'ok', words: ['burst', ' reply'] };
     const keys = Array.from({ length: 48 }, () => randomUUID());
     const { statements } = await measure(async () => {
       const responses = await Promise.all(
-        keys.map((key, index) => chat(base, users[index % users.length].cookie, { model: 'openai/gpt-4o-mini', idempotencyKey: key, messages: [{ role: 'user', content: `n${index}` }] }).response),
+        keys.map(
+          (key, index) =>
+            chat(base, users[index % users.length].cookie, {
+              model: 'openai/gpt-4o-mini',
+              idempotencyKey: key,
+              messages: [{ role: 'user', content: `n${index}` }],
+            }).response,
+        ),
       );
       expect(responses.map((res) => res.status)).toEqual(keys.map(() => 200));
-      expect(new Set(responses.map((res) => res.body))).toEqual(new Set(['burst reply']));
+      expect(new Set(responses.map((res) => res.body))).toEqual(
+        new Set(['burst reply']),
+      );
     });
-    const claims = statements.filter((request) => request.text.includes('chat_claim_many')).length;
-    const settlements = statements.filter((request) => request.text.includes('chat_settle_many')).length;
+    const claims = statements.filter((request) =>
+      request.text.includes('chat_claim_many'),
+    ).length;
+    const settlements = statements.filter((request) =>
+      request.text.includes('chat_settle_many'),
+    ).length;
     expect(claims).toBeGreaterThan(0);
     expect(claims + settlements).toBeLessThan(2 * keys.length);
-    const [ledger] = await sql<{ entries: number; runs: number; reserved: number; used: number }>(
+    const [ledger] = await sql<{
+      entries: number;
+      runs: number;
+      reserved: number;
+      used: number;
+    }>(
       `SELECT (SELECT count(*)::int FROM "LedgerEntry" l WHERE l."userId" = ANY($1::uuid[])) AS entries,
               (SELECT count(*)::int FROM "ChatRequest" r WHERE r."idempotencyKey" = ANY($2::text[]) AND r.status = 'completed') AS runs,
               (SELECT coalesce(sum(reserved), 0)::int FROM "DailyUsage" d WHERE d."userId" = ANY($1::uuid[])) AS reserved,
@@ -169,7 +246,16 @@ describe('round trips of one chat request', () => {
       [users.map((user) => user.id), keys],
       database.url,
     );
-    const [{ billed }] = await sql<{ billed: number }>(`SELECT coalesce(sum(credits), 0)::int AS billed FROM "LedgerEntry" WHERE "userId" = ANY($1::uuid[])`, [users.map((user) => user.id)], database.url);
-    expect(ledger).toEqual({ entries: keys.length, runs: keys.length, reserved: 0, used: billed });
+    const [{ billed }] = await sql<{ billed: number }>(
+      `SELECT coalesce(sum(credits), 0)::int AS billed FROM "LedgerEntry" WHERE "userId" = ANY($1::uuid[])`,
+      [users.map((user) => user.id)],
+      database.url,
+    );
+    expect(ledger).toEqual({
+      entries: keys.length,
+      runs: keys.length,
+      reserved: 0,
+      used: billed,
+    });
   });
 });

@@ -5,8 +5,14 @@ import * as ts from 'typescript';
 import { parseAllDocuments } from 'yaml';
 import { Deployment, IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import { IJob, Job } from 'kubernetes-models/batch/v1/Job';
-import { HorizontalPodAutoscaler, IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
-import { IPodDisruptionBudget, PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import {
+  HorizontalPodAutoscaler,
+  IHorizontalPodAutoscaler,
+} from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import {
+  IPodDisruptionBudget,
+  PodDisruptionBudget,
+} from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { ConfigMap, IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { ISecret, Secret } from 'kubernetes-models/v1/Secret';
@@ -24,12 +30,20 @@ import { ConfigError, loadConfig } from '../src/config/load-config';
  */
 
 const ROOT = resolve(__dirname, '..');
-const KUSTOMIZE_DIRS = ['deploy/kubernetes/base', 'deploy/kubernetes/overlays/example'] as const;
+const KUSTOMIZE_DIRS = [
+  'deploy/kubernetes/base',
+  'deploy/kubernetes/overlays/example',
+] as const;
 
 interface K8sObject {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
   [field: string]: unknown;
 }
 
@@ -48,14 +62,28 @@ const MODELS: { model: ModelClass; module: string }[] = [
   { model: Service, module: 'kubernetes-models/v1/Service' },
   { model: Deployment, module: 'kubernetes-models/apps/v1/Deployment' },
   { model: Job, module: 'kubernetes-models/batch/v1/Job' },
-  { model: HorizontalPodAutoscaler, module: 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler' },
-  { model: PodDisruptionBudget, module: 'kubernetes-models/policy/v1/PodDisruptionBudget' },
+  {
+    model: HorizontalPodAutoscaler,
+    module: 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler',
+  },
+  {
+    model: PodDisruptionBudget,
+    module: 'kubernetes-models/policy/v1/PodDisruptionBudget',
+  },
 ];
-const MODEL_BY_TYPE = new Map(MODELS.map((entry) => [`${entry.model.apiVersion}/${entry.model.kind}`, entry]));
+const MODEL_BY_TYPE = new Map(
+  MODELS.map((entry) => [
+    `${entry.model.apiVersion}/${entry.model.kind}`,
+    entry,
+  ]),
+);
 
 function modelOf(object: K8sObject): { model: ModelClass; module: string } {
   const entry = MODEL_BY_TYPE.get(`${object.apiVersion}/${object.kind}`);
-  if (!entry) throw new Error(`unknown kind ${object.kind} (${object.apiVersion}) of ${object.metadata?.name}: add its model to MODELS so it is validated`);
+  if (!entry)
+    throw new Error(
+      `unknown kind ${object.kind} (${object.apiVersion}) of ${object.metadata?.name}: add its model to MODELS so it is validated`,
+    );
   return entry;
 }
 
@@ -66,8 +94,21 @@ function modelOf(object: K8sObject): { model: ModelClass; module: string } {
  */
 function validateObject(object: K8sObject): void {
   const { model } = modelOf(object);
-  const data = object.kind === 'Secret' ? (object.data as Record<string, string> | undefined) : undefined;
-  const asRead = data ? { ...object, data: Object.fromEntries(Object.entries(data).map(([key, value]) => [key, value.replace(/[\r\n]/g, '')])) } : object;
+  const data =
+    object.kind === 'Secret'
+      ? (object.data as Record<string, string> | undefined)
+      : undefined;
+  const asRead = data
+    ? {
+        ...object,
+        data: Object.fromEntries(
+          Object.entries(data).map(([key, value]) => [
+            key,
+            value.replace(/[\r\n]/g, ''),
+          ]),
+        ),
+      }
+    : object;
   new model(asRead as never).validate();
 }
 
@@ -93,31 +134,47 @@ function fieldProblems(objects: K8sObject[]): string[] {
   };
   const host = ts.createCompilerHost(options);
   const { getSourceFile, fileExists, readFile } = host;
-  host.fileExists = (file) => sources.has(resolve(file)) || fileExists.call(host, file);
-  host.readFile = (file) => sources.get(resolve(file)) ?? readFile.call(host, file);
+  host.fileExists = (file) =>
+    sources.has(resolve(file)) || fileExists.call(host, file);
+  host.readFile = (file) =>
+    sources.get(resolve(file)) ?? readFile.call(host, file);
   host.getSourceFile = (file, language, ...rest) => {
     const text = sources.get(resolve(file));
-    return text === undefined ? getSourceFile.call(host, file, language, ...rest) : ts.createSourceFile(file, text, language);
+    return text === undefined
+      ? getSourceFile.call(host, file, language, ...rest)
+      : ts.createSourceFile(file, text, language);
   };
   const program = ts.createProgram([...sources.keys()], options, host);
   return [...sources.keys()].flatMap((file, index) =>
     ts
       .getPreEmitDiagnostics(program, program.getSourceFile(file))
-      .map((diagnostic) => `${objects[index].kind}/${objects[index].metadata.name}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, ' ')}`),
+      .map(
+        (diagnostic) =>
+          `${objects[index].kind}/${objects[index].metadata.name}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, ' ')}`,
+      ),
   );
 }
 
 function render(dir: string): K8sObject[] {
   let output: string;
   try {
-    output = execFileSync('kubectl', ['kustomize', resolve(ROOT, dir)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    output = execFileSync('kubectl', ['kustomize', resolve(ROOT, dir)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   } catch (error) {
     const failure = error as NodeJS.ErrnoException & { stderr?: string };
-    if (failure.code === 'ENOENT') throw new Error('kubectl is not on PATH: run scripts/ensure-kubectl.sh');
-    throw new Error(`kubectl kustomize ${dir} failed: ${failure.stderr ?? failure.message}`);
+    if (failure.code === 'ENOENT')
+      throw new Error('kubectl is not on PATH: run scripts/ensure-kubectl.sh');
+    throw new Error(
+      `kubectl kustomize ${dir} failed: ${failure.stderr ?? failure.message}`,
+    );
   }
   return parseAllDocuments(output).map((document) => {
-    if (document.errors.length > 0) throw new Error(`kubectl kustomize ${dir}: ${document.errors.map((e) => e.message).join('; ')}`);
+    if (document.errors.length > 0)
+      throw new Error(
+        `kubectl kustomize ${dir}: ${document.errors.map((e) => e.message).join('; ')}`,
+      );
     return document.toJS() as K8sObject;
   });
 }
@@ -129,9 +186,15 @@ function only<T>(objects: K8sObject[], kind: string): T & K8sObject {
 }
 
 /** Whether a label selector (matchLabels, or a Service's plain map) selects these labels. */
-function selects(selector: Record<string, string> | undefined, labels: Record<string, string> | undefined): boolean {
+function selects(
+  selector: Record<string, string> | undefined,
+  labels: Record<string, string> | undefined,
+): boolean {
   const entries = Object.entries(selector ?? {});
-  return entries.length > 0 && entries.every(([key, value]) => labels?.[key] === value);
+  return (
+    entries.length > 0 &&
+    entries.every(([key, value]) => labels?.[key] === value)
+  );
 }
 
 /** Every variable named in .env.example, set (`NAME=...`) or commented out (`# NAME=...`). */
@@ -145,19 +208,33 @@ function envExampleNames(): string[] {
 
 /** The environment of the API container: ConfigMap, then Secret (envFrom, later wins), then its own env. */
 function podEnvironment(objects: K8sObject[]): Record<string, string> {
-  const container = only<IDeployment>(objects, 'Deployment').spec!.template.spec!.containers[0];
+  const container = only<IDeployment>(objects, 'Deployment').spec!.template
+    .spec!.containers[0];
   const env: Record<string, string> = {};
   for (const source of container.envFrom ?? []) {
-    const found = objects.find((o) => o.metadata.name === (source.configMapRef ?? source.secretRef)?.name && o.kind === (source.configMapRef ? 'ConfigMap' : 'Secret'));
-    if (!found) throw new Error(`envFrom names ${JSON.stringify(source)}, which is not rendered`);
+    const found = objects.find(
+      (o) =>
+        o.metadata.name === (source.configMapRef ?? source.secretRef)?.name &&
+        o.kind === (source.configMapRef ? 'ConfigMap' : 'Secret'),
+    );
+    if (!found)
+      throw new Error(
+        `envFrom names ${JSON.stringify(source)}, which is not rendered`,
+      );
     const data = (found.data ?? {}) as Record<string, string>;
-    for (const [key, value] of Object.entries(data)) env[key] = found.kind === 'Secret' ? Buffer.from(value, 'base64').toString('utf8') : value;
+    for (const [key, value] of Object.entries(data))
+      env[key] =
+        found.kind === 'Secret'
+          ? Buffer.from(value, 'base64').toString('utf8')
+          : value;
   }
-  for (const variable of container.env ?? []) env[variable.name] = variable.value ?? '';
+  for (const variable of container.env ?? [])
+    env[variable.name] = variable.value ?? '';
   return env;
 }
 
-const SECRET_NAME = /SECRET|PEPPER|ENCRYPTION_KEY|API_KEY|ACCESS_KEY|^DATABASE_URL$|^REDIS_URL$|^SMTP_URL$/;
+const SECRET_NAME =
+  /SECRET|PEPPER|ENCRYPTION_KEY|API_KEY|ACCESS_KEY|^DATABASE_URL$|^REDIS_URL$|^SMTP_URL$/;
 
 describe('Kubernetes manifests', () => {
   const rendered = new Map<string, K8sObject[]>();
@@ -177,22 +254,39 @@ describe('Kubernetes manifests', () => {
       job = only<IJob>(objects, 'Job');
       config = only<IConfigMap>(objects, 'ConfigMap').data ?? {};
       const secret = only<ISecret>(objects, 'Secret');
-      secrets = Object.fromEntries(Object.entries(secret.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]));
-      for (const [key, value] of Object.entries(secret.stringData ?? {})) secrets[key] = value;
+      secrets = Object.fromEntries(
+        Object.entries(secret.data ?? {}).map(([key, value]) => [
+          key,
+          Buffer.from(value, 'base64').toString('utf8'),
+        ]),
+      );
+      for (const [key, value] of Object.entries(secret.stringData ?? {}))
+        secrets[key] = value;
     });
     const podSpec = () => deployment.spec!.template.spec!;
     const api = () => podSpec().containers[0];
 
     it('renders only kinds known here, each valid against its Kubernetes schema', () => {
       expect(objects.map((object) => object.kind).sort()).toEqual(
-        expect.arrayContaining(['ConfigMap', 'Deployment', 'HorizontalPodAutoscaler', 'Job', 'PodDisruptionBudget', 'Secret', 'Service', 'ServiceAccount']),
+        expect.arrayContaining([
+          'ConfigMap',
+          'Deployment',
+          'HorizontalPodAutoscaler',
+          'Job',
+          'PodDisruptionBudget',
+          'Secret',
+          'Service',
+          'ServiceAccount',
+        ]),
       );
       const problems: string[] = [];
       for (const object of objects) {
         try {
           validateObject(object);
         } catch (error) {
-          problems.push(`${object.kind}/${object.metadata?.name}: ${(error as Error).message}`);
+          problems.push(
+            `${object.kind}/${object.metadata?.name}: ${(error as Error).message}`,
+          );
         }
       }
       expect(problems).toEqual([]);
@@ -203,45 +297,90 @@ describe('Kubernetes manifests', () => {
     }, 60_000);
 
     it('labels every object (and the pod templates) app.kubernetes.io/name=chat-api', () => {
-      for (const object of objects.filter((o) => o.kind !== 'Namespace')) expect([object.kind, object.metadata.labels?.['app.kubernetes.io/name']]).toEqual([object.kind, 'chat-api']);
-      expect(deployment.spec!.template.metadata!.labels).toEqual(expect.objectContaining({ 'app.kubernetes.io/name': 'chat-api', 'app.kubernetes.io/part-of': 'chat-backend' }));
-      expect(job.spec!.template.metadata!.labels).toEqual(expect.objectContaining({ 'app.kubernetes.io/name': 'chat-api' }));
+      for (const object of objects.filter((o) => o.kind !== 'Namespace'))
+        expect([
+          object.kind,
+          object.metadata.labels?.['app.kubernetes.io/name'],
+        ]).toEqual([object.kind, 'chat-api']);
+      expect(deployment.spec!.template.metadata!.labels).toEqual(
+        expect.objectContaining({
+          'app.kubernetes.io/name': 'chat-api',
+          'app.kubernetes.io/part-of': 'chat-backend',
+        }),
+      );
+      expect(job.spec!.template.metadata!.labels).toEqual(
+        expect.objectContaining({ 'app.kubernetes.io/name': 'chat-api' }),
+      );
     });
 
     it('runs at least two replicas of the image, node dist/main.js on port 3000, with MIGRATE_AT_START=false', () => {
       expect(deployment.spec!.replicas).toBeGreaterThanOrEqual(2);
       expect(deployment.spec!.selector.matchLabels).toBeDefined();
-      expect(selects(deployment.spec!.selector.matchLabels, deployment.spec!.template.metadata!.labels)).toBe(true);
+      expect(
+        selects(
+          deployment.spec!.selector.matchLabels,
+          deployment.spec!.template.metadata!.labels,
+        ),
+      ).toBe(true);
       expect(podSpec().containers).toHaveLength(1);
       expect(api().command).toEqual(['node', 'dist/main.js']);
-      expect(api().ports).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'http', containerPort: Number(config.PORT) })]));
+      expect(api().ports).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({
+            name: 'http',
+            containerPort: Number(config.PORT),
+          }),
+        ]),
+      );
       expect(Number(config.PORT)).toBe(3000);
       expect(config.NODE_ENV).toBe('production');
-      expect(api().env).toEqual(expect.arrayContaining([{ name: 'MIGRATE_AT_START', value: 'false' }]));
+      expect(api().env).toEqual(
+        expect.arrayContaining([{ name: 'MIGRATE_AT_START', value: 'false' }]),
+      );
       expect(config.MIGRATE_AT_START).toBe('false');
     });
 
     it('probes start-up and liveness on /v1/health/live and readiness on /v1/health/ready', () => {
       const { startupProbe, livenessProbe, readinessProbe } = api();
-      expect(startupProbe?.httpGet).toEqual(expect.objectContaining({ path: '/v1/health/live', port: 'http' }));
-      expect(livenessProbe?.httpGet).toEqual(expect.objectContaining({ path: '/v1/health/live', port: 'http' }));
-      expect(readinessProbe?.httpGet).toEqual(expect.objectContaining({ path: '/v1/health/ready', port: 'http' }));
+      expect(startupProbe?.httpGet).toEqual(
+        expect.objectContaining({ path: '/v1/health/live', port: 'http' }),
+      );
+      expect(livenessProbe?.httpGet).toEqual(
+        expect.objectContaining({ path: '/v1/health/live', port: 'http' }),
+      );
+      expect(readinessProbe?.httpGet).toEqual(
+        expect.objectContaining({ path: '/v1/health/ready', port: 'http' }),
+      );
       // The start-up probe allows between 2 and 5 minutes before the container is restarted.
-      const startupSeconds = (startupProbe!.periodSeconds ?? 10) * (startupProbe!.failureThreshold ?? 3);
+      const startupSeconds =
+        (startupProbe!.periodSeconds ?? 10) *
+        (startupProbe!.failureThreshold ?? 3);
       expect(startupSeconds).toBeGreaterThanOrEqual(120);
       expect(startupSeconds).toBeLessThanOrEqual(300);
     });
 
     it('requests and limits CPU and memory for the API and the migration', () => {
       for (const container of [api(), job.spec!.template.spec!.containers[0]]) {
-        expect(Object.keys(container.resources?.requests ?? {}).sort()).toEqual(['cpu', 'memory']);
-        expect(Object.keys(container.resources?.limits ?? {}).sort()).toEqual(['cpu', 'memory']);
+        expect(Object.keys(container.resources?.requests ?? {}).sort()).toEqual(
+          ['cpu', 'memory'],
+        );
+        expect(Object.keys(container.resources?.limits ?? {}).sort()).toEqual([
+          'cpu',
+          'memory',
+        ]);
       }
     });
 
     it('runs as the non-root node user with a read-only root filesystem, no privilege escalation, no capabilities', () => {
       for (const pod of [podSpec(), job.spec!.template.spec!]) {
-        expect(pod.securityContext).toEqual(expect.objectContaining({ runAsNonRoot: true, runAsUser: 1000, runAsGroup: 1000, seccompProfile: { type: 'RuntimeDefault' } }));
+        expect(pod.securityContext).toEqual(
+          expect.objectContaining({
+            runAsNonRoot: true,
+            runAsUser: 1000,
+            runAsGroup: 1000,
+            seccompProfile: { type: 'RuntimeDefault' },
+          }),
+        );
         for (const container of pod.containers) {
           expect(container.securityContext).toEqual(
             expect.objectContaining({
@@ -260,8 +399,17 @@ describe('Kubernetes manifests', () => {
 
     it('mounts emptyDirs at /tmp and at STORAGE_DIR, the only writable places', () => {
       expect(config.STORAGE_DIR).toBe('/data/uploads');
-      const emptyDirs = new Set((podSpec().volumes ?? []).filter((volume) => volume.emptyDir).map((volume) => volume.name));
-      const mounts = Object.fromEntries((api().volumeMounts ?? []).map((mount) => [mount.mountPath, mount.name]));
+      const emptyDirs = new Set(
+        (podSpec().volumes ?? [])
+          .filter((volume) => volume.emptyDir)
+          .map((volume) => volume.name),
+      );
+      const mounts = Object.fromEntries(
+        (api().volumeMounts ?? []).map((mount) => [
+          mount.mountPath,
+          mount.name,
+        ]),
+      );
       expect(emptyDirs.has(mounts['/tmp'])).toBe(true);
       expect(emptyDirs.has(mounts[config.STORAGE_DIR])).toBe(true);
     });
@@ -272,107 +420,216 @@ describe('Kubernetes manifests', () => {
       const preStopSeconds = api().lifecycle?.preStop?.sleep?.seconds ?? 0;
       const grace = podSpec().terminationGracePeriodSeconds!;
       expect(grace * 1000).toBeGreaterThan(shutdownTimeoutMs);
-      expect(grace * 1000).toBeGreaterThan(preStopSeconds * 1000 + shutdownTimeoutMs);
+      expect(grace * 1000).toBeGreaterThan(
+        preStopSeconds * 1000 + shutdownTimeoutMs,
+      );
     });
 
     it('exposes the metrics port METRICS_PORT as the named port "metrics", with the Prometheus scrape annotations', () => {
       const metricsPort = Number(config.METRICS_PORT);
       expect(metricsPort).toBe(9464);
-      expect(api().ports).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'metrics', containerPort: metricsPort })]));
+      expect(api().ports).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({
+            name: 'metrics',
+            containerPort: metricsPort,
+          }),
+        ]),
+      );
       expect(deployment.spec!.template.metadata!.annotations).toEqual(
-        expect.objectContaining({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(metricsPort), 'prometheus.io/path': '/metrics' }),
+        expect.objectContaining({
+          'prometheus.io/scrape': 'true',
+          'prometheus.io/port': String(metricsPort),
+          'prometheus.io/path': '/metrics',
+        }),
       );
     });
 
     it('serves the pods through a ClusterIP Service, port 80 to the named port http, that never selects migration pods', () => {
       const service = only<IService>(objects, 'Service');
       expect(service.spec!.type).toBe('ClusterIP');
-      expect(service.spec!.ports).toEqual([expect.objectContaining({ name: 'http', port: 80, targetPort: 'http' })]);
-      expect(selects(service.spec!.selector, deployment.spec!.template.metadata!.labels)).toBe(true);
-      expect(selects(service.spec!.selector, job.spec!.template.metadata!.labels)).toBe(false);
+      expect(service.spec!.ports).toEqual([
+        expect.objectContaining({ name: 'http', port: 80, targetPort: 'http' }),
+      ]);
+      expect(
+        selects(
+          service.spec!.selector,
+          deployment.spec!.template.metadata!.labels,
+        ),
+      ).toBe(true);
+      expect(
+        selects(service.spec!.selector, job.spec!.template.metadata!.labels),
+      ).toBe(false);
     });
 
     it('has a PodDisruptionBudget over the API pods and an autoscaler of the Deployment from at least 2 replicas', () => {
       const pdb = only<IPodDisruptionBudget>(objects, 'PodDisruptionBudget');
-      expect(pdb.spec!.minAvailable !== undefined || pdb.spec!.maxUnavailable !== undefined).toBe(true);
-      expect(selects(pdb.spec!.selector?.matchLabels, deployment.spec!.template.metadata!.labels)).toBe(true);
-      expect(selects(pdb.spec!.selector?.matchLabels, job.spec!.template.metadata!.labels)).toBe(false);
-      const hpa = only<IHorizontalPodAutoscaler>(objects, 'HorizontalPodAutoscaler');
-      expect(hpa.spec!.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: deployment.metadata.name });
+      expect(
+        pdb.spec!.minAvailable !== undefined ||
+          pdb.spec!.maxUnavailable !== undefined,
+      ).toBe(true);
+      expect(
+        selects(
+          pdb.spec!.selector?.matchLabels,
+          deployment.spec!.template.metadata!.labels,
+        ),
+      ).toBe(true);
+      expect(
+        selects(
+          pdb.spec!.selector?.matchLabels,
+          job.spec!.template.metadata!.labels,
+        ),
+      ).toBe(false);
+      const hpa = only<IHorizontalPodAutoscaler>(
+        objects,
+        'HorizontalPodAutoscaler',
+      );
+      expect(hpa.spec!.scaleTargetRef).toEqual({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        name: deployment.metadata.name,
+      });
       expect(hpa.spec!.minReplicas).toBeGreaterThanOrEqual(2);
-      expect(hpa.spec!.maxReplicas).toBeGreaterThanOrEqual(hpa.spec!.minReplicas!);
+      expect(hpa.spec!.maxReplicas).toBeGreaterThanOrEqual(
+        hpa.spec!.minReplicas!,
+      );
       expect(hpa.spec!.metrics).toEqual(
-        expect.arrayContaining([expect.objectContaining({ type: 'Resource', resource: expect.objectContaining({ name: 'cpu', target: expect.objectContaining({ type: 'Utilization' }) }) })]),
+        expect.arrayContaining([
+          expect.objectContaining({
+            type: 'Resource',
+            resource: expect.objectContaining({
+              name: 'cpu',
+              target: expect.objectContaining({ type: 'Utilization' }),
+            }),
+          }),
+        ]),
       );
     });
 
     it('migrates in a Job running node dist/migrate.js with the same image, configuration and security context', () => {
       const migrate = job.spec!.template.spec!.containers[0];
-      expect([...(migrate.command ?? []), ...(migrate.args ?? [])]).toEqual(expect.arrayContaining(['dist/migrate.js']));
+      expect([...(migrate.command ?? []), ...(migrate.args ?? [])]).toEqual(
+        expect.arrayContaining(['dist/migrate.js']),
+      );
       expect(migrate.image).toBe(api().image);
       expect(migrate.envFrom).toEqual(api().envFrom);
       expect(migrate.securityContext).toEqual(api().securityContext);
-      expect(job.spec!.template.spec!.securityContext).toEqual(podSpec().securityContext);
+      expect(job.spec!.template.spec!.securityContext).toEqual(
+        podSpec().securityContext,
+      );
       expect(job.spec!.template.spec!.restartPolicy).toBe('Never');
       expect(job.spec!.backoffLimit).toBeGreaterThanOrEqual(1);
       expect(job.spec!.ttlSecondsAfterFinished).toBeGreaterThan(0);
     });
 
     it('feeds the pods the rendered ConfigMap and Secret through envFrom', () => {
-      const configMapName = only<IConfigMap>(objects, 'ConfigMap').metadata.name;
+      const configMapName = only<IConfigMap>(objects, 'ConfigMap').metadata
+        .name;
       const secretName = only<ISecret>(objects, 'Secret').metadata.name;
       expect(configMapName).toMatch(/^chat-api-config(-[a-z0-9]+)?$/);
       expect(secretName).toMatch(/^chat-api-secrets(-[a-z0-9]+)?$/);
-      expect(api().envFrom).toEqual([{ configMapRef: { name: configMapName } }, { secretRef: { name: secretName } }]);
+      expect(api().envFrom).toEqual([
+        { configMapRef: { name: configMapName } },
+        { secretRef: { name: secretName } },
+      ]);
     });
 
     it('names every variable of .env.example (and of the env schema) in the ConfigMap or the Secret, secrets only in the Secret', () => {
       const names = envExampleNames();
-      expect(names).toEqual(expect.arrayContaining(['NODE_ENV', 'DATABASE_URL', 'SHUTDOWN_TIMEOUT_MS', 'S3_SECRET_ACCESS_KEY']));
+      expect(names).toEqual(
+        expect.arrayContaining([
+          'NODE_ENV',
+          'DATABASE_URL',
+          'SHUTDOWN_TIMEOUT_MS',
+          'S3_SECRET_ACCESS_KEY',
+        ]),
+      );
       const keys = new Set([...Object.keys(config), ...Object.keys(secrets)]);
       expect(names.filter((name) => !keys.has(name))).toEqual([]);
       expect(ENV_VARIABLES.filter((name) => !keys.has(name))).toEqual([]);
       expect(Object.keys(config).filter((name) => name in secrets)).toEqual([]);
-      expect(Object.keys(config).filter((name) => SECRET_NAME.test(name))).toEqual([]);
-      expect(Object.keys(secrets).sort()).toEqual(expect.arrayContaining(['DATABASE_URL', 'PASSWORD_PEPPER', 'REDIS_URL', 'S3_SECRET_ACCESS_KEY', 'SESSION_SECRET', 'SMTP_URL']));
+      expect(
+        Object.keys(config).filter((name) => SECRET_NAME.test(name)),
+      ).toEqual([]);
+      expect(Object.keys(secrets).sort()).toEqual(
+        expect.arrayContaining([
+          'DATABASE_URL',
+          'PASSWORD_PEPPER',
+          'REDIS_URL',
+          'S3_SECRET_ACCESS_KEY',
+          'SESSION_SECRET',
+          'SMTP_URL',
+        ]),
+      );
     });
 
     it('holds placeholders only in the Secret, never real secrets', () => {
-      const placeholder = dir.endsWith('base') ? /^(change-me)?$/ : /^$|CHANGE-ME/;
-      expect(Object.entries(secrets).filter(([, value]) => !placeholder.test(value))).toEqual([]);
+      const placeholder = dir.endsWith('base')
+        ? /^(change-me)?$/
+        : /^$|CHANGE-ME/;
+      expect(
+        Object.entries(secrets).filter(([, value]) => !placeholder.test(value)),
+      ).toEqual([]);
     });
 
     if (dir.endsWith('base')) {
       it('cannot start with any of its placeholders: the service then names the secret to set', () => {
         expect(() => loadConfig(podEnvironment(objects))).toThrow(ConfigError);
         // Each placeholder alone, in the otherwise valid configuration of the example overlay.
-        const valid = podEnvironment(rendered.get('deploy/kubernetes/overlays/example')!);
-        const placeholders = Object.keys(secrets).filter((name) => secrets[name] === 'change-me');
-        expect(placeholders.sort()).toEqual(['DATABASE_URL', 'DATA_ENCRYPTION_KEY', 'PASSWORD_PEPPER', 'REDIS_URL', 'SESSION_SECRET']);
-        for (const name of placeholders) expect(() => loadConfig({ ...valid, [name]: 'change-me' })).toThrow(new RegExp(`- ${name}:`));
+        const valid = podEnvironment(
+          rendered.get('deploy/kubernetes/overlays/example')!,
+        );
+        const placeholders = Object.keys(secrets).filter(
+          (name) => secrets[name] === 'change-me',
+        );
+        expect(placeholders.sort()).toEqual([
+          'DATABASE_URL',
+          'DATA_ENCRYPTION_KEY',
+          'PASSWORD_PEPPER',
+          'REDIS_URL',
+          'SESSION_SECRET',
+        ]);
+        for (const name of placeholders)
+          expect(() => loadConfig({ ...valid, [name]: 'change-me' })).toThrow(
+            new RegExp(`- ${name}:`),
+          );
       });
     } else {
       it('is a configuration the service accepts in production, with uploads on S3 for its several replicas', () => {
         const appConfig = loadConfig(podEnvironment(objects));
         expect(appConfig.env).toBe('production');
         expect(config.S3_BUCKET).not.toBe('');
-        expect(appConfig.http.shutdownTimeoutMs).toBe(Number(config.SHUTDOWN_TIMEOUT_MS));
+        expect(appConfig.http.shutdownTimeoutMs).toBe(
+          Number(config.SHUTDOWN_TIMEOUT_MS),
+        );
       });
 
       it('sets the namespace, a tagged image and its own sizing', () => {
         const namespace = only<K8sObject>(objects, 'Namespace').metadata.name;
-        for (const object of objects.filter((o) => o.kind !== 'Namespace')) expect([object.kind, object.metadata.namespace]).toEqual([object.kind, namespace]);
+        for (const object of objects.filter((o) => o.kind !== 'Namespace'))
+          expect([object.kind, object.metadata.namespace]).toEqual([
+            object.kind,
+            namespace,
+          ]);
         expect(api().image).toMatch(/^[^:]+\/[^:]+:[\w.-]+$/);
         expect(api().image).not.toMatch(/:latest$/);
-        const base = only<IDeployment>(rendered.get('deploy/kubernetes/base')!, 'Deployment');
+        const base = only<IDeployment>(
+          rendered.get('deploy/kubernetes/base')!,
+          'Deployment',
+        );
         expect(deployment.spec!.replicas).not.toBe(base.spec!.replicas);
-        expect(api().resources).not.toEqual(base.spec!.template.spec!.containers[0].resources);
+        expect(api().resources).not.toEqual(
+          base.spec!.template.spec!.containers[0].resources,
+        );
       });
     }
   });
 
   describe('the validation itself', () => {
-    const deployment = () => structuredClone(only<IDeployment>(render(KUSTOMIZE_DIRS[0]), 'Deployment')) as K8sObject & IDeployment;
+    const deployment = () =>
+      structuredClone(
+        only<IDeployment>(render(KUSTOMIZE_DIRS[0]), 'Deployment'),
+      ) as K8sObject & IDeployment;
 
     it('rejects a field of the wrong type', () => {
       const bad = deployment();
@@ -382,16 +639,25 @@ describe('Kubernetes manifests', () => {
     });
 
     it('rejects a kind it has no model for, so nothing goes unvalidated', () => {
-      expect(() => validateObject({ apiVersion: 'example.com/v1', kind: 'Frobnicator', metadata: { name: 'x' } })).toThrow(/unknown kind Frobnicator/);
+      expect(() =>
+        validateObject({
+          apiVersion: 'example.com/v1',
+          kind: 'Frobnicator',
+          metadata: { name: 'x' },
+        }),
+      ).toThrow(/unknown kind Frobnicator/);
     });
 
     it('reports a misspelled field, which the schema validation alone lets through', () => {
       const bad = deployment();
-      const container = bad.spec!.template.spec!.containers[0] as unknown as Record<string, unknown>;
+      const container = bad.spec!.template.spec!
+        .containers[0] as unknown as Record<string, unknown>;
       container.readinessProb = container.readinessProbe;
       delete container.readinessProbe;
       expect(() => validateObject(bad)).not.toThrow();
-      expect(fieldProblems([bad])).toEqual([expect.stringContaining('readinessProb')]);
+      expect(fieldProblems([bad])).toEqual([
+        expect.stringContaining('readinessProb'),
+      ]);
     }, 60_000);
   });
 });

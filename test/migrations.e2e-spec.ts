@@ -1,17 +1,32 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { applyMigrations } from '../src/infra/prisma/migrator';
 import { sql } from './support/sql';
 import { diffMigrationsToSchema } from '../scripts/lib/schema-engine';
-import { createScratchDatabase, withDatabase, type ScratchDatabase } from '../scripts/lib/scratch-database';
+import {
+  createScratchDatabase,
+  withDatabase,
+  type ScratchDatabase,
+} from '../scripts/lib/scratch-database';
 
 const MIGRATIONS_DIR = resolve(__dirname, '..', 'prisma', 'migrations');
 const SCHEMA_PATH = resolve(__dirname, '..', 'prisma', 'schema.prisma');
 const SERVER_URL = withDatabase(
-  process.env.DATABASE_URL ?? process.env.TEST_DATABASE_SERVER_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres',
+  process.env.DATABASE_URL ??
+    process.env.TEST_DATABASE_SERVER_URL ??
+    'postgresql://postgres@127.0.0.1:5432/postgres',
   'postgres',
 );
 
@@ -54,18 +69,31 @@ describe('database migrations', () => {
     ]);
     expect([...runs[0].applied, ...runs[1].applied].sort()).toEqual(committed);
 
-    const rows = await query<{ migration_name: string; checksum: string; finished_at: Date | null; applied_steps_count: number }>(
+    const rows = await query<{
+      migration_name: string;
+      checksum: string;
+      finished_at: Date | null;
+      applied_steps_count: number;
+    }>(
       url,
       'SELECT migration_name, checksum, finished_at, applied_steps_count FROM "_prisma_migrations" ORDER BY migration_name',
     );
     expect(rows.map((row) => row.migration_name)).toEqual(committed);
     for (const row of rows) {
-      expect(row.checksum).toBe(sha256(readFileSync(join(MIGRATIONS_DIR, row.migration_name, 'migration.sql'))));
+      expect(row.checksum).toBe(
+        sha256(
+          readFileSync(
+            join(MIGRATIONS_DIR, row.migration_name, 'migration.sql'),
+          ),
+        ),
+      );
       expect(row.finished_at).toBeInstanceOf(Date);
       expect(row.applied_steps_count).toBe(1);
     }
 
-    await expect(applyMigrations({ databaseUrl: url, migrationsDir: MIGRATIONS_DIR })).resolves.toEqual({ applied: [] });
+    await expect(
+      applyMigrations({ databaseUrl: url, migrationsDir: MIGRATIONS_DIR }),
+    ).resolves.toEqual({ applied: [] });
   });
 
   it('refuses a migration that was edited after it was applied', async () => {
@@ -73,9 +101,14 @@ describe('database migrations', () => {
     const dir = copyOfMigrations('edited');
     await applyMigrations({ databaseUrl: url, migrationsDir: dir });
     const edited = committed[committed.length - 1];
-    appendFileSync(join(dir, edited, 'migration.sql'), '\n-- edited after apply\n');
+    appendFileSync(
+      join(dir, edited, 'migration.sql'),
+      '\n-- edited after apply\n',
+    );
 
-    await expect(applyMigrations({ databaseUrl: url, migrationsDir: dir })).rejects.toThrow(
+    await expect(
+      applyMigrations({ databaseUrl: url, migrationsDir: dir }),
+    ).rejects.toThrow(
       new RegExp(`Migration ${edited} was edited after it was applied`),
     );
   });
@@ -91,42 +124,67 @@ describe('database migrations', () => {
     );
 
     const run = applyMigrations({ databaseUrl: url, migrationsDir: dir });
-    await expect(run).rejects.toThrow(`Migration ${broken} failed: relation "MissingTable" does not exist`);
+    await expect(run).rejects.toThrow(
+      `Migration ${broken} failed: relation "MissingTable" does not exist`,
+    );
 
-    const rows = await query<{ migration_name: string }>(url, 'SELECT migration_name FROM "_prisma_migrations"');
+    const rows = await query<{ migration_name: string }>(
+      url,
+      'SELECT migration_name FROM "_prisma_migrations"',
+    );
     expect(rows.map((row) => row.migration_name).sort()).toEqual(committed);
-    const tables = await query(url, `SELECT 1 FROM information_schema.tables WHERE table_name = 'PartialTable'`);
+    const tables = await query(
+      url,
+      `SELECT 1 FROM information_schema.tables WHERE table_name = 'PartialTable'`,
+    );
     expect(tables).toHaveLength(0);
   });
 
   it('refuses to run while a migration is recorded as failed', async () => {
     const url = await freshDatabase();
     await applyMigrations({ databaseUrl: url, migrationsDir: MIGRATIONS_DIR });
-    await query(url, `UPDATE "_prisma_migrations" SET finished_at = NULL WHERE migration_name = $1`, [committed[0]]);
-
-    await expect(applyMigrations({ databaseUrl: url, migrationsDir: MIGRATIONS_DIR })).rejects.toThrow(
-      `Migration ${committed[0]} failed in a previous run`,
+    await query(
+      url,
+      `UPDATE "_prisma_migrations" SET finished_at = NULL WHERE migration_name = $1`,
+      [committed[0]],
     );
+
+    await expect(
+      applyMigrations({ databaseUrl: url, migrationsDir: MIGRATIONS_DIR }),
+    ).rejects.toThrow(`Migration ${committed[0]} failed in a previous run`);
   });
 
   it('has no drift: the committed migrations produce exactly prisma/schema.prisma', async () => {
     const shadowDatabaseUrl = await freshDatabase();
-    const sql = await diffMigrationsToSchema({ shadowDatabaseUrl, migrationsDir: MIGRATIONS_DIR, schemaPath: SCHEMA_PATH });
+    const sql = await diffMigrationsToSchema({
+      shadowDatabaseUrl,
+      migrationsDir: MIGRATIONS_DIR,
+      schemaPath: SCHEMA_PATH,
+    });
     if (sql !== null) {
-      throw new Error(`prisma/schema.prisma differs from prisma/migrations: run npm run db:migrate:create -- <name>\n${sql}`);
+      throw new Error(
+        `prisma/schema.prisma differs from prisma/migrations: run npm run db:migrate:create -- <name>\n${sql}`,
+      );
     }
   });
 
   it('npm run db:migrate applies the migrations to DATABASE_URL, and a second run finds nothing to do', async () => {
     const url = await freshDatabase();
     const migrate = () =>
-      spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'scripts/db.ts', 'migrate'], {
-        cwd: resolve(__dirname, '..'),
-        env: { ...process.env, DATABASE_URL: url },
-        encoding: 'utf8',
-      });
+      spawnSync(
+        process.execPath,
+        ['-r', 'ts-node/register/transpile-only', 'scripts/db.ts', 'migrate'],
+        {
+          cwd: resolve(__dirname, '..'),
+          env: { ...process.env, DATABASE_URL: url },
+          encoding: 'utf8',
+        },
+      );
     expect(migrate().status).toBe(0);
-    const rows = await query<{ migration_name: string }>(url, 'SELECT migration_name FROM "_prisma_migrations" ORDER BY 1');
+    const rows = await query<{ migration_name: string }>(
+      url,
+      'SELECT migration_name FROM "_prisma_migrations" ORDER BY 1',
+    );
     expect(rows.map((row) => row.migration_name)).toEqual(committed);
     const again = migrate();
     expect(again.status).toBe(0);
@@ -137,20 +195,44 @@ describe('database migrations', () => {
     const prismaDir = join(tempDir, 'create');
     cpSync(resolve(__dirname, '..', 'prisma'), prismaDir, { recursive: true });
     const schema = readFileSync(join(prismaDir, 'schema.prisma'), 'utf8');
-    writeFileSync(join(prismaDir, 'schema.prisma'), schema.replace(/(model User \{\n)/, '$1  nickname String?\n'));
+    writeFileSync(
+      join(prismaDir, 'schema.prisma'),
+      schema.replace(/(model User \{\n)/, '$1  nickname String?\n'),
+    );
     const create = () =>
-      spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'scripts/db.ts', 'create', 'add_nickname'], {
-        cwd: resolve(__dirname, '..'),
-        env: { ...process.env, PRISMA_DIR: prismaDir, DATABASE_URL: SERVER_URL },
-        encoding: 'utf8',
-      });
+      spawnSync(
+        process.execPath,
+        [
+          '-r',
+          'ts-node/register/transpile-only',
+          'scripts/db.ts',
+          'create',
+          'add_nickname',
+        ],
+        {
+          cwd: resolve(__dirname, '..'),
+          env: {
+            ...process.env,
+            PRISMA_DIR: prismaDir,
+            DATABASE_URL: SERVER_URL,
+          },
+          encoding: 'utf8',
+        },
+      );
 
     const first = create();
     expect(first.status).toBe(0);
-    const created = readdirSync(join(prismaDir, 'migrations')).filter((name) => name.endsWith('_add_nickname'));
+    const created = readdirSync(join(prismaDir, 'migrations')).filter((name) =>
+      name.endsWith('_add_nickname'),
+    );
     expect(created).toHaveLength(1);
     expect(created[0]).toMatch(/^\d{14}_add_nickname$/);
-    expect(readFileSync(join(prismaDir, 'migrations', created[0], 'migration.sql'), 'utf8')).toContain('ALTER TABLE "User" ADD COLUMN     "nickname" TEXT');
+    expect(
+      readFileSync(
+        join(prismaDir, 'migrations', created[0], 'migration.sql'),
+        'utf8',
+      ),
+    ).toContain('ALTER TABLE "User" ADD COLUMN     "nickname" TEXT');
 
     const second = create();
     expect(second.status).toBe(0);
@@ -172,19 +254,34 @@ describe('database migrations', () => {
          VALUES ('00000000-0000-7000-8000-000000000003', '00000000-0000-7000-8000-000000000002', 1, 'original')`,
     );
 
-    await expect(query(url, `UPDATE "SkillVersion" SET instruction = 'changed'`)).rejects.toMatchObject({
+    await expect(
+      query(url, `UPDATE "SkillVersion" SET instruction = 'changed'`),
+    ).rejects.toMatchObject({
       message: 'skill versions are immutable',
       code: 'P0001',
     });
-    const rows = await query<{ instruction: string }>(url, 'SELECT instruction FROM "SkillVersion"');
+    const rows = await query<{ instruction: string }>(
+      url,
+      'SELECT instruction FROM "SkillVersion"',
+    );
     expect(rows).toEqual([{ instruction: 'original' }]);
 
     // Credits never go negative, whatever a buggy conditional update tries.
-    await query(url, `INSERT INTO "DailyUsage" ("userId", day) VALUES ('00000000-0000-7000-8000-000000000001', '2026-01-01')`);
-    await expect(query(url, `UPDATE "DailyUsage" SET reserved = reserved - 1`)).rejects.toMatchObject({ code: '23514' });
+    await query(
+      url,
+      `INSERT INTO "DailyUsage" ("userId", day) VALUES ('00000000-0000-7000-8000-000000000001', '2026-01-01')`,
+    );
+    await expect(
+      query(url, `UPDATE "DailyUsage" SET reserved = reserved - 1`),
+    ).rejects.toMatchObject({ code: '23514' });
     // Money records keep their user: deleting a user with ledger entries is refused.
-    await query(url, `INSERT INTO "LedgerEntry" (id, "userId", kind, status, credits) VALUES ('00000000-0000-7000-8000-000000000004', '00000000-0000-7000-8000-000000000001', 'usage', 'completed', 1)`);
-    await expect(query(url, `DELETE FROM "User"`)).rejects.toMatchObject({ code: expect.stringMatching(/^(23001|23503)$/) }); // restrict_violation (PG 18) or foreign_key_violation (PG 15)
+    await query(
+      url,
+      `INSERT INTO "LedgerEntry" (id, "userId", kind, status, credits) VALUES ('00000000-0000-7000-8000-000000000004', '00000000-0000-7000-8000-000000000001', 'usage', 'completed', 1)`,
+    );
+    await expect(query(url, `DELETE FROM "User"`)).rejects.toMatchObject({
+      code: expect.stringMatching(/^(23001|23503)$/),
+    }); // restrict_violation (PG 18) or foreign_key_violation (PG 15)
   });
 });
 
@@ -192,4 +289,8 @@ function sha256(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-const query = <T = Record<string, unknown>>(url: string, text: string, values: unknown[] = []) => sql<T>(text, values, url);
+const query = <T = Record<string, unknown>>(
+  url: string,
+  text: string,
+  values: unknown[] = [],
+) => sql<T>(text, values, url);

@@ -3,7 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { loadConfig } from '../src/config/load-config';
 import { ModelProviders } from '../src/models/model-providers';
 import { LEADING_USER_PLACEHOLDER } from '../src/models/providers/anthropic.provider';
-import { ChatMessage, GenerationEvent, ModelProvider, ProviderError } from '../src/models/providers/model-provider';
+import {
+  ChatMessage,
+  GenerationEvent,
+  ModelProvider,
+  ProviderError,
+} from '../src/models/providers/model-provider';
 import { chat, listen } from './support/chat-client';
 import { FakeModelServer } from './support/fake-model-servers';
 import { registerUser } from './support/factories';
@@ -21,10 +26,20 @@ const messages: ChatMessage[] = [
 ];
 
 /** Every event until the end, or the error that ended the stream with the events before it. */
-async function run(provider: ModelProvider, signal?: AbortSignal, input: ChatMessage[] = messages): Promise<{ events: GenerationEvent[]; error?: unknown }> {
+async function run(
+  provider: ModelProvider,
+  signal?: AbortSignal,
+  input: ChatMessage[] = messages,
+): Promise<{ events: GenerationEvent[]; error?: unknown }> {
   const events: GenerationEvent[] = [];
   try {
-    for await (const event of provider.stream({ upstreamModel: 'test-model', messages: input, maxOutputTokens: 50, signal })) events.push(event);
+    for await (const event of provider.stream({
+      upstreamModel: 'test-model',
+      messages: input,
+      maxOutputTokens: 50,
+      signal,
+    }))
+      events.push(event);
     return { events };
   } catch (error) {
     return { events, error };
@@ -32,10 +47,15 @@ async function run(provider: ModelProvider, signal?: AbortSignal, input: ChatMes
 }
 
 function texts(events: GenerationEvent[]): string {
-  return events.map((event) => (event.type === 'text' ? event.text : '')).join('');
+  return events
+    .map((event) => (event.type === 'text' ? event.text : ''))
+    .join('');
 }
 
-async function until(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
+async function until(
+  condition: () => boolean,
+  timeoutMs = 2_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
@@ -47,7 +67,8 @@ async function until(condition: () => boolean, timeoutMs = 2_000): Promise<void>
 function safeMessage(error: unknown): string {
   expect(error).toBeInstanceOf(ProviderError);
   const text = `${(error as Error).message} ${(error as Error).stack ?? ''}`;
-  for (const secret of [OPENAI_KEY, ANTHROPIC_KEY, PROMPT, 'Be brief.']) expect(text).not.toContain(secret);
+  for (const secret of [OPENAI_KEY, ANTHROPIC_KEY, PROMPT, 'Be brief.'])
+    expect(text).not.toContain(secret);
   return (error as Error).message;
 }
 
@@ -56,7 +77,14 @@ describe('model provider adapters on the wire', () => {
   let providers: ModelProviders;
   beforeAll(async () => {
     fake = await new FakeModelServer().start();
-    providers = new ModelProviders(loadConfig({ OPENAI_API_KEY: OPENAI_KEY, OPENAI_BASE_URL: fake.baseUrl, ANTHROPIC_API_KEY: ANTHROPIC_KEY, ANTHROPIC_BASE_URL: fake.baseUrl }));
+    providers = new ModelProviders(
+      loadConfig({
+        OPENAI_API_KEY: OPENAI_KEY,
+        OPENAI_BASE_URL: fake.baseUrl,
+        ANTHROPIC_API_KEY: ANTHROPIC_KEY,
+        ANTHROPIC_BASE_URL: fake.baseUrl,
+      }),
+    );
   });
   afterAll(async () => {
     await providers.onModuleDestroy();
@@ -71,25 +99,42 @@ describe('model provider adapters on the wire', () => {
   describe.each(['openai', 'anthropic'])('%s', (name) => {
     it('an HTTP error with a JSON body: a ProviderError naming the status and the provider’s message, once, without key or prompt', async () => {
       const key = name === 'openai' ? OPENAI_KEY : ANTHROPIC_KEY;
-      fake.mode = { kind: 'http-error', status: 401, message: `Incorrect API key provided: ${key}. You can find your API key at https://example.test` };
+      fake.mode = {
+        kind: 'http-error',
+        status: 401,
+        message: `Incorrect API key provided: ${key}. You can find your API key at https://example.test`,
+      };
       const { events, error } = await run(providers.configured(name));
       expect(events).toEqual([]);
-      expect(safeMessage(error)).toBe(`${name}: HTTP 401: Incorrect API key provided: [redacted]. You can find your API key at https://example.test`);
+      expect(safeMessage(error)).toBe(
+        `${name}: HTTP 401: Incorrect API key provided: [redacted]. You can find your API key at https://example.test`,
+      );
       expect(fake.requests).toHaveLength(1);
     });
 
     it('an HTTP error with a page that is not JSON: the status only', async () => {
-      fake.mode = { kind: 'http-error', status: 502, message: 'Bad Gateway', html: true };
+      fake.mode = {
+        kind: 'http-error',
+        status: 502,
+        message: 'Bad Gateway',
+        html: true,
+      };
       const { error } = await run(providers.configured(name));
       expect(safeMessage(error)).toBe(`${name}: HTTP 502`);
     });
 
     it('an error event mid-stream: the text before it, then a ProviderError with the provider’s message', async () => {
-      fake.mode = { kind: 'error-after', words: ['partial', ' text'], message: 'Overloaded, try later' };
+      fake.mode = {
+        kind: 'error-after',
+        words: ['partial', ' text'],
+        message: 'Overloaded, try later',
+      };
       const { events, error } = await run(providers.configured(name));
       expect(texts(events)).toBe('partial text');
       expect(events.some((event) => event.type === 'usage')).toBe(false);
-      expect(safeMessage(error)).toBe(`${name}: error event: Overloaded, try later`);
+      expect(safeMessage(error)).toBe(
+        `${name}: error event: Overloaded, try later`,
+      );
     });
 
     it('a connection broken mid-stream: the text before it, then a ProviderError', async () => {
@@ -100,10 +145,25 @@ describe('model provider adapters on the wire', () => {
     });
 
     it('an abort closes the upstream request at once', async () => {
-      fake.mode = { kind: 'ok', words: ['first', ' never'], holdLast: new Promise<void>(() => undefined) };
+      fake.mode = {
+        kind: 'ok',
+        words: ['first', ' never'],
+        holdLast: new Promise<void>(() => undefined),
+      };
       const abort = new AbortController();
-      const iterator = providers.configured(name).stream({ upstreamModel: 'm', messages, maxOutputTokens: 10, signal: abort.signal })[Symbol.asyncIterator]();
-      expect((await iterator.next()).value).toEqual({ type: 'text', text: 'first' });
+      const iterator = providers
+        .configured(name)
+        .stream({
+          upstreamModel: 'm',
+          messages,
+          maxOutputTokens: 10,
+          signal: abort.signal,
+        })
+        [Symbol.asyncIterator]();
+      expect((await iterator.next()).value).toEqual({
+        type: 'text',
+        text: 'first',
+      });
       const pending = iterator.next();
       const started = Date.now();
       abort.abort();
@@ -113,9 +173,19 @@ describe('model provider adapters on the wire', () => {
     });
 
     it('a consumer that stops reading closes the upstream request too', async () => {
-      fake.mode = { kind: 'ok', words: ['first', ' never'], holdLast: new Promise<void>(() => undefined) };
-      const iterator = providers.configured(name).stream({ upstreamModel: 'm', messages, maxOutputTokens: 10 })[Symbol.asyncIterator]();
-      expect((await iterator.next()).value).toEqual({ type: 'text', text: 'first' });
+      fake.mode = {
+        kind: 'ok',
+        words: ['first', ' never'],
+        holdLast: new Promise<void>(() => undefined),
+      };
+      const iterator = providers
+        .configured(name)
+        .stream({ upstreamModel: 'm', messages, maxOutputTokens: 10 })
+        [Symbol.asyncIterator]();
+      expect((await iterator.next()).value).toEqual({
+        type: 'text',
+        text: 'first',
+      });
       await iterator.return?.(undefined);
       await until(() => fake.closedEarly === 1);
     });
@@ -135,7 +205,12 @@ describe('model provider adapters on the wire', () => {
     await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
     const port = (probe.address() as AddressInfo).port;
     await new Promise((done) => probe.close(done));
-    const offline = new ModelProviders(loadConfig({ OPENAI_API_KEY: OPENAI_KEY, OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1` }));
+    const offline = new ModelProviders(
+      loadConfig({
+        OPENAI_API_KEY: OPENAI_KEY,
+        OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+      }),
+    );
     try {
       const { error } = await run(offline.configured('openai'));
       expect(safeMessage(error)).toMatch(/^openai: .*ECONNREFUSED/);
@@ -156,8 +231,16 @@ describe('model provider adapters on the wire', () => {
       { role: 'assistant', content: 'b' },
       { role: 'user', content: 'three' },
     ];
-    const { events } = await run(providers.configured('anthropic'), undefined, conversation);
-    expect(events.at(-1)).toEqual({ type: 'usage', inputTokens: 7, outputTokens: 2 });
+    const { events } = await run(
+      providers.configured('anthropic'),
+      undefined,
+      conversation,
+    );
+    expect(events.at(-1)).toEqual({
+      type: 'usage',
+      inputTokens: 7,
+      outputTokens: 2,
+    });
     expect(fake.requests).toEqual([
       {
         path: '/messages',
@@ -219,7 +302,12 @@ describe('provider failures in the running service', () => {
   let base: string;
   beforeAll(async () => {
     fake = await new FakeModelServer().start();
-    t = await bootTestApp({ OPENAI_API_KEY: OPENAI_KEY, OPENAI_BASE_URL: fake.baseUrl, ANTHROPIC_API_KEY: ANTHROPIC_KEY, ANTHROPIC_BASE_URL: fake.baseUrl });
+    t = await bootTestApp({
+      OPENAI_API_KEY: OPENAI_KEY,
+      OPENAI_BASE_URL: fake.baseUrl,
+      ANTHROPIC_API_KEY: ANTHROPIC_KEY,
+      ANTHROPIC_BASE_URL: fake.baseUrl,
+    });
     base = await listen(t);
   });
   afterAll(async () => {
@@ -230,24 +318,64 @@ describe('provider failures in the running service', () => {
   it('no log line and no response carries the prompt or a key, while the provider’s reason is logged', async () => {
     const user = await registerUser(t.http);
     await sql(`UPDATE "User" SET "planCode" = 'pro' WHERE id = $1`, [user.id]);
-    const cases: { model: string; mode: FakeModelServer['mode']; reason: string }[] = [
-      { model: 'openai/gpt-4o-mini', mode: { kind: 'http-error', status: 400, message: `Invalid request for key ${OPENAI_KEY}` }, reason: 'openai: HTTP 400: Invalid request for key [redacted]' },
-      { model: 'anthropic/claude-haiku-4-5', mode: { kind: 'http-error', status: 529, message: 'Overloaded' }, reason: 'anthropic: HTTP 529: Overloaded' },
-      { model: 'openai/gpt-4o-mini', mode: { kind: 'error-after', words: ['some'], message: 'The server had an error' }, reason: 'openai: error event: The server had an error' },
-      { model: 'anthropic/claude-haiku-4-5', mode: { kind: 'error-after', words: ['some'], message: 'Overloaded' }, reason: 'anthropic: error event: Overloaded' },
-      { model: 'anthropic/claude-haiku-4-5', mode: { kind: 'break-after', words: ['some'] }, reason: 'anthropic: ' },
+    const cases: {
+      model: string;
+      mode: FakeModelServer['mode'];
+      reason: string;
+    }[] = [
+      {
+        model: 'openai/gpt-4o-mini',
+        mode: {
+          kind: 'http-error',
+          status: 400,
+          message: `Invalid request for key ${OPENAI_KEY}`,
+        },
+        reason: 'openai: HTTP 400: Invalid request for key [redacted]',
+      },
+      {
+        model: 'anthropic/claude-haiku-4-5',
+        mode: { kind: 'http-error', status: 529, message: 'Overloaded' },
+        reason: 'anthropic: HTTP 529: Overloaded',
+      },
+      {
+        model: 'openai/gpt-4o-mini',
+        mode: {
+          kind: 'error-after',
+          words: ['some'],
+          message: 'The server had an error',
+        },
+        reason: 'openai: error event: The server had an error',
+      },
+      {
+        model: 'anthropic/claude-haiku-4-5',
+        mode: { kind: 'error-after', words: ['some'], message: 'Overloaded' },
+        reason: 'anthropic: error event: Overloaded',
+      },
+      {
+        model: 'anthropic/claude-haiku-4-5',
+        mode: { kind: 'break-after', words: ['some'] },
+        reason: 'anthropic: ',
+      },
     ];
     const bodies: string[] = [];
     for (const { model, mode } of cases) {
       fake.mode = mode;
-      const res = await chat(base, user.cookie, { model, idempotencyKey: randomUUID(), messages: [{ role: 'user', content: PROMPT }] }).response;
+      const res = await chat(base, user.cookie, {
+        model,
+        idempotencyKey: randomUUID(),
+        messages: [{ role: 'user', content: PROMPT }],
+      }).response;
       bodies.push(JSON.stringify(res.body));
     }
     expect(fake.requests).toHaveLength(cases.length);
-    const failures = t.logs.filter((line) => line.msg === 'model provider failed').map((line) => String(line.reason));
+    const failures = t.logs
+      .filter((line) => line.msg === 'model provider failed')
+      .map((line) => String(line.reason));
     expect(failures).toHaveLength(cases.length);
-    for (const [index, { reason }] of cases.entries()) expect(failures[index].startsWith(reason)).toBe(true);
+    for (const [index, { reason }] of cases.entries())
+      expect(failures[index].startsWith(reason)).toBe(true);
     const everything = `${t.rawLogs()}\n${bodies.join('\n')}`;
-    for (const secret of [PROMPT, OPENAI_KEY, ANTHROPIC_KEY]) expect(everything).not.toContain(secret);
+    for (const secret of [PROMPT, OPENAI_KEY, ANTHROPIC_KEY])
+      expect(everything).not.toContain(secret);
   });
 });

@@ -6,14 +6,36 @@ import * as ts from 'typescript';
 import { bootTestApp, TestApp } from './support/test-app';
 
 /** Every class declared in the application's own sources (the generated Prisma client left out), by name, with the files declaring it. */
-function classesOfSources(dir = resolve(__dirname, '..', 'src')): Map<string, string[]> {
+function classesOfSources(
+  dir = resolve(__dirname, '..', 'src'),
+): Map<string, string[]> {
   const classes = new Map<string, string[]>();
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+  for (const entry of readdirSync(dir, {
+    withFileTypes: true,
+    recursive: true,
+  })) {
     const path = join(entry.parentPath, entry.name);
-    if (!entry.isFile() || !entry.name.endsWith('.ts') || entry.name.endsWith('.d.ts') || path.includes(`${join('prisma', 'generated')}`)) continue;
-    const source = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest);
+    if (
+      !entry.isFile() ||
+      !entry.name.endsWith('.ts') ||
+      entry.name.endsWith('.d.ts') ||
+      path.includes(`${join('prisma', 'generated')}`)
+    )
+      continue;
+    const source = ts.createSourceFile(
+      path,
+      readFileSync(path, 'utf8'),
+      ts.ScriptTarget.Latest,
+    );
     const visit = (node: ts.Node): void => {
-      if ((ts.isClassDeclaration(node) || ts.isClassExpression(node)) && node.name) classes.set(node.name.text, [...(classes.get(node.name.text) ?? []), path]);
+      if (
+        (ts.isClassDeclaration(node) || ts.isClassExpression(node)) &&
+        node.name
+      )
+        classes.set(node.name.text, [
+          ...(classes.get(node.name.text) ?? []),
+          path,
+        ]);
       ts.forEachChild(node, visit);
     };
     visit(source);
@@ -28,7 +50,14 @@ interface OpenApiOperation {
 
 describe('API docs', () => {
   let t: TestApp;
-  let doc: { openapi: string; paths: Record<string, Record<string, OpenApiOperation>>; components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> } };
+  let doc: {
+    openapi: string;
+    paths: Record<string, Record<string, OpenApiOperation>>;
+    components: {
+      securitySchemes: Record<string, unknown>;
+      schemas: Record<string, unknown>;
+    };
+  };
   beforeAll(async () => {
     t = await bootTestApp();
     doc = (await t.http.get('/docs-json').expect(200)).body;
@@ -42,48 +71,126 @@ describe('API docs', () => {
 
   it('is an OpenAPI 3 document generated from the code, with the cookie scheme and problem schema', () => {
     expect(doc.openapi).toMatch(/^3\./);
-    expect(doc.components.securitySchemes.session).toEqual(expect.objectContaining({ type: 'apiKey', in: 'cookie' }));
+    expect(doc.components.securitySchemes.session).toEqual(
+      expect.objectContaining({ type: 'apiKey', in: 'cookie' }),
+    );
     expect(doc.components.schemas.ProblemDetailsDto).toBeDefined();
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/plans', '/v1/health/live', '/v1/health/ready']));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        '/v1/plans',
+        '/v1/health/live',
+        '/v1/health/ready',
+      ]),
+    );
     const plans = doc.paths['/v1/plans'].get;
-    const planSchema = doc.components.schemas.PlanDto as { properties: Record<string, unknown> };
-    expect(Object.keys(planSchema.properties).sort()).toEqual(['checkoutAllowed', 'code', 'dailyCredits', 'id', 'models', 'name', 'price']);
+    const planSchema = doc.components.schemas.PlanDto as {
+      properties: Record<string, unknown>;
+    };
+    expect(Object.keys(planSchema.properties).sort()).toEqual([
+      'checkoutAllowed',
+      'code',
+      'dailyCredits',
+      'id',
+      'models',
+      'name',
+      'price',
+    ]);
     expect(plans.responses['200'].content?.['application/json']).toBeDefined();
   });
 
   it('documents on every operation the problems any request can meet (400, 413, 415, 500)', () => {
     for (const operations of Object.values(doc.paths)) {
       for (const operation of Object.values(operations)) {
-        expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['400', '413', '415', '500']));
+        expect(Object.keys(operation.responses)).toEqual(
+          expect.arrayContaining(['400', '413', '415', '500']),
+        );
       }
     }
-    const notReady = doc.paths['/v1/health/ready'].get.responses['503'].content?.['application/problem+json'] as { schema: { allOf: unknown[] } };
-    expect(JSON.stringify(notReady.schema.allOf)).toContain('ReadinessChecksDto');
+    const notReady = doc.paths['/v1/health/ready'].get.responses['503']
+      .content?.['application/problem+json'] as {
+      schema: { allOf: unknown[] };
+    };
+    expect(JSON.stringify(notReady.schema.allOf)).toContain(
+      'ReadinessChecksDto',
+    );
   });
 
   it('documents every auth endpoint with its cookie, 401/409/429 answers and Retry-After', () => {
-    const op = (path: string, method = 'post') => doc.paths[path]?.[method] as OpenApiOperation & { responses: Record<string, { headers?: Record<string, unknown> }> };
-    for (const path of ['/v1/auth/register', '/v1/auth/login', '/v1/auth/logout', '/v1/auth/forgot-password', '/v1/auth/reset-password']) expect(op(path)).toBeDefined();
-    for (const path of ['/v1/auth/me', '/v1/auth/google', '/v1/auth/google/callback', '/v1/auth/github', '/v1/auth/github/callback']) expect(op(path, 'get')).toBeDefined();
-    expect(Object.keys(op('/v1/auth/login').responses)).toEqual(expect.arrayContaining(['200', '401', '429']));
-    expect(Object.keys(op('/v1/auth/register').responses)).toEqual(expect.arrayContaining(['201', '409', '429']));
-    expect(op('/v1/auth/login').responses['429'].headers?.['Retry-After']).toBeDefined();
-    expect(op('/v1/auth/login').responses['200'].headers?.['Set-Cookie']).toBeDefined();
-    expect(Object.keys(op('/v1/auth/me', 'get').responses)).toEqual(expect.arrayContaining(['200', '401']));
+    const op = (path: string, method = 'post') =>
+      doc.paths[path]?.[method] as OpenApiOperation & {
+        responses: Record<string, { headers?: Record<string, unknown> }>;
+      };
+    for (const path of [
+      '/v1/auth/register',
+      '/v1/auth/login',
+      '/v1/auth/logout',
+      '/v1/auth/forgot-password',
+      '/v1/auth/reset-password',
+    ])
+      expect(op(path)).toBeDefined();
+    for (const path of [
+      '/v1/auth/me',
+      '/v1/auth/google',
+      '/v1/auth/google/callback',
+      '/v1/auth/github',
+      '/v1/auth/github/callback',
+    ])
+      expect(op(path, 'get')).toBeDefined();
+    expect(Object.keys(op('/v1/auth/login').responses)).toEqual(
+      expect.arrayContaining(['200', '401', '429']),
+    );
+    expect(Object.keys(op('/v1/auth/register').responses)).toEqual(
+      expect.arrayContaining(['201', '409', '429']),
+    );
+    expect(
+      op('/v1/auth/login').responses['429'].headers?.['Retry-After'],
+    ).toBeDefined();
+    expect(
+      op('/v1/auth/login').responses['200'].headers?.['Set-Cookie'],
+    ).toBeDefined();
+    expect(Object.keys(op('/v1/auth/me', 'get').responses)).toEqual(
+      expect.arrayContaining(['200', '401']),
+    );
     expect(op('/v1/auth/me', 'get').security).toBeUndefined(); // the global cookie requirement applies
     expect(op('/v1/auth/login').security).toEqual([{}]); // public
   });
 
   it('documents the chat stream, its headers and refusals, and the usage list', () => {
-    const chat = doc.paths['/v1/chat'].post as OpenApiOperation & { responses: Record<string, { headers?: Record<string, unknown> }> };
+    const chat = doc.paths['/v1/chat'].post as OpenApiOperation & {
+      responses: Record<string, { headers?: Record<string, unknown> }>;
+    };
     expect(chat.responses['200'].content?.['text/plain']).toBeDefined();
-    expect(Object.keys(chat.responses['200'].headers ?? {})).toEqual(expect.arrayContaining(['x-conversation-id', 'Idempotent-Replayed']));
-    expect(Object.keys(chat.responses)).toEqual(expect.arrayContaining(['401', '403', '404', '413', '422', '429', '502', '503']));
+    expect(Object.keys(chat.responses['200'].headers ?? {})).toEqual(
+      expect.arrayContaining(['x-conversation-id', 'Idempotent-Replayed']),
+    );
+    expect(Object.keys(chat.responses)).toEqual(
+      expect.arrayContaining([
+        '401',
+        '403',
+        '404',
+        '413',
+        '422',
+        '429',
+        '502',
+        '503',
+      ]),
+    );
     expect(chat.responses['429'].headers?.['Retry-After']).toBeDefined();
-    const body = doc.components.schemas.ChatRequestDto as { required: string[]; properties: Record<string, unknown> };
-    expect(body.required.sort()).toEqual(['idempotencyKey', 'messages', 'model']);
-    expect(Object.keys(doc.paths['/v1/billing/usage'].get.responses)).toEqual(expect.arrayContaining(['200', '401']));
-    expect(doc.paths['/v1/conversations/{id}'].get.responses['404']).toBeDefined();
+    const body = doc.components.schemas.ChatRequestDto as {
+      required: string[];
+      properties: Record<string, unknown>;
+    };
+    expect(body.required.sort()).toEqual([
+      'idempotencyKey',
+      'messages',
+      'model',
+    ]);
+    expect(Object.keys(doc.paths['/v1/billing/usage'].get.responses)).toEqual(
+      expect.arrayContaining(['200', '401']),
+    );
+    expect(
+      doc.paths['/v1/conversations/{id}'].get.responses['404'],
+    ).toBeDefined();
   });
 
   it('names every schema after exactly one class: two classes of one name would share (and corrupt) one schema', () => {
@@ -93,43 +200,126 @@ describe('API docs', () => {
       .map((name) => `${name}: ${classes.get(name)?.join(', ')}`);
     expect(collisions).toEqual([]);
     // And the check sees the sources: every DTO schema has its class.
-    for (const name of ['ConversationDto', 'ConversationMessageDto', 'MessageDto', 'ChatRequestDto']) expect(classes.get(name)).toHaveLength(1);
+    for (const name of [
+      'ConversationDto',
+      'ConversationMessageDto',
+      'MessageDto',
+      'ChatRequestDto',
+    ])
+      expect(classes.get(name)).toHaveLength(1);
   });
 
   it('documents conversations and streams: rename, archive, delete, search, stop, regenerate, edit and the event stream', () => {
-    const conversation = doc.components.schemas.ConversationDto as { properties: Record<string, { items?: { $ref: string } }> };
-    expect(conversation.properties.messages.items?.$ref).toBe('#/components/schemas/ConversationMessageDto');
-    const message = doc.components.schemas.ConversationMessageDto as { properties: Record<string, unknown> };
-    expect(Object.keys(message.properties)).toEqual(expect.arrayContaining(['id', 'parentId', 'role', 'content', 'alternatives', 'usage', 'files']));
-    expect(Object.keys(doc.paths['/v1/conversations/{id}'])).toEqual(expect.arrayContaining(['get', 'patch', 'delete']));
-    const list = doc.paths['/v1/conversations'].get as OpenApiOperation & { parameters: { name: string }[] };
-    expect(list.parameters.map((parameter) => parameter.name)).toEqual(expect.arrayContaining(['q', 'archived', 'limit', 'cursor']));
+    const conversation = doc.components.schemas.ConversationDto as {
+      properties: Record<string, { items?: { $ref: string } }>;
+    };
+    expect(conversation.properties.messages.items?.$ref).toBe(
+      '#/components/schemas/ConversationMessageDto',
+    );
+    const message = doc.components.schemas.ConversationMessageDto as {
+      properties: Record<string, unknown>;
+    };
+    expect(Object.keys(message.properties)).toEqual(
+      expect.arrayContaining([
+        'id',
+        'parentId',
+        'role',
+        'content',
+        'alternatives',
+        'usage',
+        'files',
+      ]),
+    );
+    expect(Object.keys(doc.paths['/v1/conversations/{id}'])).toEqual(
+      expect.arrayContaining(['get', 'patch', 'delete']),
+    );
+    const list = doc.paths['/v1/conversations'].get as OpenApiOperation & {
+      parameters: { name: string }[];
+    };
+    expect(list.parameters.map((parameter) => parameter.name)).toEqual(
+      expect.arrayContaining(['q', 'archived', 'limit', 'cursor']),
+    );
     expect(doc.paths['/v1/chat/stop'].post.responses['200']).toBeDefined();
-    for (const path of ['/v1/chat', '/v1/skills/{id}/run', '/v1/conversations/{id}/regenerate', '/v1/conversations/{id}/messages/{messageId}/edit']) {
-      const events = doc.paths[path].post.responses['200'].content?.['text/event-stream'] as { schema: { items: { oneOf: { $ref: string }[] } } };
-      expect(events.schema.items.oneOf.map((ref) => ref.$ref.split('/').pop())).toEqual(['ChatMetaEventDto', 'ChatDeltaEventDto', 'ChatErrorEventDto', 'ChatUsageEventDto', 'ChatDoneEventDto']);
+    for (const path of [
+      '/v1/chat',
+      '/v1/skills/{id}/run',
+      '/v1/conversations/{id}/regenerate',
+      '/v1/conversations/{id}/messages/{messageId}/edit',
+    ]) {
+      const events = doc.paths[path].post.responses['200'].content?.[
+        'text/event-stream'
+      ] as { schema: { items: { oneOf: { $ref: string }[] } } };
+      expect(
+        events.schema.items.oneOf.map((ref) => ref.$ref.split('/').pop()),
+      ).toEqual([
+        'ChatMetaEventDto',
+        'ChatDeltaEventDto',
+        'ChatErrorEventDto',
+        'ChatUsageEventDto',
+        'ChatDoneEventDto',
+      ]);
     }
-    for (const name of ['ChatMetaEventDto', 'ChatDeltaEventDto', 'ChatErrorEventDto', 'ChatUsageEventDto', 'ChatDoneEventDto']) expect(doc.components.schemas[name]).toBeDefined();
+    for (const name of [
+      'ChatMetaEventDto',
+      'ChatDeltaEventDto',
+      'ChatErrorEventDto',
+      'ChatUsageEventDto',
+      'ChatDoneEventDto',
+    ])
+      expect(doc.components.schemas[name]).toBeDefined();
   });
 
   it('documents the skills group, its streamed run and the portable import shape', () => {
-    const paths = ['/v1/skills', '/v1/skills/templates', '/v1/skills/templates/{id}/duplicate', '/v1/skills/import', '/v1/skills/{id}', '/v1/skills/{id}/export', '/v1/skills/{id}/versions', '/v1/skills/{id}/run'];
+    const paths = [
+      '/v1/skills',
+      '/v1/skills/templates',
+      '/v1/skills/templates/{id}/duplicate',
+      '/v1/skills/import',
+      '/v1/skills/{id}',
+      '/v1/skills/{id}/export',
+      '/v1/skills/{id}/versions',
+      '/v1/skills/{id}/run',
+    ];
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(paths));
     const run = doc.paths['/v1/skills/{id}/run'].post;
     expect(run.responses['200'].content?.['text/plain']).toBeDefined();
-    expect(Object.keys(run.responses)).toEqual(expect.arrayContaining(['404', '422', '429', '502']));
-    const importShape = doc.components.schemas.ImportSkillDto as { properties: Record<string, unknown> };
-    expect(Object.keys(importShape.properties).sort()).toEqual(['input_schema', 'instruction', 'name', 'output_schema', 'version']);
-    const exportShape = doc.components.schemas.SkillExportDto as { properties: Record<string, unknown> };
-    expect(Object.keys(exportShape.properties).sort()).toEqual(['input_schema', 'instruction', 'name', 'output_schema', 'version']);
+    expect(Object.keys(run.responses)).toEqual(
+      expect.arrayContaining(['404', '422', '429', '502']),
+    );
+    const importShape = doc.components.schemas.ImportSkillDto as {
+      properties: Record<string, unknown>;
+    };
+    expect(Object.keys(importShape.properties).sort()).toEqual([
+      'input_schema',
+      'instruction',
+      'name',
+      'output_schema',
+      'version',
+    ]);
+    const exportShape = doc.components.schemas.SkillExportDto as {
+      properties: Record<string, unknown>;
+    };
+    expect(Object.keys(exportShape.properties).sort()).toEqual([
+      'input_schema',
+      'instruction',
+      'name',
+      'output_schema',
+      'version',
+    ]);
   });
 
   it('documents the files group: multipart upload, list and delete', () => {
-    const upload = doc.paths['/v1/files'].post as OpenApiOperation & { requestBody: { content: Record<string, unknown> } };
+    const upload = doc.paths['/v1/files'].post as OpenApiOperation & {
+      requestBody: { content: Record<string, unknown> };
+    };
     expect(upload.requestBody.content['multipart/form-data']).toBeDefined();
-    expect(Object.keys(upload.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '413', '415', '503']));
+    expect(Object.keys(upload.responses)).toEqual(
+      expect.arrayContaining(['201', '400', '401', '413', '415', '503']),
+    );
     expect(doc.paths['/v1/files'].get.responses['200']).toBeDefined();
-    expect(Object.keys(doc.paths['/v1/files/{id}'].delete.responses)).toEqual(expect.arrayContaining(['204', '404', '503']));
+    expect(Object.keys(doc.paths['/v1/files/{id}'].delete.responses)).toEqual(
+      expect.arrayContaining(['204', '404', '503']),
+    );
   });
 
   it('documents every error status it declares as problem+json', () => {
@@ -137,7 +327,17 @@ describe('API docs', () => {
       for (const [method, operation] of Object.entries(operations)) {
         for (const [status, response] of Object.entries(operation.responses)) {
           if (Number(status) >= 400) {
-            expect({ path, method, status, types: Object.keys(response.content ?? {}) }).toEqual({ path, method, status, types: ['application/problem+json'] });
+            expect({
+              path,
+              method,
+              status,
+              types: Object.keys(response.content ?? {}),
+            }).toEqual({
+              path,
+              method,
+              status,
+              types: ['application/problem+json'],
+            });
           }
         }
       }
@@ -147,14 +347,26 @@ describe('API docs', () => {
   it('passes the standard OpenAPI linter (Redocly recommended) with no errors', () => {
     const file = join(mkdtempSync(join(tmpdir(), 'openapi-')), 'openapi.json');
     writeFileSync(file, JSON.stringify(doc));
-    const lint = spawnSync(process.execPath, [resolve(__dirname, '..', 'scripts', 'lint-openapi.mjs'), file], { encoding: 'utf8' });
+    const lint = spawnSync(
+      process.execPath,
+      [resolve(__dirname, '..', 'scripts', 'lint-openapi.mjs'), file],
+      { encoding: 'utf8' },
+    );
     const summary = lint.stdout.trim().split('\n').pop() ?? '';
-    expect({ exit: lint.status, summary, stderr: lint.stderr }).toEqual({ exit: 0, summary: expect.stringContaining('"errors":0'), stderr: '' });
+    expect({ exit: lint.status, summary, stderr: lint.stderr }).toEqual({
+      exit: 0,
+      summary: expect.stringContaining('"errors":0'),
+      stderr: '',
+    });
   });
 });
 
 describe('API docs in production', () => {
-  const production = { NODE_ENV: 'production', SESSION_SECRET: 'p'.repeat(40), PASSWORD_PEPPER: 'q'.repeat(40) };
+  const production = {
+    NODE_ENV: 'production',
+    SESSION_SECRET: 'p'.repeat(40),
+    PASSWORD_PEPPER: 'q'.repeat(40),
+  };
 
   it('are off by default: /docs and /docs-json answer 404 and name no route', async () => {
     const t = await bootTestApp(production);

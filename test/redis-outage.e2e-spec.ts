@@ -11,8 +11,26 @@ class OwnRedis {
   constructor(readonly port: number) {}
 
   async start(): Promise<void> {
-    this.child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    const probe = new Redis({ port: this.port, lazyConnect: true, retryStrategy: () => 50, maxRetriesPerRequest: null });
+    this.child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(this.port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+      ],
+      { stdio: 'ignore' },
+    );
+    const probe = new Redis({
+      port: this.port,
+      lazyConnect: true,
+      retryStrategy: () => 50,
+      maxRetriesPerRequest: null,
+    });
     try {
       await probe.connect().catch(() => undefined);
       await probe.ping();
@@ -40,8 +58,17 @@ describe('Redis outage: sign-in and registration keep working with per-instance 
   beforeAll(async () => {
     redis = new OwnRedis(await freePort());
     await redis.start();
-    t = await bootTestApp({ REDIS_URL: `redis://127.0.0.1:${redis.port}`, REDIS_KEY_PREFIX: prefix, RATE_LIMIT_LOGIN_EMAIL: '3/600' });
-    inspect = new Redis({ port: redis.port, lazyConnect: true, retryStrategy: () => 100, maxRetriesPerRequest: null });
+    t = await bootTestApp({
+      REDIS_URL: `redis://127.0.0.1:${redis.port}`,
+      REDIS_KEY_PREFIX: prefix,
+      RATE_LIMIT_LOGIN_EMAIL: '3/600',
+    });
+    inspect = new Redis({
+      port: redis.port,
+      lazyConnect: true,
+      retryStrategy: () => 100,
+      maxRetriesPerRequest: null,
+    });
   });
   afterAll(async () => {
     inspect.disconnect();
@@ -49,34 +76,68 @@ describe('Redis outage: sign-in and registration keep working with per-instance 
     await redis.stop();
   });
 
-  const login = (email: string, password = 'wrong password 123') => t.http.post('/v1/auth/login').send({ email, password });
-  const warnings = () => t.logs.filter((line) => String(line.msg).startsWith('redis unavailable: rate limits are counted per instance'));
+  const login = (email: string, password = 'wrong password 123') =>
+    t.http.post('/v1/auth/login').send({ email, password });
+  const warnings = () =>
+    t.logs.filter((line) =>
+      String(line.msg).startsWith(
+        'redis unavailable: rate limits are counted per instance',
+      ),
+    );
 
   it('counts in Redis while it is up, per instance while it is down (no 500), and in Redis again once it is back', async () => {
     const { email } = await registerUser(t.http);
     await login(email).expect(401);
-    expect(Number(await inspect.get(`${prefix}ratelimit:login-email:${email}`))).toBe(1);
+    expect(
+      Number(await inspect.get(`${prefix}ratelimit:login-email:${email}`)),
+    ).toBe(1);
 
     await redis.stop();
     // Login, registration and the password routes answer as usual; nothing waits on the dead Redis.
     const other = await registerUser(t.http);
-    await t.http.post('/v1/auth/forgot-password').send({ email: other.email }).expect(202);
-    await t.http.post('/v1/auth/login').send({ email: other.email, password: PASSWORD }).expect(200);
+    await t.http
+      .post('/v1/auth/forgot-password')
+      .send({ email: other.email })
+      .expect(202);
+    await t.http
+      .post('/v1/auth/login')
+      .send({ email: other.email, password: PASSWORD })
+      .expect(200);
     const during = [];
-    for (let attempt = 0; attempt < 4; attempt++) during.push((await login(email)).status);
+    for (let attempt = 0; attempt < 4; attempt++)
+      during.push((await login(email)).status);
     // The per-instance counter starts from zero: three more attempts, then the limit holds.
     expect(during).toEqual([401, 401, 401, 429]);
     expect(warnings()).toHaveLength(1);
     const ready = await t.http.get('/v1/health/ready').expect(200);
-    expect(ready.body).toEqual({ status: 'degraded', checks: { database: 'up', redis: 'down' } });
+    expect(ready.body).toEqual({
+      status: 'degraded',
+      checks: { database: 'up', redis: 'down' },
+    });
 
     await redis.start();
-    await eventually(async () => (await t.http.get('/v1/health/ready')).body.status === 'ok', 15_000, 100);
+    await eventually(
+      async () => (await t.http.get('/v1/health/ready')).body.status === 'ok',
+      15_000,
+      100,
+    );
     const fresh = uniqueEmail('after');
     await login(fresh).expect(401);
-    await eventually(async () => Number(await inspect.get(`${prefix}ratelimit:login-email:${fresh}`)) === 1, 15_000, 100);
-    expect(t.logs.filter((line) => line.msg === 'redis is back: rate limits are shared again')).toHaveLength(1);
+    await eventually(
+      async () =>
+        Number(await inspect.get(`${prefix}ratelimit:login-email:${fresh}`)) ===
+        1,
+      15_000,
+      100,
+    );
+    expect(
+      t.logs.filter(
+        (line) => line.msg === 'redis is back: rate limits are shared again',
+      ),
+    ).toHaveLength(1);
     expect(warnings()).toHaveLength(1);
-    expect(t.logs.filter((line) => line.msg === 'unhandled error')).toHaveLength(0);
+    expect(
+      t.logs.filter((line) => line.msg === 'unhandled error'),
+    ).toHaveLength(0);
   }, 60_000);
 });

@@ -27,8 +27,14 @@ async function violations(page: Page): Promise<string[]> {
   // The rules did run on this page (labels, names, contrast...): an empty list means something.
   expect(passed).toBeGreaterThan(5);
   return found
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map((violation) => `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`);
+    .filter(
+      (violation) =>
+        violation.impact === 'serious' || violation.impact === 'critical',
+    )
+    .map(
+      (violation) =>
+        `${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`,
+    );
 }
 
 /**
@@ -56,7 +62,10 @@ describe('the web client’s accessibility (axe-core)', () => {
   });
 
   it('has no serious or critical findings on the signed-out screens', async () => {
-    context = await browser.newContext({ viewport: { width: 390, height: 844 }, bypassCSP: true });
+    context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      bypassCSP: true,
+    });
     page = await context.newPage();
     for (const [path, heading] of [
       ['/sign-in', 'Sign in'],
@@ -66,8 +75,13 @@ describe('the web client’s accessibility (axe-core)', () => {
       await step(page, `a11y${path.replace(/\//g, '-')}`, async () => {
         await page.goto(`${base}${path}`);
         await page.getByRole('heading', { level: 1 }).first().waitFor();
-        expect(await page.getByRole('heading', { level: 1 }).first().textContent()).toBe(heading);
-        expect({ path, findings: await violations(page) }).toEqual({ path, findings: [] });
+        expect(
+          await page.getByRole('heading', { level: 1 }).first().textContent(),
+        ).toBe(heading);
+        expect({ path, findings: await violations(page) }).toEqual({
+          path,
+          findings: [],
+        });
       });
     }
   }, 90_000);
@@ -75,21 +89,40 @@ describe('the web client’s accessibility (axe-core)', () => {
   it('has no serious or critical findings on the signed-in screens', async () => {
     const user = await registerVerifiedUser(t.http);
     const [name, value] = user.cookie.split('=');
-    context = await browser.newContext({ viewport: { width: 390, height: 844 }, bypassCSP: true });
+    context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      bypassCSP: true,
+    });
     await context.addCookies([{ name, value, url: base }]);
     page = await context.newPage();
-    for (const path of ['/', '/conversations', '/files', '/skills', '/plans', '/account']) {
-      await step(page, `a11y${path === '/' ? '-chat' : path.replace(/\//g, '-')}`, async () => {
-        await page.goto(`${base}${path}`);
-        await page.getByRole('button', { name: 'Sign out' }).waitFor();
-        await page.waitForLoadState('networkidle');
-        expect({ path, findings: await violations(page) }).toEqual({ path, findings: [] });
-      });
+    for (const path of [
+      '/',
+      '/conversations',
+      '/files',
+      '/skills',
+      '/plans',
+      '/account',
+    ]) {
+      await step(
+        page,
+        `a11y${path === '/' ? '-chat' : path.replace(/\//g, '-')}`,
+        async () => {
+          await page.goto(`${base}${path}`);
+          await page.getByRole('button', { name: 'Sign out' }).waitFor();
+          await page.waitForLoadState('networkidle');
+          expect({ path, findings: await violations(page) }).toEqual({
+            path,
+            findings: [],
+          });
+        },
+      );
     }
   }, 90_000);
 
   it('can be used by keyboard alone: sign up, then send a chat', async () => {
-    context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+    });
     page = await context.newPage();
     const email = uniqueEmail('keyboard');
     await step(page, 'keyboard-sign-up', async () => {
@@ -112,7 +145,9 @@ describe('the web client’s accessibility (axe-core)', () => {
       expect(await focusedName(page)).toBe('Send');
       await page.keyboard.press('Enter');
       await page.locator('.turn-assistant .usage').last().waitFor();
-      expect(await page.locator('.turn-assistant .text').last().textContent()).toContain('hello by keyboard');
+      expect(
+        await page.locator('.turn-assistant .text').last().textContent(),
+      ).toContain('hello by keyboard');
     });
   }, 90_000);
 });
@@ -132,4 +167,3 @@ async function tabUntil(page: Page, name: string): Promise<void> {
   }
   throw new Error(`no control named ${name} was reached with Tab`);
 }
-

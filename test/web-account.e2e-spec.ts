@@ -2,7 +2,11 @@ import { Browser, Page } from 'playwright-core';
 import { expectCount, launchChromium, step } from './support/browser';
 import { listen } from './support/chat-client';
 import { uniqueEmail } from './support/factories';
-import { resetTokenOf, startFakeSmtp, verificationTokenOf } from './support/fake-smtp';
+import {
+  resetTokenOf,
+  startFakeSmtp,
+  verificationTokenOf,
+} from './support/fake-smtp';
 import { bootTestApp, TestApp } from './support/test-app';
 import { totpCode } from './support/totp';
 
@@ -50,7 +54,10 @@ describe('the web client account screens in Chromium', () => {
   }
 
   async function openAccount(): Promise<void> {
-    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Account' }).click();
+    await page
+      .getByRole('navigation', { name: 'Main' })
+      .getByRole('link', { name: 'Account' })
+      .click();
     await page.getByRole('heading', { name: 'Account', level: 1 }).waitFor();
   }
 
@@ -59,7 +66,10 @@ describe('the web client account screens in Chromium', () => {
     await page.getByRole('heading', { name: 'Sign in' }).waitFor();
   }
 
-  async function submitPassword(email: string, password: string): Promise<void> {
+  async function submitPassword(
+    email: string,
+    password: string,
+  ): Promise<void> {
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
@@ -76,18 +86,30 @@ describe('the web client account screens in Chromium', () => {
       await signUp(email, firstPassword);
       await openAccount();
       await section('Email').getByText('Not verified').waitFor();
-      await section('Email').getByRole('button', { name: 'Resend verification email' }).click();
-      await section('Email').getByRole('status').filter({ hasText: 'verification link was sent' }).waitFor();
+      await section('Email')
+        .getByRole('button', { name: 'Resend verification email' })
+        .click();
+      await section('Email')
+        .getByRole('status')
+        .filter({ hasText: 'verification link was sent' })
+        .waitFor();
     });
 
     await step(page, 'account-verify-email', async () => {
-      const token = verificationTokenOf(await smtp.waitForMail(email, VERIFY_SUBJECT));
+      const token = verificationTokenOf(
+        await smtp.waitForMail(email, VERIFY_SUBJECT),
+      );
       await page.goto(`${base}/verify-email?token=${token}`);
       await page.getByText('Your email address is verified.').waitFor();
       await page.getByRole('link', { name: 'Continue to the app' }).click();
       await openAccount();
       await section('Email').getByText('Verified', { exact: true }).waitFor();
-      await expectCount(section('Email').getByRole('button', { name: 'Resend verification email' }), 0);
+      await expectCount(
+        section('Email').getByRole('button', {
+          name: 'Resend verification email',
+        }),
+        0,
+      );
     });
 
     await step(page, 'account-change-password', async () => {
@@ -104,22 +126,40 @@ describe('the web client account screens in Chromium', () => {
 
     await step(page, 'account-two-factor-setup', async () => {
       const twoFactor = section('Two-factor sign-in');
-      await twoFactor.getByRole('button', { name: 'Set up two-factor sign-in' }).click();
-      await twoFactor.getByRole('img', { name: 'QR code for your authenticator app' }).waitFor();
-      expect(await twoFactor.getByRole('img').getAttribute('src')).toMatch(/^data:image\/png;base64,/);
+      await twoFactor
+        .getByRole('button', { name: 'Set up two-factor sign-in' })
+        .click();
+      await twoFactor
+        .getByRole('img', { name: 'QR code for your authenticator app' })
+        .waitFor();
+      expect(await twoFactor.getByRole('img').getAttribute('src')).toMatch(
+        /^data:image\/png;base64,/,
+      );
       secret = await twoFactor.getByLabel('Secret key').inputValue();
       expect(secret).toMatch(/^[A-Z2-7]{16,}$/);
-      await twoFactor.getByLabel('Authentication code').fill('000000' === totpCode(secret) ? '111111' : '000000');
-      await twoFactor.getByRole('button', { name: 'Turn on two-factor sign-in' }).click();
+      await twoFactor
+        .getByLabel('Authentication code')
+        .fill('000000' === totpCode(secret) ? '111111' : '000000');
+      await twoFactor
+        .getByRole('button', { name: 'Turn on two-factor sign-in' })
+        .click();
       await twoFactor.getByRole('alert').waitFor();
       await twoFactor.getByLabel('Authentication code').fill(totpCode(secret));
-      await twoFactor.getByRole('button', { name: 'Turn on two-factor sign-in' }).click();
-      const codes = twoFactor.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem');
+      await twoFactor
+        .getByRole('button', { name: 'Turn on two-factor sign-in' })
+        .click();
+      const codes = twoFactor
+        .getByRole('list', { name: 'Recovery codes' })
+        .getByRole('listitem');
       await codes.first().waitFor();
-      recoveryCodes = (await codes.allTextContents()).map((code) => code.trim());
+      recoveryCodes = (await codes.allTextContents()).map((code) =>
+        code.trim(),
+      );
       expect(recoveryCodes).toHaveLength(10);
       await twoFactor.getByText('They are shown only now.').waitFor();
-      await twoFactor.getByRole('button', { name: 'I stored my recovery codes' }).click();
+      await twoFactor
+        .getByRole('button', { name: 'I stored my recovery codes' })
+        .click();
       await twoFactor.getByText('10 recovery codes left.').waitFor();
     });
 
@@ -128,11 +168,20 @@ describe('the web client account screens in Chromium', () => {
       await submitPassword(email, firstPassword);
       await page.getByRole('alert').waitFor();
       await submitPassword(email, password);
-      await page.getByLabel('Authentication code').fill('000000' === totpCode(secret, Date.now(), 1) ? '111111' : '000000');
+      await page
+        .getByLabel('Authentication code')
+        .fill(
+          '000000' === totpCode(secret, Date.now(), 1) ? '111111' : '000000',
+        );
       await page.getByRole('button', { name: 'Verify' }).click();
-      await page.getByRole('alert').filter({ hasText: 'not correct' }).waitFor();
+      await page
+        .getByRole('alert')
+        .filter({ hasText: 'not correct' })
+        .waitFor();
       // The code of the next step: the one of this step was spent turning two-factor sign-in on.
-      await page.getByLabel('Authentication code').fill(totpCode(secret, Date.now(), 1));
+      await page
+        .getByLabel('Authentication code')
+        .fill(totpCode(secret, Date.now(), 1));
       await page.getByRole('button', { name: 'Verify' }).click();
       await page.getByText(email).waitFor();
     });
@@ -146,13 +195,17 @@ describe('the web client account screens in Chromium', () => {
       await page.getByRole('button', { name: 'Verify' }).click();
       await page.getByText(email).waitFor();
       await openAccount();
-      await section('Two-factor sign-in').getByText('9 recovery codes left.').waitFor();
+      await section('Two-factor sign-in')
+        .getByText('9 recovery codes left.')
+        .waitFor();
     });
 
     await step(page, 'second-step-after-provider-redirect', async () => {
       // As a Google or GitHub sign-in of this account does: the pending cookie set, then /?two_factor=required.
       await signOut();
-      const login = await page.request.post(`${base}/v1/auth/login`, { data: { email, password } });
+      const login = await page.request.post(`${base}/v1/auth/login`, {
+        data: { email, password },
+      });
       expect(login.status()).toBe(401);
       await page.goto(`${base}/?two_factor=required`);
       await page.getByRole('button', { name: 'Use a recovery code' }).click();
@@ -164,9 +217,28 @@ describe('the web client account screens in Chromium', () => {
     await step(page, 'account-sessions', async () => {
       // Another device signs in (with its second factor).
       const other = t.http;
-      const pending = await other.post('/v1/auth/login').set('User-Agent', 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Safari/604.1').send({ email, password }).expect(401);
-      const pendingCookies = (pending.headers['set-cookie'] as unknown as string[]).map((cookie) => cookie.split(';')[0]).join('; ');
-      await other.post('/v1/auth/2fa/verify').set('Cookie', pendingCookies).set('User-Agent', 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Safari/604.1').send({ recoveryCode: recoveryCodes[2] }).expect(200);
+      const pending = await other
+        .post('/v1/auth/login')
+        .set(
+          'User-Agent',
+          'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Safari/604.1',
+        )
+        .send({ email, password })
+        .expect(401);
+      const pendingCookies = (
+        pending.headers['set-cookie'] as unknown as string[]
+      )
+        .map((cookie) => cookie.split(';')[0])
+        .join('; ');
+      await other
+        .post('/v1/auth/2fa/verify')
+        .set('Cookie', pendingCookies)
+        .set(
+          'User-Agent',
+          'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Safari/604.1',
+        )
+        .send({ recoveryCode: recoveryCodes[2] })
+        .expect(200);
 
       await openAccount();
       const sessions = section('Sessions');
@@ -185,17 +257,25 @@ describe('the web client account screens in Chromium', () => {
     });
 
     await step(page, 'account-export-link', async () => {
-      const link = section('Your data').getByRole('link', { name: 'Download your data' });
+      const link = section('Your data').getByRole('link', {
+        name: 'Download your data',
+      });
       expect(await link.getAttribute('href')).toBe('/v1/auth/me/export');
     });
 
     await step(page, 'account-two-factor-off', async () => {
       const twoFactor = section('Two-factor sign-in');
       await twoFactor.getByLabel('Password').fill(password);
-      await twoFactor.getByLabel('Authentication or recovery code').fill(recoveryCodes[3]);
-      await twoFactor.getByRole('button', { name: 'Turn off two-factor sign-in' }).click();
+      await twoFactor
+        .getByLabel('Authentication or recovery code')
+        .fill(recoveryCodes[3]);
+      await twoFactor
+        .getByRole('button', { name: 'Turn off two-factor sign-in' })
+        .click();
       await twoFactor.getByText('Two-factor sign-in is off.').waitFor();
-      await twoFactor.getByRole('button', { name: 'Set up two-factor sign-in' }).waitFor();
+      await twoFactor
+        .getByRole('button', { name: 'Set up two-factor sign-in' })
+        .waitFor();
     });
   }, 90_000);
 
@@ -208,7 +288,9 @@ describe('the web client account screens in Chromium', () => {
       await signUp(email, password);
       await signOut();
       await page.getByRole('link', { name: 'Forgot password?' }).click();
-      await page.getByRole('heading', { name: 'Forgot your password?' }).waitFor();
+      await page
+        .getByRole('heading', { name: 'Forgot your password?' })
+        .waitFor();
       await page.getByLabel('Email').fill(email);
       await page.getByRole('button', { name: 'Send reset link' }).click();
       await page.getByText(`If an account exists for ${email}`).waitFor();
@@ -217,7 +299,9 @@ describe('the web client account screens in Chromium', () => {
     await step(page, 'reset-password', async () => {
       const token = resetTokenOf(await smtp.waitForMail(email, RESET_SUBJECT));
       await page.goto(`${base}/reset-password?token=${token}`);
-      await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
+      await page
+        .getByRole('heading', { name: 'Choose a new password' })
+        .waitFor();
       await page.getByLabel('New password').fill(newPassword);
       await page.getByRole('button', { name: 'Set new password' }).click();
       await page.getByText('Your password was changed.').waitFor();

@@ -73,13 +73,23 @@ describe('the web client: chat, conversations and plans', () => {
   async function chatEcho(text: string) {
     const usages = await page.locator('.turn-assistant .usage').count();
     await ask(text);
-    await page.locator('.turn-assistant .text', { hasText: `Echo: ${text}` }).waitFor();
-    await eventually(async () => (await page.locator('.turn-assistant .usage').count()) > usages, 10_000);
+    await page
+      .locator('.turn-assistant .text', { hasText: `Echo: ${text}` })
+      .waitFor();
+    await eventually(
+      async () =>
+        (await page.locator('.turn-assistant .usage').count()) > usages,
+      10_000,
+    );
     await page.getByRole('button', { name: 'Send' }).waitFor();
   }
 
-  const item = (title: string) => page.getByRole('listitem').filter({ has: page.getByRole('link', { name: title, exact: true }) });
-  const assistantTexts = () => page.locator('.turn-assistant .text').allTextContents();
+  const item = (title: string) =>
+    page
+      .getByRole('listitem')
+      .filter({ has: page.getByRole('link', { name: title, exact: true }) });
+  const assistantTexts = () =>
+    page.locator('.turn-assistant .text').allTextContents();
   const userTexts = () => page.locator('.turn-user .text').allTextContents();
 
   it('lists, searches, renames, archives, continues, regenerates, edits and deletes conversations', async () => {
@@ -96,19 +106,29 @@ describe('the web client: chat, conversations and plans', () => {
     });
 
     await step(page, 'conversations-list-and-search', async () => {
-      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Conversations' }).click();
+      await page
+        .getByRole('navigation', { name: 'Main' })
+        .getByRole('link', { name: 'Conversations' })
+        .click();
       await page.getByRole('heading', { name: 'Conversations' }).waitFor();
       await item('alpha apples').waitFor();
       await item('bravo bananas').waitFor();
       await page.getByLabel('Search conversations').fill('bravo');
-      await eventually(async () => (await page.getByRole('link', { name: 'alpha apples' }).count()) === 0, 10_000);
+      await eventually(
+        async () =>
+          (await page.getByRole('link', { name: 'alpha apples' }).count()) ===
+          0,
+        10_000,
+      );
       await item('bravo bananas').waitFor();
       await page.getByLabel('Search conversations').fill('');
       await item('alpha apples').waitFor();
     });
 
     await step(page, 'conversations-rename', async () => {
-      await item('alpha apples').getByRole('button', { name: 'Rename' }).click();
+      await item('alpha apples')
+        .getByRole('button', { name: 'Rename' })
+        .click();
       await page.getByLabel('New title').fill('Fruit notes');
       await page.getByRole('button', { name: 'Save' }).click();
       await item('Fruit notes').waitFor();
@@ -116,8 +136,14 @@ describe('the web client: chat, conversations and plans', () => {
     });
 
     await step(page, 'conversations-archive', async () => {
-      await item('Fruit notes').getByRole('button', { name: 'Archive', exact: true }).click();
-      await eventually(async () => (await page.getByRole('link', { name: 'Fruit notes' }).count()) === 0, 10_000);
+      await item('Fruit notes')
+        .getByRole('button', { name: 'Archive', exact: true })
+        .click();
+      await eventually(
+        async () =>
+          (await page.getByRole('link', { name: 'Fruit notes' }).count()) === 0,
+        10_000,
+      );
       await page.getByRole('status').filter({ hasText: 'archived' }).waitFor();
       // Gone from the list until "Show archived".
       await page.reload();
@@ -126,23 +152,38 @@ describe('the web client: chat, conversations and plans', () => {
       await page.getByLabel('Show archived').check();
       await item('Fruit notes').waitFor();
       await expectCount(page.getByRole('link', { name: 'bravo bananas' }), 0);
-      await item('Fruit notes').getByRole('button', { name: 'Unarchive' }).click();
-      await eventually(async () => (await page.getByRole('link', { name: 'Fruit notes' }).count()) === 0, 10_000);
+      await item('Fruit notes')
+        .getByRole('button', { name: 'Unarchive' })
+        .click();
+      await eventually(
+        async () =>
+          (await page.getByRole('link', { name: 'Fruit notes' }).count()) === 0,
+        10_000,
+      );
       await page.getByLabel('Show archived').uncheck();
       await item('Fruit notes').waitFor();
     });
 
     await step(page, 'conversations-open-and-continue', async () => {
-      await item('bravo bananas').getByRole('link', { name: 'bravo bananas' }).click();
+      await item('bravo bananas')
+        .getByRole('link', { name: 'bravo bananas' })
+        .click();
       await page.waitForURL(/\/conversations\/[0-9a-f-]{36}$/);
       await page.getByRole('heading', { name: 'bravo bananas' }).waitFor();
-      await page.locator('.turn-assistant .text', { hasText: 'Echo: bravo bananas' }).waitFor();
+      await page
+        .locator('.turn-assistant .text', { hasText: 'Echo: bravo bananas' })
+        .waitFor();
       await chatEcho('charlie cherries');
       expect(await userTexts()).toEqual(['bravo bananas', 'charlie cherries']);
-      expect(await assistantTexts()).toEqual(['Echo: bravo bananas', 'Echo: charlie cherries']);
+      expect(await assistantTexts()).toEqual([
+        'Echo: bravo bananas',
+        'Echo: charlie cherries',
+      ]);
       // The answer continued the same conversation: reloading shows all four messages.
       await page.reload();
-      await page.locator('.turn-assistant .text', { hasText: 'Echo: charlie cherries' }).waitFor();
+      await page
+        .locator('.turn-assistant .text', { hasText: 'Echo: charlie cherries' })
+        .waitFor();
       await expectCount(page.locator('.turn'), 4);
     });
 
@@ -151,31 +192,59 @@ describe('the web client: chat, conversations and plans', () => {
       await expectCount(page.getByRole('button', { name: 'Regenerate' }), 1);
       await page.getByRole('button', { name: 'Regenerate' }).click();
       await page.getByText('Version 2 of 2').waitFor();
-      expect(await assistantTexts()).toEqual(['Echo: bravo bananas', 'Echo: charlie cherries']);
+      expect(await assistantTexts()).toEqual([
+        'Echo: bravo bananas',
+        'Echo: charlie cherries',
+      ]);
       await page.getByRole('button', { name: 'Previous version' }).click();
       await page.getByText('Version 1 of 2').waitFor();
     });
 
     await step(page, 'conversations-edit', async () => {
-      await page.locator('.turn-user').first().getByRole('button', { name: 'Edit' }).click();
+      await page
+        .locator('.turn-user')
+        .first()
+        .getByRole('button', { name: 'Edit' })
+        .click();
       await page.getByLabel('Edited message').fill('delta dates');
       await page.getByRole('button', { name: 'Save and send' }).click();
-      await page.locator('.turn-assistant .text', { hasText: 'Echo: delta dates' }).waitFor();
+      await page
+        .locator('.turn-assistant .text', { hasText: 'Echo: delta dates' })
+        .waitFor();
       await page.getByRole('button', { name: 'Send' }).waitFor();
       // A new branch from the edited message: what followed it is no longer on the current branch.
-      await eventually(async () => (await page.locator('.turn').count()) === 2, 10_000);
+      await eventually(
+        async () => (await page.locator('.turn').count()) === 2,
+        10_000,
+      );
       expect(await userTexts()).toEqual(['delta dates']);
       await page.locator('.turn-user').getByText('Version 2 of 2').waitFor();
     });
 
     await step(page, 'conversations-delete', async () => {
-      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Conversations' }).click();
-      await item('bravo bananas').getByRole('button', { name: 'Delete', exact: true }).click();
+      await page
+        .getByRole('navigation', { name: 'Main' })
+        .getByRole('link', { name: 'Conversations' })
+        .click();
+      await item('bravo bananas')
+        .getByRole('button', { name: 'Delete', exact: true })
+        .click();
       // A confirm step first: keeping it changes nothing.
-      await item('bravo bananas').getByRole('button', { name: 'Keep it' }).click();
-      await item('bravo bananas').getByRole('button', { name: 'Delete', exact: true }).click();
-      await item('bravo bananas').getByRole('button', { name: 'Delete for good' }).click();
-      await eventually(async () => (await page.getByRole('link', { name: 'bravo bananas' }).count()) === 0, 10_000);
+      await item('bravo bananas')
+        .getByRole('button', { name: 'Keep it' })
+        .click();
+      await item('bravo bananas')
+        .getByRole('button', { name: 'Delete', exact: true })
+        .click();
+      await item('bravo bananas')
+        .getByRole('button', { name: 'Delete for good' })
+        .click();
+      await eventually(
+        async () =>
+          (await page.getByRole('link', { name: 'bravo bananas' }).count()) ===
+          0,
+        10_000,
+      );
       await page.reload();
       await item('Fruit notes').waitFor();
       await expectCount(page.getByRole('link', { name: 'bravo bananas' }), 0);
@@ -184,19 +253,36 @@ describe('the web client: chat, conversations and plans', () => {
 
   it('attaches files whose text is ready to a message', async () => {
     const user = await signedIn();
-    const upload = await t.http.post('/v1/files').set('Cookie', user.cookie).attach('file', Buffer.from('The launch code is tangerine.'), 'notes.txt').expect(201);
+    const upload = await t.http
+      .post('/v1/files')
+      .set('Cookie', user.cookie)
+      .attach('file', Buffer.from('The launch code is tangerine.'), 'notes.txt')
+      .expect(201);
     const fileId = upload.body.id as string;
-    await eventually(async () => (await t.http.get(`/v1/files/${fileId}`).set('Cookie', user.cookie)).body.text.status === 'ready', 20_000);
+    await eventually(
+      async () =>
+        (await t.http.get(`/v1/files/${fileId}`).set('Cookie', user.cookie))
+          .body.text.status === 'ready',
+      20_000,
+    );
 
     await step(page, 'attach-files', async () => {
       await page.reload();
       await page.locator('summary', { hasText: 'Attach files' }).click();
       const files = page.getByRole('group', { name: 'Attach files' });
       await files.getByLabel('notes.txt').check();
-      const sent = page.waitForRequest((request) => request.url().endsWith('/v1/chat') && request.method() === 'POST');
+      const sent = page.waitForRequest(
+        (request) =>
+          request.url().endsWith('/v1/chat') && request.method() === 'POST',
+      );
       await chatEcho('what is the code');
-      expect((await sent).postDataJSON()).toMatchObject({ fileIds: [fileId], messages: [{ role: 'user', content: 'what is the code' }] });
-      await page.locator('.turn-user .attached-files', { hasText: 'notes.txt' }).waitFor();
+      expect((await sent).postDataJSON()).toMatchObject({
+        fileIds: [fileId],
+        messages: [{ role: 'user', content: 'what is the code' }],
+      });
+      await page
+        .locator('.turn-user .attached-files', { hasText: 'notes.txt' })
+        .waitFor();
       // The selection is for one message.
       expect(await files.getByLabel('notes.txt').isChecked()).toBe(false);
     });
@@ -205,7 +291,11 @@ describe('the web client: chat, conversations and plans', () => {
   it('shows a provider failure as a readable notice, before and during the answer', async () => {
     await signedIn();
     await step(page, 'provider-http-error', async () => {
-      model.mode = { kind: 'http-error', status: 500, message: 'upstream exploded' };
+      model.mode = {
+        kind: 'http-error',
+        status: 500,
+        message: 'upstream exploded',
+      };
       await ask('will this fail', 'openai/gpt-4o-mini');
       const alert = page.getByRole('alert');
       await alert.waitFor();
@@ -213,17 +303,27 @@ describe('the web client: chat, conversations and plans', () => {
       expect(text).toContain('The model provider failed before answering');
       expect(text).not.toMatch(/[{}]|idempotencyKey/);
       // Nothing was lost: the message is back in the box to send again.
-      expect(await page.getByLabel('Message', { exact: true }).inputValue()).toBe('will this fail');
+      expect(
+        await page.getByLabel('Message', { exact: true }).inputValue(),
+      ).toBe('will this fail');
       await expectCount(page.locator('.turn'), 0);
     });
 
     await step(page, 'provider-mid-stream-error', async () => {
-      model.mode = { kind: 'error-after', words: ['partial', ' answer'], message: 'overloaded' };
+      model.mode = {
+        kind: 'error-after',
+        words: ['partial', ' answer'],
+        message: 'overloaded',
+      };
       await page.getByRole('button', { name: 'Send' }).click();
-      await page.locator('.turn-assistant .text', { hasText: 'partial answer' }).waitFor();
+      await page
+        .locator('.turn-assistant .text', { hasText: 'partial answer' })
+        .waitFor();
       const alert = page.locator('.turn-assistant').getByRole('alert');
       await alert.waitFor();
-      expect(await alert.textContent()).toContain('The model provider failed during the answer');
+      expect(await alert.textContent()).toContain(
+        'The model provider failed during the answer',
+      );
       expect(await alert.textContent()).not.toContain('{');
       await page.getByRole('button', { name: 'Send' }).waitFor();
     });
@@ -233,14 +333,25 @@ describe('the web client: chat, conversations and plans', () => {
       await page.route(`${base}/v1/chat`, (route) =>
         route.fulfill({
           status: 429,
-          headers: { 'Content-Type': 'application/problem+json', 'Retry-After': '7' },
-          body: JSON.stringify({ type: 'urn:problem-type:rate-limited', title: 'Too many requests', status: 429, code: 'rate_limited', detail: 'Too many attempts: try again in 7 seconds.' }),
+          headers: {
+            'Content-Type': 'application/problem+json',
+            'Retry-After': '7',
+          },
+          body: JSON.stringify({
+            type: 'urn:problem-type:rate-limited',
+            title: 'Too many requests',
+            status: 429,
+            code: 'rate_limited',
+            detail: 'Too many attempts: try again in 7 seconds.',
+          }),
         }),
       );
       await ask('too fast', 'local/echo');
       const alert = page.getByRole('alert').filter({ hasText: 'Try again' });
       await alert.waitFor();
-      expect(await alert.textContent()).toBe('Too many requests right now. Try again in 7 s.');
+      expect(await alert.textContent()).toBe(
+        'Too many requests right now. Try again in 7 s.',
+      );
       await page.unroute(`${base}/v1/chat`);
     });
     model.mode = { kind: 'ok', words: ['Hello', ' world'] };
@@ -272,10 +383,17 @@ describe('the web client: chat, conversations and plans', () => {
     await signedIn();
     await step(page, 'plans-list', async () => {
       await page.getByText('50 credits left today').waitFor();
-      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Plans' }).click();
+      await page
+        .getByRole('navigation', { name: 'Main' })
+        .getByRole('link', { name: 'Plans' })
+        .click();
       await page.getByRole('heading', { name: 'Plans', level: 1 }).waitFor();
-      const free = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Free', level: 2 }) });
-      const pro = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Pro', level: 2 }) });
+      const free = page
+        .getByRole('listitem')
+        .filter({ has: page.getByRole('heading', { name: 'Free', level: 2 }) });
+      const pro = page
+        .getByRole('listitem')
+        .filter({ has: page.getByRole('heading', { name: 'Pro', level: 2 }) });
       await free.getByText('Current plan').waitFor();
       expect(await free.getAttribute('aria-current')).toBe('true');
       await expectCount(pro.getByText('Current plan'), 0);
@@ -291,19 +409,39 @@ describe('the web client: chat, conversations and plans', () => {
       const pages: string[] = [];
       await page.route('https://checkout.stripe.test/**', async (route) => {
         pages.push(route.request().url());
-        await route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>Fake Stripe checkout</title><h1>Pay</h1>' });
+        await route.fulfill({
+          status: 200,
+          contentType: 'text/html',
+          body: '<!doctype html><title>Fake Stripe checkout</title><h1>Pay</h1>',
+        });
       });
-      const pro = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Pro', level: 2 }) });
-      await pro.getByRole('group', { name: 'Subscribe to Pro' }).getByRole('button', { name: 'Subscribe with Stripe' }).click();
+      const pro = page
+        .getByRole('listitem')
+        .filter({ has: page.getByRole('heading', { name: 'Pro', level: 2 }) });
+      await pro
+        .getByRole('group', { name: 'Subscribe to Pro' })
+        .getByRole('button', { name: 'Subscribe with Stripe' })
+        .click();
       await page.waitForURL(/^https:\/\/checkout\.stripe\.test\/c\/pay\//);
       expect(pages).toHaveLength(1);
-      expect(stripe.creations().some((request) => request.body.includes('client_reference_id'))).toBe(true);
+      expect(
+        stripe
+          .creations()
+          .some((request) => request.body.includes('client_reference_id')),
+      ).toBe(true);
     });
 
     await step(page, 'plans-checkout-canceled', async () => {
       // Where the provider sends the person back when they give up.
-      await page.goto(`${base}/billing/canceled?checkoutId=00000000-0000-0000-0000-000000000000`);
-      await page.getByRole('status').filter({ hasText: 'The checkout was canceled and nothing was charged.' }).waitFor();
+      await page.goto(
+        `${base}/billing/canceled?checkoutId=00000000-0000-0000-0000-000000000000`,
+      );
+      await page
+        .getByRole('status')
+        .filter({
+          hasText: 'The checkout was canceled and nothing was charged.',
+        })
+        .waitFor();
       await page.getByRole('link', { name: 'Back to the plans' }).click();
       await page.getByRole('heading', { name: 'Plans', level: 1 }).waitFor();
     });

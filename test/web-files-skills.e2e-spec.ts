@@ -18,7 +18,11 @@ describe('the web client: files and Skills in Chromium', () => {
   let page: Page;
 
   beforeAll(async () => {
-    t = await bootTestApp({ WEB_CLIENT: 'on', ECHO_DELAY_MS: '20', ...extractionEnv() });
+    t = await bootTestApp({
+      WEB_CLIENT: 'on',
+      ECHO_DELAY_MS: '20',
+      ...extractionEnv(),
+    });
     base = await listen(t);
     browser = await launchChromium();
   }, 90_000);
@@ -30,7 +34,9 @@ describe('the web client: files and Skills in Chromium', () => {
     // A fresh verified account per test (a Skill run needs a verified email), signed in through its cookie.
     const user = await registerVerifiedUser(t.http);
     const [name, value] = user.cookie.split('=');
-    context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+    });
     await context.addCookies([{ name, value, url: base }]);
     page = await context.newPage();
   });
@@ -42,7 +48,11 @@ describe('the web client: files and Skills in Chromium', () => {
   const fetchInPage = (href: string) =>
     page.evaluate(async (url) => {
       const res = await fetch(url);
-      return { status: res.status, type: res.headers.get('content-type') ?? '', body: await res.text() };
+      return {
+        status: res.status,
+        type: res.headers.get('content-type') ?? '',
+        body: await res.text(),
+      };
     }, href);
 
   it('uploads a text file with progress, sees its text become ready, downloads it and deletes it', async () => {
@@ -54,7 +64,11 @@ describe('the web client: files and Skills in Chromium', () => {
     });
 
     await step(page, 'files-upload', async () => {
-      await page.getByLabel('Upload a file').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from(content) });
+      await page.getByLabel('Upload a file').setInputFiles({
+        name: 'notes.txt',
+        mimeType: 'text/plain',
+        buffer: Buffer.from(content),
+      });
       // The bar is there while the request is on its way (a small file may finish before it is seen).
       const progressSeen = page
         .getByRole('progressbar', { name: 'Upload progress' })
@@ -74,7 +88,9 @@ describe('the web client: files and Skills in Chromium', () => {
     });
 
     await step(page, 'files-download', async () => {
-      const href = await item.getByRole('link', { name: 'Download notes.txt' }).getAttribute('href');
+      const href = await item
+        .getByRole('link', { name: 'Download notes.txt' })
+        .getAttribute('href');
       expect(href).toMatch(/^\/v1\/files\/[0-9a-f-]+\/content$/);
       const downloaded = await fetchInPage(href as string);
       expect(downloaded.status).toBe(200);
@@ -83,7 +99,13 @@ describe('the web client: files and Skills in Chromium', () => {
 
     await step(page, 'files-refused-upload', async () => {
       // Content that is none of the accepted kinds: a readable refusal, never raw JSON.
-      await page.getByLabel('Upload a file').setInputFiles({ name: 'program.bin', mimeType: 'application/octet-stream', buffer: Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 3, 0, 0, 0xff, 0xfe]) });
+      await page.getByLabel('Upload a file').setInputFiles({
+        name: 'program.bin',
+        mimeType: 'application/octet-stream',
+        buffer: Buffer.from([
+          0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 3, 0, 0, 0xff, 0xfe,
+        ]),
+      });
       await page.getByRole('button', { name: 'Upload', exact: true }).click();
       const alert = page.getByRole('alert');
       await alert.waitFor();
@@ -104,7 +126,12 @@ describe('the web client: files and Skills in Chromium', () => {
     const schema = {
       type: 'object',
       properties: {
-        topic: { type: 'string', title: 'Topic', description: 'What to talk about.', pattern: '^[a-z ]+$' },
+        topic: {
+          type: 'string',
+          title: 'Topic',
+          description: 'What to talk about.',
+          pattern: '^[a-z ]+$',
+        },
         tone: { type: 'string', enum: ['warm', 'formal'] },
         loud: { type: 'boolean' },
       },
@@ -117,7 +144,9 @@ describe('the web client: files and Skills in Chromium', () => {
       await page.getByRole('heading', { name: 'Skills', level: 1 }).waitFor();
       await page.getByText('No Skills yet', { exact: false }).waitFor();
       await page.getByLabel('Name', { exact: true }).fill(name);
-      await page.getByRole('textbox', { name: 'Instruction', exact: true }).fill('Greet the person about the topic.');
+      await page
+        .getByRole('textbox', { name: 'Instruction', exact: true })
+        .fill('Greet the person about the topic.');
       await page.getByLabel('Input schema (JSON)').fill(JSON.stringify(schema));
       await page.getByRole('button', { name: 'Create Skill' }).click();
       await page.getByRole('heading', { name, level: 2 }).waitFor();
@@ -133,34 +162,54 @@ describe('the web client: files and Skills in Chromium', () => {
       const tone = page.getByRole('combobox', { name: 'tone (required)' });
       await expectCount(page.locator('select[name="tone"]'), 1);
       expect(await tone.getAttribute('required')).not.toBeNull();
-      expect(await page.getByRole('checkbox', { name: 'loud' }).isChecked()).toBe(false);
+      expect(
+        await page.getByRole('checkbox', { name: 'loud' }).isChecked(),
+      ).toBe(false);
       await page.getByLabel('Model').selectOption('local/echo');
     });
 
     await step(page, 'skills-run-422', async () => {
       // The pattern is only checked by the service: its 422 is shown beside the field.
-      await page.getByRole('textbox', { name: 'Topic (required)' }).fill('Gardens!');
-      await page.getByRole('combobox', { name: 'tone (required)' }).selectOption('formal');
+      await page
+        .getByRole('textbox', { name: 'Topic (required)' })
+        .fill('Gardens!');
+      await page
+        .getByRole('combobox', { name: 'tone (required)' })
+        .selectOption('formal');
       await page.getByRole('button', { name: 'Run', exact: true }).click();
       await page.locator('#run-field-topic-errors').waitFor();
-      expect(await page.locator('#run-field-topic-errors').textContent()).toContain('pattern');
-      expect(await page.getByRole('alert').first().textContent()).not.toContain('{"');
+      expect(
+        await page.locator('#run-field-topic-errors').textContent(),
+      ).toContain('pattern');
+      expect(await page.getByRole('alert').first().textContent()).not.toContain(
+        '{"',
+      );
     });
 
     await step(page, 'skills-run-streams', async () => {
-      await page.getByRole('textbox', { name: 'Topic (required)' }).fill('gardens');
+      await page
+        .getByRole('textbox', { name: 'Topic (required)' })
+        .fill('gardens');
       await page.getByRole('button', { name: 'Run', exact: true }).click();
       const answer = page.getByRole('region', { name: 'Answer' });
       await answer.locator('.usage').waitFor();
       const text = (await answer.locator('.text').textContent()) ?? '';
       expect(text.startsWith('Echo: ')).toBe(true);
-      expect(JSON.parse(text.slice('Echo: '.length))).toEqual({ topic: 'gardens', tone: 'formal', loud: false });
-      expect(await answer.locator('.usage').textContent()).toMatch(/\d+ tokens in · \d+ out · \d+ credits/);
+      expect(JSON.parse(text.slice('Echo: '.length))).toEqual({
+        topic: 'gardens',
+        tone: 'formal',
+        loud: false,
+      });
+      expect(await answer.locator('.usage').textContent()).toMatch(
+        /\d+ tokens in · \d+ out · \d+ credits/,
+      );
       await expectCount(page.locator('#run-field-topic-errors'), 0);
     });
 
     await step(page, 'skills-publish', async () => {
-      await page.getByRole('textbox', { name: 'Instruction', exact: true }).fill('Greet the person warmly about the topic.');
+      await page
+        .getByRole('textbox', { name: 'Instruction', exact: true })
+        .fill('Greet the person warmly about the topic.');
       await page.getByRole('button', { name: 'Publish version' }).click();
       await page.getByText('Version 2 (current)').waitFor();
       // The run form is rebuilt from the new current version.
@@ -169,19 +218,30 @@ describe('the web client: files and Skills in Chromium', () => {
 
     let exported = '';
     await step(page, 'skills-export', async () => {
-      const href = await page.getByRole('link', { name: 'Export' }).getAttribute('href');
+      const href = await page
+        .getByRole('link', { name: 'Export' })
+        .getAttribute('href');
       const res = await fetchInPage(href as string);
       expect(res.status).toBe(200);
       expect(res.type).toContain('application/json');
       const body = JSON.parse(res.body);
-      expect(body).toMatchObject({ name, version: 2, instruction: 'Greet the person warmly about the topic.', input_schema: schema });
+      expect(body).toMatchObject({
+        name,
+        version: 2,
+        instruction: 'Greet the person warmly about the topic.',
+        input_schema: schema,
+      });
       exported = res.body;
     });
 
     await step(page, 'skills-import', async () => {
       await page.getByRole('link', { name: 'All Skills' }).click();
       await page.getByRole('link', { name }).waitFor();
-      await page.getByLabel('Skill file (.json)').setInputFiles({ name: 'greeter.json', mimeType: 'application/json', buffer: Buffer.from(exported) });
+      await page.getByLabel('Skill file (.json)').setInputFiles({
+        name: 'greeter.json',
+        mimeType: 'application/json',
+        buffer: Buffer.from(exported),
+      });
       await page.getByRole('button', { name: 'Import', exact: true }).click();
       await page.getByRole('heading', { name, level: 2 }).waitFor();
       await page.getByText('Version 2 (current)').waitFor();
@@ -193,11 +253,17 @@ describe('the web client: files and Skills in Chromium', () => {
       // Both copies of the Skill are listed.
       await page.getByRole('heading', { name: 'Starter templates' }).waitFor();
       await expectCount(page.getByRole('link', { name }), 2);
-      const duplicate = page.getByRole('button', { name: /^Duplicate / }).first();
+      const duplicate = page
+        .getByRole('button', { name: /^Duplicate / })
+        .first();
       await duplicate.waitFor();
-      const templateName = ((await duplicate.getAttribute('aria-label')) ?? '').replace(/^Duplicate /, '');
+      const templateName = (
+        (await duplicate.getAttribute('aria-label')) ?? ''
+      ).replace(/^Duplicate /, '');
       await duplicate.click();
-      await page.getByRole('heading', { name: templateName, level: 2 }).waitFor();
+      await page
+        .getByRole('heading', { name: templateName, level: 2 })
+        .waitFor();
       await page.getByText('Version 1 (current)').waitFor();
       await page.getByRole('button', { name: 'Run', exact: true }).waitFor();
     });

@@ -22,7 +22,12 @@ describe('the web client: a whole journey in Chromium', () => {
   beforeAll(async () => {
     stripe = await new FakeStripe().start();
     paddle = await new FakePaddle().start();
-    t = await bootTestApp({ WEB_CLIENT: 'on', ECHO_DELAY_MS: '100', ...extractionEnv(), ...billingEnv(stripe, paddle) });
+    t = await bootTestApp({
+      WEB_CLIENT: 'on',
+      ECHO_DELAY_MS: '100',
+      ...extractionEnv(),
+      ...billingEnv(stripe, paddle),
+    });
     base = await listen(t);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 390, height: 844 } });
@@ -54,7 +59,9 @@ describe('the web client: a whole journey in Chromium', () => {
       await page.getByRole('button', { name: 'Send' }).click();
       await page.locator('.turn-assistant .usage').last().waitFor();
       expect(await lastAnswer().textContent()).toBe('Echo: good morning');
-      await message().fill(Array.from({ length: 40 }, (_, index) => `w${index}`).join(' '));
+      await message().fill(
+        Array.from({ length: 40 }, (_, index) => `w${index}`).join(' '),
+      );
       await page.getByRole('button', { name: 'Send' }).click();
       await page.locator('.turn-assistant .text', { hasText: 'w1' }).waitFor();
       await page.getByRole('button', { name: 'Stop' }).click();
@@ -64,41 +71,80 @@ describe('the web client: a whole journey in Chromium', () => {
 
     await step(page, 'journey-upload', async () => {
       await page.getByRole('link', { name: 'Files' }).click();
-      await page.getByLabel('Upload a file').setInputFiles({ name: 'brief.txt', mimeType: 'text/plain', buffer: Buffer.from('The meeting is on Thursday.') });
+      await page.getByLabel('Upload a file').setInputFiles({
+        name: 'brief.txt',
+        mimeType: 'text/plain',
+        buffer: Buffer.from('The meeting is on Thursday.'),
+      });
       await page.getByRole('button', { name: 'Upload', exact: true }).click();
-      await page.getByRole('listitem').filter({ hasText: 'brief.txt' }).getByText(/Text: ready/).waitFor({ timeout: 30_000 });
+      await page
+        .getByRole('listitem')
+        .filter({ hasText: 'brief.txt' })
+        .getByText(/Text: ready/)
+        .waitFor({ timeout: 30_000 });
     });
 
     await step(page, 'journey-attach', async () => {
       await page.getByRole('link', { name: 'Chat' }).click();
       await page.locator('summary', { hasText: 'Attach files' }).click();
-      await page.getByRole('group', { name: 'Attach files' }).getByLabel('brief.txt').check();
+      await page
+        .getByRole('group', { name: 'Attach files' })
+        .getByLabel('brief.txt')
+        .check();
       await page.getByLabel('Model').selectOption('local/echo');
       await message().fill('when is the meeting');
       await page.getByRole('button', { name: 'Send' }).click();
-      await page.locator('.turn-user .attached-files', { hasText: 'brief.txt' }).waitFor();
-      await page.locator('.turn-assistant .text', { hasText: 'Echo: when is the meeting' }).waitFor();
+      await page
+        .locator('.turn-user .attached-files', { hasText: 'brief.txt' })
+        .waitFor();
+      await page
+        .locator('.turn-assistant .text', {
+          hasText: 'Echo: when is the meeting',
+        })
+        .waitFor();
     });
 
     await step(page, 'journey-skill', async () => {
       await page.getByRole('link', { name: 'Skills' }).click();
       await page.getByLabel('Name', { exact: true }).fill('Summarizer');
-      await page.getByRole('textbox', { name: 'Instruction', exact: true }).fill('Summarize the text.');
-      await page.getByLabel('Input schema (JSON)').fill(JSON.stringify({ type: 'object', properties: { text: { type: 'string', title: 'Text' } }, required: ['text'] }));
+      await page
+        .getByRole('textbox', { name: 'Instruction', exact: true })
+        .fill('Summarize the text.');
+      await page.getByLabel('Input schema (JSON)').fill(
+        JSON.stringify({
+          type: 'object',
+          properties: { text: { type: 'string', title: 'Text' } },
+          required: ['text'],
+        }),
+      );
       await page.getByRole('button', { name: 'Create Skill' }).click();
-      await page.getByRole('heading', { name: 'Summarizer', level: 2 }).waitFor();
-      await page.getByRole('textbox', { name: 'Text (required)' }).fill('a long story');
+      await page
+        .getByRole('heading', { name: 'Summarizer', level: 2 })
+        .waitFor();
+      await page
+        .getByRole('textbox', { name: 'Text (required)' })
+        .fill('a long story');
       await page.getByLabel('Model').selectOption('local/echo');
       await page.getByRole('button', { name: 'Run', exact: true }).click();
       const answer = page.getByRole('region', { name: 'Answer' });
       await answer.locator('.usage').waitFor();
-      expect(await answer.locator('.text').textContent()).toBe('Echo: {"text":"a long story"}');
+      expect(await answer.locator('.text').textContent()).toBe(
+        'Echo: {"text":"a long story"}',
+      );
     });
 
     await step(page, 'journey-checkout', async () => {
-      await page.route('https://checkout.stripe.test/**', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>Fake Stripe checkout</title><h1>Pay</h1>' }));
+      await page.route('https://checkout.stripe.test/**', (route) =>
+        route.fulfill({
+          status: 200,
+          contentType: 'text/html',
+          body: '<!doctype html><title>Fake Stripe checkout</title><h1>Pay</h1>',
+        }),
+      );
       await page.getByRole('link', { name: 'Plans' }).click();
-      const pro = page.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Pro', level: 2 }) });
+      const pro = page
+        .getByRole('listitem')
+        .filter({ has: page.getByRole('heading', { name: 'Pro', level: 2 }) });
       await pro.getByRole('button', { name: 'Subscribe with Stripe' }).click();
       await page.waitForURL(/^https:\/\/checkout\.stripe\.test\//);
       expect(stripe.creations().length).toBe(1);

@@ -46,24 +46,34 @@ describe('the web client in Chromium', () => {
 
     await step(page, 'chat-streams', async () => {
       await page.getByLabel('Model').selectOption('local/echo');
-      await page.getByLabel('Message', { exact: true }).fill('hello from the browser');
+      await page
+        .getByLabel('Message', { exact: true })
+        .fill('hello from the browser');
       await page.getByRole('button', { name: 'Send' }).click();
       const answer = page.locator('.turn-assistant .text').last();
       // Seen part-way first (streamed), then whole, then its usage.
-      await page.locator('.turn-assistant .text', { hasText: 'Echo:' }).waitFor();
+      await page
+        .locator('.turn-assistant .text', { hasText: 'Echo:' })
+        .waitFor();
       await page.locator('.turn-assistant .usage').last().waitFor();
       expect(await answer.textContent()).toBe('Echo: hello from the browser');
-      expect(await page.locator('.turn-assistant .usage').last().textContent()).toMatch(/\d+ tokens in · \d+ out · \d+ credits/);
+      expect(
+        await page.locator('.turn-assistant .usage').last().textContent(),
+      ).toMatch(/\d+ tokens in · \d+ out · \d+ credits/);
     });
 
     await step(page, 'chat-stop', async () => {
-      const words = Array.from({ length: 40 }, (_, index) => `w${index}`).join(' ');
+      const words = Array.from({ length: 40 }, (_, index) => `w${index}`).join(
+        ' ',
+      );
       await page.getByLabel('Message', { exact: true }).fill(words);
       await page.getByRole('button', { name: 'Send' }).click();
       await page.locator('.turn-assistant .text', { hasText: 'w1' }).waitFor();
       await page.getByRole('button', { name: 'Stop' }).click();
       await page.getByText('Stopped.').waitFor();
-      const stopped = (await page.locator('.turn-assistant .text').last().textContent()) ?? '';
+      const stopped =
+        (await page.locator('.turn-assistant .text').last().textContent()) ??
+        '';
       expect(stopped.length).toBeGreaterThan(0);
       expect(stopped).not.toContain('w39');
       await page.getByRole('button', { name: 'Send' }).waitFor();

@@ -25,7 +25,13 @@ describe('the web client: sign-in with Google and GitHub in Chromium', () => {
     // The app and the API on one origin, known before the start: OAuth redirects are built from it.
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    t = await bootTestApp({ WEB_CLIENT: 'on', APP_URL: base, API_URL: base, ...google.env('GOOGLE'), ...github.env('GITHUB') });
+    t = await bootTestApp({
+      WEB_CLIENT: 'on',
+      APP_URL: base,
+      API_URL: base,
+      ...google.env('GOOGLE'),
+      ...github.env('GITHUB'),
+    });
     await t.app.listen(port, '127.0.0.1');
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 390, height: 844 } });
@@ -41,21 +47,45 @@ describe('the web client: sign-in with Google and GitHub in Chromium', () => {
    * requests to routes, so the service's own start request is routed instead: it runs for real (its state
    * cookie is kept), and its redirect to the provider is answered as the provider would, back to our callback.
    */
-  async function atProvider(provider: 'google' | 'github', answer: (authorizeUrl: URL, callback: URL) => void): Promise<void> {
+  async function atProvider(
+    provider: 'google' | 'github',
+    answer: (authorizeUrl: URL, callback: URL) => void,
+  ): Promise<void> {
     await page.route(`${base}/v1/auth/${provider}`, async (route) => {
       const started = await route.fetch({ maxRedirects: 0 });
       const authorize = new URL(started.headers()['location']);
-      const callback = new URL(authorize.searchParams.get('redirect_uri') ?? '');
-      callback.searchParams.set('state', authorize.searchParams.get('state') ?? '');
+      const callback = new URL(
+        authorize.searchParams.get('redirect_uri') ?? '',
+      );
+      callback.searchParams.set(
+        'state',
+        authorize.searchParams.get('state') ?? '',
+      );
       answer(authorize, callback);
-      await route.fulfill({ status: 302, headers: { ...started.headers(), location: callback.toString() } });
+      await route.fulfill({
+        status: 302,
+        headers: { ...started.headers(), location: callback.toString() },
+      });
     });
   }
-  const consentAs = (provider: 'google' | 'github', fake: FakeOAuthProvider, account: { id: string; email: string; verified: boolean }) =>
-    atProvider(provider, (authorize, callback) => callback.searchParams.set('code', fake.approve(authorize.toString(), account)));
+  const consentAs = (
+    provider: 'google' | 'github',
+    fake: FakeOAuthProvider,
+    account: { id: string; email: string; verified: boolean },
+  ) =>
+    atProvider(provider, (authorize, callback) =>
+      callback.searchParams.set(
+        'code',
+        fake.approve(authorize.toString(), account),
+      ),
+    );
 
   it('signs up with Google, signs out, and signs in again with the same Google account', async () => {
-    const account = { id: String(randomBytes(4).readUInt32BE()), email: uniqueEmail('google'), verified: true };
+    const account = {
+      id: String(randomBytes(4).readUInt32BE()),
+      email: uniqueEmail('google'),
+      verified: true,
+    };
     await consentAs('google', google, account);
     await step(page, 'oauth-google-first', async () => {
       await page.goto(`${base}/sign-in`);
@@ -73,12 +103,18 @@ describe('the web client: sign-in with Google and GitHub in Chromium', () => {
   }, 90_000);
 
   it('signs in with GitHub, and shows a readable message when the provider refuses', async () => {
-    const account = { id: String(randomBytes(4).readUInt32BE()), email: uniqueEmail('github'), verified: true };
+    const account = {
+      id: String(randomBytes(4).readUInt32BE()),
+      email: uniqueEmail('github'),
+      verified: true,
+    };
     await step(page, 'oauth-github-signed-out', async () => {
       await page.goto(`${base}/sign-in`);
       // Still signed in from the test before, or not: wait for the app to know, then sign out if need be.
       const signOut = page.getByRole('button', { name: 'Sign out' });
-      await signOut.or(page.getByRole('heading', { name: 'Sign in' })).waitFor();
+      await signOut
+        .or(page.getByRole('heading', { name: 'Sign in' }))
+        .waitFor();
       if (await signOut.count()) await signOut.click();
       await page.getByRole('heading', { name: 'Sign in' }).waitFor();
     });
@@ -91,7 +127,9 @@ describe('the web client: sign-in with Google and GitHub in Chromium', () => {
     });
     await page.unrouteAll();
     // The person declines at the provider: it redirects back with error=access_denied.
-    await atProvider('github', (_authorize, callback) => callback.searchParams.set('error', 'access_denied'));
+    await atProvider('github', (_authorize, callback) =>
+      callback.searchParams.set('error', 'access_denied'),
+    );
     await step(page, 'oauth-github-denied', async () => {
       await page.getByRole('link', { name: 'Sign in with GitHub' }).click();
       await page.getByRole('heading', { name: 'Sign in' }).waitFor();

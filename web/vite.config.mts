@@ -11,7 +11,12 @@ const root = fileURLToPath(new URL('.', import.meta.url));
 export default defineConfig({
   root,
   base: '/',
-  build: { outDir: 'dist', emptyOutDir: true, sourcemap: true, target: 'es2022' },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    sourcemap: true,
+    target: 'es2022',
+  },
   oxc: { jsx: { runtime: 'automatic' } },
   server: { port: 5173, proxy: { '/v1': 'http://localhost:3000' } },
 });

@@ -13,7 +13,12 @@
  * Env: MOCK_URL (http://127.0.0.1:PORT/v1), CATALOG_FILE, FIXTURES_FILE, RELAY_PORT / EXPRESS_PORT (0 = any).
  */
 import { readFileSync } from 'node:fs';
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import {
+  createServer,
+  IncomingMessage,
+  Server,
+  ServerResponse,
+} from 'node:http';
 import { AddressInfo } from 'node:net';
 import { createParser, EventSourceMessage } from 'eventsource-parser';
 import express, { Request, Response } from 'express';
@@ -21,7 +26,13 @@ import { Agent, request } from 'undici';
 import { isObject, ReadyMessage } from '../support/protocol';
 
 const mockUrl = requiredEnv('MOCK_URL').replace(/\/+$/, '');
-const dispatcher = new Agent({ keepAliveTimeout: 60_000, connections: null, pipelining: 1, headersTimeout: 60_000, bodyTimeout: 60_000 });
+const dispatcher = new Agent({
+  keepAliveTimeout: 60_000,
+  connections: null,
+  pipelining: 1,
+  headersTimeout: 60_000,
+  bodyTimeout: 60_000,
+});
 
 interface RelayModel {
   upstreamModel: string;
@@ -32,10 +43,22 @@ interface RelayModel {
 function loadModels(file: string): Map<string, RelayModel> {
   const catalog: unknown = JSON.parse(readFileSync(file, 'utf8'));
   const models = new Map<string, RelayModel>();
-  if (!isObject(catalog) || !Array.isArray(catalog.models)) throw new Error(`${file} is not a catalog`);
+  if (!isObject(catalog) || !Array.isArray(catalog.models))
+    throw new Error(`${file} is not a catalog`);
   for (const model of catalog.models) {
-    if (isObject(model) && model.provider === 'openai' && typeof model.id === 'string' && typeof model.upstreamModel === 'string') {
-      models.set(model.id, { upstreamModel: model.upstreamModel, maxOutputTokens: typeof model.maxOutputTokens === 'number' ? model.maxOutputTokens : 4096 });
+    if (
+      isObject(model) &&
+      model.provider === 'openai' &&
+      typeof model.id === 'string' &&
+      typeof model.upstreamModel === 'string'
+    ) {
+      models.set(model.id, {
+        upstreamModel: model.upstreamModel,
+        maxOutputTokens:
+          typeof model.maxOutputTokens === 'number'
+            ? model.maxOutputTokens
+            : 4096,
+      });
     }
   }
   return models;
@@ -53,12 +76,23 @@ function readBody(req: IncomingMessage): Promise<string> {
 }
 
 function problem(res: ServerResponse, status: number, detail: string): void {
-  const text = JSON.stringify({ type: 'about:blank', title: detail, status, detail });
-  res.writeHead(status, { 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(text) });
+  const text = JSON.stringify({
+    type: 'about:blank',
+    title: detail,
+    status,
+    detail,
+  });
+  res.writeHead(status, {
+    'Content-Type': 'application/problem+json',
+    'Content-Length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
-async function relayChat(req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function relayChat(
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   let body: unknown;
   try {
     body = JSON.parse(await readBody(req));
@@ -66,7 +100,10 @@ async function relayChat(req: IncomingMessage, res: ServerResponse): Promise<voi
     problem(res, 400, 'body is not JSON');
     return;
   }
-  const model = isObject(body) && typeof body.model === 'string' ? models.get(body.model) : undefined;
+  const model =
+    isObject(body) && typeof body.model === 'string'
+      ? models.get(body.model)
+      : undefined;
   if (!isObject(body) || !model || !Array.isArray(body.messages)) {
     problem(res, 404, 'unknown model or no messages');
     return;
@@ -79,27 +116,46 @@ async function relayChat(req: IncomingMessage, res: ServerResponse): Promise<voi
     method: 'POST',
     dispatcher,
     signal: abort.signal,
-    headers: { 'content-type': 'application/json', authorization: 'Bearer bench' },
-    body: JSON.stringify({ model: model.upstreamModel, messages: body.messages, max_tokens: model.maxOutputTokens, stream: true, stream_options: { include_usage: true } }),
+    headers: {
+      'content-type': 'application/json',
+      authorization: 'Bearer bench',
+    },
+    body: JSON.stringify({
+      model: model.upstreamModel,
+      messages: body.messages,
+      max_tokens: model.maxOutputTokens,
+      stream: true,
+      stream_options: { include_usage: true },
+    }),
   });
   if (upstream.statusCode !== 200) {
     await upstream.body.dump();
     problem(res, 502, `provider answered ${upstream.statusCode}`);
     return;
   }
-  res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-cache, no-transform' });
+  res.writeHead(200, {
+    'Content-Type': 'text/plain; charset=utf-8',
+    'Cache-Control': 'no-cache, no-transform',
+  });
   const parser = createParser({
     onEvent(event: EventSourceMessage) {
       if (event.data === '[DONE]') return;
       const chunk: unknown = JSON.parse(event.data);
       if (!isObject(chunk) || !Array.isArray(chunk.choices)) return;
       const choice: unknown = chunk.choices[0];
-      const delta = isObject(choice) && isObject(choice.delta) ? choice.delta : undefined;
-      if (delta && typeof delta.content === 'string' && delta.content.length > 0) res.write(delta.content);
+      const delta =
+        isObject(choice) && isObject(choice.delta) ? choice.delta : undefined;
+      if (
+        delta &&
+        typeof delta.content === 'string' &&
+        delta.content.length > 0
+      )
+        res.write(delta.content);
     },
   });
   const decoder = new TextDecoder();
-  for await (const bytes of upstream.body) parser.feed(decoder.decode(bytes as Buffer, { stream: true }));
+  for await (const bytes of upstream.body)
+    parser.feed(decoder.decode(bytes as Buffer, { stream: true }));
   res.end();
 }
 
@@ -107,7 +163,10 @@ let errorsLogged = 0;
 const relay = createServer((req, res) => {
   if (req.method === 'POST' && req.url === '/v1/chat') {
     relayChat(req, res).catch((error: unknown) => {
-      if (errorsLogged++ < 20) process.stderr.write(`bare relay: ${error instanceof Error ? error.message : String(error)}\n`);
+      if (errorsLogged++ < 20)
+        process.stderr.write(
+          `bare relay: ${error instanceof Error ? error.message : String(error)}\n`,
+        );
       if (!res.headersSent) problem(res, 502, 'provider failed');
       else res.destroy();
     });
@@ -123,7 +182,12 @@ interface Fixtures {
 
 function loadFixtures(file: string): Fixtures {
   const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
-  if (!isObject(parsed) || typeof parsed.plans !== 'string' || typeof parsed.me !== 'string') throw new Error(`${file}: expected {plans, me} strings`);
+  if (
+    !isObject(parsed) ||
+    typeof parsed.plans !== 'string' ||
+    typeof parsed.me !== 'string'
+  )
+    throw new Error(`${file}: expected {plans, me} strings`);
   return { plans: parsed.plans, me: parsed.me };
 }
 
@@ -133,7 +197,10 @@ function loadFixtures(file: string): Fixtures {
  */
 function jsonValue(text: string, name: string): unknown {
   const value: unknown = JSON.parse(text);
-  if (JSON.stringify(value) !== text) throw new Error(`${name}: JSON.stringify(JSON.parse(bytes)) differs from the service's bytes`);
+  if (JSON.stringify(value) !== text)
+    throw new Error(
+      `${name}: JSON.stringify(JSON.parse(bytes)) differs from the service's bytes`,
+    );
   return value;
 }
 
@@ -145,7 +212,9 @@ app.get('/v1/plans', (_req: Request, res: Response) => {
   res.json(plans);
 });
 app.get('/v1/auth/me', (req: Request, res: Response) => {
-  if (!/(?:^|;\s*)sid=[A-Za-z0-9_-]{43}(?:;|$)/.test(req.headers.cookie ?? '')) {
+  if (
+    !/(?:^|;\s*)sid=[A-Za-z0-9_-]{43}(?:;|$)/.test(req.headers.cookie ?? '')
+  ) {
     res.status(401).type('application/problem+json').send('{"status":401}');
     return;
   }
@@ -154,7 +223,11 @@ app.get('/v1/auth/me', (req: Request, res: Response) => {
 const expressServer = createServer(app);
 
 function listen(server: Server, port: number): Promise<number> {
-  return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+  return new Promise((resolve) =>
+    server.listen(port, '127.0.0.1', () =>
+      resolve((server.address() as AddressInfo).port),
+    ),
+  );
 }
 
 function requiredEnv(name: string): string {
@@ -163,8 +236,14 @@ function requiredEnv(name: string): string {
   return value;
 }
 
-void Promise.all([listen(relay, Number(process.env.RELAY_PORT ?? 0)), listen(expressServer, Number(process.env.EXPRESS_PORT ?? 0))]).then(([relayPort, expressPort]) => {
-  const ready: ReadyMessage = { type: 'ready', ports: { relay: relayPort, express: expressPort } };
+void Promise.all([
+  listen(relay, Number(process.env.RELAY_PORT ?? 0)),
+  listen(expressServer, Number(process.env.EXPRESS_PORT ?? 0)),
+]).then(([relayPort, expressPort]) => {
+  const ready: ReadyMessage = {
+    type: 'ready',
+    ports: { relay: relayPort, express: expressPort },
+  };
   if (process.send) process.send(ready);
   else process.stdout.write(`${JSON.stringify(ready)}\n`);
 });

@@ -58,8 +58,10 @@ function pop(): ActiveStream | undefined {
       const left = index * 2 + 1;
       const right = left + 1;
       let smallest = index;
-      if (left < heap.length && heap[left].due < heap[smallest].due) smallest = left;
-      if (right < heap.length && heap[right].due < heap[smallest].due) smallest = right;
+      if (left < heap.length && heap[left].due < heap[smallest].due)
+        smallest = left;
+      if (right < heap.length && heap[right].due < heap[smallest].due)
+        smallest = right;
       if (smallest === index) break;
       [heap[smallest], heap[index]] = [heap[index], heap[smallest]];
       index = smallest;
@@ -90,7 +92,11 @@ function tick(): void {
   arm();
 }
 
-function chunk(stream: ActiveStream, delta: string, finishReason: string | null): string {
+function chunk(
+  stream: ActiveStream,
+  delta: string,
+  finishReason: string | null,
+): string {
   return `data: {"id":"${stream.id}","object":"chat.completion.chunk","created":${Math.floor(stream.startedAt / 1000)},"model":"${stream.model}","system_fingerprint":null,"choices":[{"index":0,"delta":${delta},"logprobs":null,"finish_reason":${finishReason === null ? 'null' : `"${finishReason}"`}}]}\n\n`;
 }
 
@@ -101,7 +107,10 @@ function advance(stream: ActiveStream): void {
   let out = '';
   do {
     const index = stream.next;
-    const delta = index === 0 ? `{"role":"assistant","content":"${tokenText(index)}"}` : `{"content":"${tokenText(index)}"}`;
+    const delta =
+      index === 0
+        ? `{"role":"assistant","content":"${tokenText(index)}"}`
+        : `{"content":"${tokenText(index)}"}`;
     out += chunk(stream, delta, null);
     stream.next += 1;
   } while (stream.intervalMs === 0 && stream.next < stream.tokens);
@@ -122,7 +131,10 @@ function advance(stream: ActiveStream): void {
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'Content-Type': 'application/json',
+    'Content-Length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
@@ -139,18 +151,27 @@ function promptTokensOf(messages: unknown): number {
   if (!Array.isArray(messages)) return 0;
   let chars = 0;
   for (const message of messages) {
-    if (isObject(message) && typeof message.content === 'string') chars += message.content.length;
+    if (isObject(message) && typeof message.content === 'string')
+      chars += message.content.length;
   }
   return Math.ceil(chars / 4) + 4 * messages.length;
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   if (req.method === 'GET' && req.url === '/stats') {
     sendJson(res, 200, stats);
     return;
   }
   if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
-    sendJson(res, 404, { error: { message: `no route ${req.method} ${req.url}`, type: 'invalid_request_error' } });
+    sendJson(res, 404, {
+      error: {
+        message: `no route ${req.method} ${req.url}`,
+        type: 'invalid_request_error',
+      },
+    });
     return;
   }
   stats.requests += 1;
@@ -159,14 +180,23 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     body = JSON.parse(await readBody(req));
   } catch {
     stats.rejected += 1;
-    sendJson(res, 400, { error: { message: 'body is not JSON', type: 'invalid_request_error' } });
+    sendJson(res, 400, {
+      error: { message: 'body is not JSON', type: 'invalid_request_error' },
+    });
     return;
   }
-  const model = isObject(body) && typeof body.model === 'string' ? body.model : '';
+  const model =
+    isObject(body) && typeof body.model === 'string' ? body.model : '';
   const shape = shapeOf(model);
   if (!isObject(body) || !shape || body.stream !== true) {
     stats.rejected += 1;
-    sendJson(res, 404, { error: { message: `The model '${model}' does not exist (or stream is not true)`, type: 'invalid_request_error', code: 'model_not_found' } });
+    sendJson(res, 404, {
+      error: {
+        message: `The model '${model}' does not exist (or stream is not true)`,
+        type: 'invalid_request_error',
+        code: 'model_not_found',
+      },
+    });
     return;
   }
   sequence += 1;
@@ -179,7 +209,8 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     intervalMs: shape.intervalMs,
     startedAt: performance.now(),
     next: 0,
-    includeUsage: isObject(streamOptions) && streamOptions.include_usage === true,
+    includeUsage:
+      isObject(streamOptions) && streamOptions.include_usage === true,
     promptTokens: promptTokensOf(body.messages),
     due: 0,
   };
@@ -189,7 +220,11 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     if (res.writableFinished) stats.completed += 1;
     else stats.aborted += 1;
   });
-  res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache', Connection: 'keep-alive' });
+  res.writeHead(200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache',
+    Connection: 'keep-alive',
+  });
   if (shape.tokens === 0) {
     res.end('data: [DONE]\n\n');
     return;
@@ -199,7 +234,10 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
 
 const server = createServer((req, res) => {
   handle(req, res).catch((error: unknown) => {
-    if (!res.headersSent) sendJson(res, 500, { error: { message: String(error), type: 'server_error' } });
+    if (!res.headersSent)
+      sendJson(res, 500, {
+        error: { message: String(error), type: 'server_error' },
+      });
     else res.destroy();
   });
 });
@@ -207,7 +245,10 @@ server.keepAliveTimeout = 65_000;
 server.headersTimeout = 70_000;
 // A deep accept queue: the mock must never be the reason a connection waits.
 server.listen(Number(process.env.MOCK_PORT ?? 0), '127.0.0.1', 4096, () => {
-  const ready: ReadyMessage = { type: 'ready', ports: { mock: (server.address() as AddressInfo).port } };
+  const ready: ReadyMessage = {
+    type: 'ready',
+    ports: { mock: (server.address() as AddressInfo).port },
+  };
   if (process.send) process.send(ready);
   else process.stdout.write(`${JSON.stringify(ready)}\n`);
 });

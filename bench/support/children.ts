@@ -13,7 +13,13 @@ export const REPO = resolve(__dirname, '..', '..');
 const BENCH = join(REPO, 'bench');
 
 /** Harness sources run as child processes, and what they import. */
-const HARNESS_FILES = ['processes/mock-provider.ts', 'processes/bare-relay.ts', 'processes/load-generator.ts', 'support/protocol.ts', 'support/tokens.ts'];
+const HARNESS_FILES = [
+  'processes/mock-provider.ts',
+  'processes/bare-relay.ts',
+  'processes/load-generator.ts',
+  'support/protocol.ts',
+  'support/tokens.ts',
+];
 
 /** Transpiles the harness processes into `outDir` (same layout); returns the directory. */
 export function compileHarness(outDir: string): string {
@@ -21,7 +27,12 @@ export function compileHarness(outDir: string): string {
     const source = readFileSync(join(BENCH, file), 'utf8');
     const output = ts.transpileModule(source, {
       fileName: file,
-      compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true, sourceMap: false },
+      compilerOptions: {
+        module: ts.ModuleKind.CommonJS,
+        target: ts.ScriptTarget.ES2022,
+        esModuleInterop: true,
+        sourceMap: false,
+      },
     });
     const target = join(outDir, file.replace(/\.ts$/, '.js'));
     mkdirSync(dirname(target), { recursive: true });
@@ -35,13 +46,15 @@ const children = new Set<ChildProcess>();
 /** Every child still running gets SIGKILL (synchronous: usable from an 'exit' handler). */
 export function killAllNow(): void {
   for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    if (child.exitCode === null && child.signalCode === null)
+      child.kill('SIGKILL');
   }
 }
 
 /** SIGTERM, then SIGKILL after `graceMs`; resolves when the child has exited. */
 export function stopChild(child: ChildProcess, graceMs = 5_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  if (child.exitCode !== null || child.signalCode !== null)
+    return Promise.resolve();
   return new Promise((done) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
     child.once('exit', () => {
@@ -62,7 +75,13 @@ export interface HarnessChild {
  * Forks a compiled harness process (IPC channel) and waits for its `ready` message. Its output goes to the
  * given log file descriptor. NODE_PATH lets the compiled files outside the repo find node_modules.
  */
-export function forkHarness(compiledDir: string, file: string, env: Record<string, string>, logFd: number, timeoutMs = 30_000): Promise<HarnessChild> {
+export function forkHarness(
+  compiledDir: string,
+  file: string,
+  env: Record<string, string>,
+  logFd: number,
+  timeoutMs = 30_000,
+): Promise<HarnessChild> {
   const script = join(compiledDir, file);
   const child = fork(script, [], {
     cwd: REPO,
@@ -76,10 +95,22 @@ export function forkHarness(compiledDir: string, file: string, env: Record<strin
   children.add(child);
   child.once('exit', () => children.delete(child));
   return new Promise((resolveReady, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${relative(compiledDir, script)} did not get ready within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `${relative(compiledDir, script)} did not get ready within ${timeoutMs} ms`,
+          ),
+        ),
+      timeoutMs,
+    );
     const onExit = (code: number | null, signal: string | null) => {
       clearTimeout(timer);
-      reject(new Error(`${relative(compiledDir, script)} exited before it was ready (code ${code}, signal ${signal})`));
+      reject(
+        new Error(
+          `${relative(compiledDir, script)} exited before it was ready (code ${code}, signal ${signal})`,
+        ),
+      );
     };
     child.once('exit', onExit);
     child.on('message', function onMessage(message: unknown) {
@@ -93,12 +124,23 @@ export function forkHarness(compiledDir: string, file: string, env: Record<strin
 }
 
 function isReady(message: unknown): message is ReadyMessage {
-  return isObject(message) && message.type === 'ready' && isObject(message.ports);
+  return (
+    isObject(message) && message.type === 'ready' && isObject(message.ports)
+  );
 }
 
 /** Starts `node <script>` in the repository with exactly `env` (plus PATH/HOME/LANG/TZ), output to `logFd`. */
-export function spawnNode(script: string, env: Record<string, string>, logFd: number, nodeArgs: string[] = []): ChildProcess {
-  const child = spawn(process.execPath, [...nodeArgs, script], { cwd: REPO, env: { ...baseEnv(), ...env }, stdio: ['ignore', logFd, logFd] });
+export function spawnNode(
+  script: string,
+  env: Record<string, string>,
+  logFd: number,
+  nodeArgs: string[] = [],
+): ChildProcess {
+  const child = spawn(process.execPath, [...nodeArgs, script], {
+    cwd: REPO,
+    env: { ...baseEnv(), ...env },
+    stdio: ['ignore', logFd, logFd],
+  });
   children.add(child);
   child.once('exit', () => children.delete(child));
   return child;

@@ -14,16 +14,29 @@ export interface BenchModel {
 }
 
 /** 50 tokens 10 per second (scenarios b-e) and 3 tokens at once (scenario a). */
-export const STREAM_MODEL: BenchModel = { id: 'openai/bench-stream', shape: { tokens: 50, intervalMs: 100 } };
-export const SHORT_MODEL: BenchModel = { id: 'openai/bench-short', shape: { tokens: 3, intervalMs: 0 } };
+export const STREAM_MODEL: BenchModel = {
+  id: 'openai/bench-stream',
+  shape: { tokens: 50, intervalMs: 100 },
+};
+export const SHORT_MODEL: BenchModel = {
+  id: 'openai/bench-short',
+  shape: { tokens: 3, intervalMs: 0 },
+};
 
 /**
  * config/catalog.json plus the bench models (1 credit per request, nothing per token, at most 64 output
  * tokens) on every plan, written to `file` for CATALOG_FILE.
  */
 export function writeBenchCatalog(file: string): void {
-  const catalog: unknown = JSON.parse(readFileSync(join(REPO, 'config', 'catalog.json'), 'utf8'));
-  if (!isObject(catalog) || !Array.isArray(catalog.models) || !Array.isArray(catalog.plans)) throw new Error('config/catalog.json: unexpected shape');
+  const catalog: unknown = JSON.parse(
+    readFileSync(join(REPO, 'config', 'catalog.json'), 'utf8'),
+  );
+  if (
+    !isObject(catalog) ||
+    !Array.isArray(catalog.models) ||
+    !Array.isArray(catalog.plans)
+  )
+    throw new Error('config/catalog.json: unexpected shape');
   for (const model of [STREAM_MODEL, SHORT_MODEL]) {
     catalog.models.push({
       id: model.id,
@@ -34,13 +47,17 @@ export function writeBenchCatalog(file: string): void {
       maxOutputTokens: 64,
     });
     for (const plan of catalog.plans) {
-      if (isObject(plan) && Array.isArray(plan.models)) plan.models.push(model.id);
+      if (isObject(plan) && Array.isArray(plan.models))
+        plan.models.push(model.id);
     }
   }
   writeFileSync(file, `${JSON.stringify(catalog, null, 2)}\n`);
 }
 
-export async function withPg<T>(url: string, work: (pg: Client) => Promise<T>): Promise<T> {
+export async function withPg<T>(
+  url: string,
+  work: (pg: Client) => Promise<T>,
+): Promise<T> {
   const pg = new Client({ connectionString: url });
   await pg.connect();
   try {
@@ -51,7 +68,11 @@ export async function withPg<T>(url: string, work: (pg: Client) => Promise<T>): 
 }
 
 export async function postgresVersion(url: string): Promise<string> {
-  return withPg(url, async (pg) => `PostgreSQL ${(await pg.query<{ server_version: string }>('SHOW server_version')).rows[0].server_version}`);
+  return withPg(
+    url,
+    async (pg) =>
+      `PostgreSQL ${(await pg.query<{ server_version: string }>('SHOW server_version')).rows[0].server_version}`,
+  );
 }
 
 /**
@@ -59,11 +80,21 @@ export async function postgresVersion(url: string): Promise<string> {
  * bcrypt, no register round trip). Returns the `sid=<token>` cookie of each; the database keeps only the
  * token's SHA-256 hex, as SessionsService does.
  */
-export async function createUsers(databaseUrl: string, count: number, tag: string): Promise<string[]> {
-  const tokens = Array.from({ length: count }, () => randomBytes(32).toString('base64url'));
-  const hashes = tokens.map((token) => createHash('sha256').update(token, 'utf8').digest('hex'));
+export async function createUsers(
+  databaseUrl: string,
+  count: number,
+  tag: string,
+): Promise<string[]> {
+  const tokens = Array.from({ length: count }, () =>
+    randomBytes(32).toString('base64url'),
+  );
+  const hashes = tokens.map((token) =>
+    createHash('sha256').update(token, 'utf8').digest('hex'),
+  );
   // Same length for every user: GET /v1/auth/me answers the same number of bytes whoever asks.
-  const emails = tokens.map((_, index) => `bench-${tag}-${String(index).padStart(6, '0')}@example.com`);
+  const emails = tokens.map(
+    (_, index) => `bench-${tag}-${String(index).padStart(6, '0')}@example.com`,
+  );
   await withPg(databaseUrl, async (pg) => {
     await pg.query('BEGIN');
     await pg.query(
@@ -83,14 +114,23 @@ export async function createUsers(databaseUrl: string, count: number, tag: strin
 }
 
 /** Deletes every key under the prefix; returns how many. */
-export async function deleteRedisKeys(url: string, prefix: string): Promise<number> {
+export async function deleteRedisKeys(
+  url: string,
+  prefix: string,
+): Promise<number> {
   const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
   try {
     await redis.connect();
     let cursor = '0';
     let deleted = 0;
     do {
-      const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      const [nextCursor, keys] = await redis.scan(
+        cursor,
+        'MATCH',
+        `${prefix}*`,
+        'COUNT',
+        1000,
+      );
       cursor = nextCursor;
       if (keys.length > 0) deleted += await redis.del(...keys);
     } while (cursor !== '0');
@@ -101,11 +141,27 @@ export async function deleteRedisKeys(url: string, prefix: string): Promise<numb
 }
 
 /** Rows the runs left: how the service settled what it accepted. */
-export async function databaseSummary(databaseUrl: string): Promise<{ byStatus: Record<string, number>; reservedLeft: number; ledgerEntries: number }> {
+export async function databaseSummary(databaseUrl: string): Promise<{
+  byStatus: Record<string, number>;
+  reservedLeft: number;
+  ledgerEntries: number;
+}> {
   return withPg(databaseUrl, async (pg) => {
-    const statuses = await pg.query<{ status: string; count: number }>(`SELECT status::text AS status, count(*)::int AS count FROM "ChatRequest" GROUP BY status ORDER BY status`);
-    const usage = await pg.query<{ reserved: number }>(`SELECT COALESCE(sum(reserved), 0)::int AS reserved FROM "DailyUsage"`);
-    const ledger = await pg.query<{ count: number }>(`SELECT count(*)::int AS count FROM "LedgerEntry"`);
-    return { byStatus: Object.fromEntries(statuses.rows.map((row) => [row.status, row.count])), reservedLeft: usage.rows[0].reserved, ledgerEntries: ledger.rows[0].count };
+    const statuses = await pg.query<{ status: string; count: number }>(
+      `SELECT status::text AS status, count(*)::int AS count FROM "ChatRequest" GROUP BY status ORDER BY status`,
+    );
+    const usage = await pg.query<{ reserved: number }>(
+      `SELECT COALESCE(sum(reserved), 0)::int AS reserved FROM "DailyUsage"`,
+    );
+    const ledger = await pg.query<{ count: number }>(
+      `SELECT count(*)::int AS count FROM "LedgerEntry"`,
+    );
+    return {
+      byStatus: Object.fromEntries(
+        statuses.rows.map((row) => [row.status, row.count]),
+      ),
+      reservedLeft: usage.rows[0].reserved,
+      ledgerEntries: ledger.rows[0].count,
+    };
   });
 }

@@ -1,5 +1,12 @@
 /** The orchestrator's side of the load generator process: one job at a time over IPC, with a time limit. */
-import { ChatJobResult, isObject, JobMessage, LoadJob, RateJobResult, ResultMessage } from './protocol';
+import {
+  ChatJobResult,
+  isObject,
+  JobMessage,
+  LoadJob,
+  RateJobResult,
+  ResultMessage,
+} from './protocol';
 import { forkHarness, HarnessChild, stopChild } from './children';
 
 export class LoadGeneratorClient {
@@ -12,7 +19,12 @@ export class LoadGeneratorClient {
   ) {}
 
   async start(): Promise<void> {
-    this.child = await forkHarness(this.compiledDir, 'processes/load-generator.js', {}, this.logFd);
+    this.child = await forkHarness(
+      this.compiledDir,
+      'processes/load-generator.js',
+      {},
+      this.logFd,
+    );
   }
 
   get pid(): number {
@@ -24,20 +36,35 @@ export class LoadGeneratorClient {
     this.child = undefined;
   }
 
-  async chat(job: Exclude<LoadJob, { kind: 'requestRate' }>, limitMs: number): Promise<ChatJobResult> {
+  async chat(
+    job: Exclude<LoadJob, { kind: 'requestRate' }>,
+    limitMs: number,
+  ): Promise<ChatJobResult> {
     const result = await this.run(job, limitMs);
-    if (result.kind !== 'chat') throw new Error('the load generator answered a chat job with another kind of result');
+    if (result.kind !== 'chat')
+      throw new Error(
+        'the load generator answered a chat job with another kind of result',
+      );
     return result;
   }
 
-  async rate(job: Extract<LoadJob, { kind: 'requestRate' }>, limitMs: number): Promise<RateJobResult> {
+  async rate(
+    job: Extract<LoadJob, { kind: 'requestRate' }>,
+    limitMs: number,
+  ): Promise<RateJobResult> {
     const result = await this.run(job, limitMs);
-    if (result.kind !== 'rate') throw new Error('the load generator answered a rate job with another kind of result');
+    if (result.kind !== 'rate')
+      throw new Error(
+        'the load generator answered a rate job with another kind of result',
+      );
     return result;
   }
 
   /** Runs one job; past `limitMs` the generator is killed and restarted, and the job fails. */
-  private async run(job: LoadJob, limitMs: number): Promise<ChatJobResult | RateJobResult> {
+  private async run(
+    job: LoadJob,
+    limitMs: number,
+  ): Promise<ChatJobResult | RateJobResult> {
     if (!this.child) await this.start();
     const current = this.child;
     if (!current) throw new Error('no load generator');
@@ -46,7 +73,15 @@ export class LoadGeneratorClient {
     const message: JobMessage = { type: 'job', id, job };
     try {
       return await new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`the load generator did not finish the ${job.kind} job within ${limitMs} ms`)), limitMs);
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `the load generator did not finish the ${job.kind} job within ${limitMs} ms`,
+              ),
+            ),
+          limitMs,
+        );
         const onExit = () => {
           clearTimeout(timer);
           reject(new Error('the load generator exited during a job'));
@@ -57,7 +92,8 @@ export class LoadGeneratorClient {
           current.child.off('message', onMessage);
           current.child.off('exit', onExit);
           if (answer.result) resolve(answer.result);
-          else reject(new Error(`load generator: ${answer.error ?? 'no result'}`));
+          else
+            reject(new Error(`load generator: ${answer.error ?? 'no result'}`));
         };
         current.child.on('message', onMessage);
         current.child.once('exit', onExit);
@@ -71,5 +107,9 @@ export class LoadGeneratorClient {
 }
 
 function isResult(message: unknown): message is ResultMessage {
-  return isObject(message) && message.type === 'result' && typeof message.id === 'number';
+  return (
+    isObject(message) &&
+    message.type === 'result' &&
+    typeof message.id === 'number'
+  );
 }

@@ -34,13 +34,19 @@ export function summaryBetweenMarkers(text: string): string | undefined {
 
 /** The latest summary of bench/METRICS-OVERHEAD.md, if that file exists. */
 export function latestMetricsOverheadSummary(): string | undefined {
-  return existsSync(METRICS_FILE) ? summaryBetweenMarkers(readFileSync(METRICS_FILE, 'utf8')) : undefined;
+  return existsSync(METRICS_FILE)
+    ? summaryBetweenMarkers(readFileSync(METRICS_FILE, 'utf8'))
+    : undefined;
 }
 
 /** RESULTS.md with this summary: between its markers when it has them, else as a new section at the end. */
-export function withMetricsOverheadSection(results: string, summary: string): string {
+export function withMetricsOverheadSection(
+  results: string,
+  summary: string,
+): string {
   const start = results.indexOf(METRICS_SECTION_START);
   const end = results.indexOf(METRICS_SECTION_END);
-  if (start !== -1 && end > start) return `${results.slice(0, start + METRICS_SECTION_START.length)}\n${summary}\n${results.slice(end)}`;
+  if (start !== -1 && end > start)
+    return `${results.slice(0, start + METRICS_SECTION_START.length)}\n${summary}\n${results.slice(end)}`;
   return `${results.replace(/\n*$/, '\n')}\n${metricsOverheadSection(summary).join('\n')}\n`;
 }

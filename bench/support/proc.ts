@@ -10,7 +10,9 @@ let ticksPerSecond: number | undefined;
 /** `getconf CLK_TCK` (100 on Linux nearly always). */
 export function clockTicks(): number {
   if (ticksPerSecond === undefined) {
-    const answer = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+    const answer = Number(
+      execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim(),
+    );
     ticksPerSecond = Number.isFinite(answer) && answer > 0 ? answer : 100;
   }
   return ticksPerSecond;
@@ -59,7 +61,11 @@ export function postgresBackends(database: string): Map<number, number> {
     try {
       // `postgres: [cluster: ]user database host(port) state`
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (!cmdline.startsWith('postgres:') || !cmdline.includes(` ${database} `)) continue;
+      if (
+        !cmdline.startsWith('postgres:') ||
+        !cmdline.includes(` ${database} `)
+      )
+        continue;
       const cpu = cpuMs(Number(entry));
       if (Number.isFinite(cpu)) backends.set(Number(entry), cpu);
     } catch {
@@ -109,7 +115,8 @@ export class BackendCpu {
     clearInterval(this.timer);
     this.sample();
     let total = 0;
-    for (const [pid, cpu] of this.last) total += cpu - (this.first.get(pid) ?? 0);
+    for (const [pid, cpu] of this.last)
+      total += cpu - (this.first.get(pid) ?? 0);
     return total;
   }
 }
@@ -166,9 +173,16 @@ export function listenOverflows(): number {
 export function machineCpuMs(): { busy: number; steal: number } {
   try {
     const line = readFileSync('/proc/stat', 'utf8').split('\n')[0];
-    const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, , , irq, softirq, steal] = line
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
     const ms = 1000 / clockTicks();
-    return { busy: (user + nice + system + irq + softirq) * ms, steal: (steal || 0) * ms };
+    return {
+      busy: (user + nice + system + irq + softirq) * ms,
+      steal: (steal || 0) * ms,
+    };
   } catch {
     return { busy: Number.NaN, steal: Number.NaN };
   }

@@ -17,7 +17,11 @@ interface CpuProfile {
 }
 
 /** Frames that are the metrics' own work: prom-client, our src/infra/metrics, Node's GC observer that prom-client installs. */
-const METRICS_CODE = [/\/prom-client\//, /\/infra\/metrics\//, /^node:internal\/perf\/observe$/];
+const METRICS_CODE = [
+  /\/prom-client\//,
+  /\/infra\/metrics\//,
+  /^node:internal\/perf\/observe$/,
+];
 
 export interface ProfileShare {
   busySamples: number;
@@ -30,14 +34,18 @@ export function metricsShareOfProfile(file: string): ProfileShare {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const parentOf = new Map<number, number>();
-  for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
+  for (const node of profile.nodes)
+    for (const child of node.children ?? []) parentOf.set(child, node.id);
   const inMetrics = new Map<number, boolean>();
   const isMetrics = (id: number): boolean => {
     const known = inMetrics.get(id);
     if (known !== undefined) return known;
     const node = byId.get(id);
     const parent = parentOf.get(id);
-    const answer = node !== undefined && (METRICS_CODE.some((pattern) => pattern.test(node.callFrame.url)) || (parent !== undefined && isMetrics(parent)));
+    const answer =
+      node !== undefined &&
+      (METRICS_CODE.some((pattern) => pattern.test(node.callFrame.url)) ||
+        (parent !== undefined && isMetrics(parent)));
     inMetrics.set(id, answer);
     return answer;
   };
@@ -48,5 +56,9 @@ export function metricsShareOfProfile(file: string): ProfileShare {
     busySamples += 1;
     if (isMetrics(id)) metricsSamples += 1;
   }
-  return { busySamples, metricsSamples, share: busySamples > 0 ? metricsSamples / busySamples : Number.NaN };
+  return {
+    busySamples,
+    metricsSamples,
+    share: busySamples > 0 ? metricsSamples / busySamples : Number.NaN,
+  };
 }

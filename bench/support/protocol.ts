@@ -26,7 +26,12 @@ export interface ChatTarget {
 
 export type LoadJob =
   /** One request at a time; with `sameRequest` every request repeats request 0 (same key, body and user): retries. */
-  | { kind: 'sequential'; target: ChatTarget; requests: number; sameRequest?: boolean }
+  | {
+      kind: 'sequential';
+      target: ChatTarget;
+      requests: number;
+      sameRequest?: boolean;
+    }
   | { kind: 'burst'; target: ChatTarget; requests: number }
   | {
       kind: 'openLoop';

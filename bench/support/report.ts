@@ -1,8 +1,18 @@
 /** bench/RESULTS.md: the whole file, rewritten on every run. */
 import { Measurement, MetricDef, Scenario, TargetName } from '../scenarios';
 import { Settings } from '../settings';
-import { describeRule, judge, ratio, RoundPair, TARGETS, Verdict } from '../targets';
-import { latestMetricsOverheadSummary, metricsOverheadSection } from './metrics-overhead-section';
+import {
+  describeRule,
+  judge,
+  ratio,
+  RoundPair,
+  TARGETS,
+  Verdict,
+} from '../targets';
+import {
+  latestMetricsOverheadSummary,
+  metricsOverheadSection,
+} from './metrics-overhead-section';
 import { ServiceExit } from './service-process';
 import { fmt, fmtSpread, median, spread } from './stats';
 
@@ -22,7 +32,15 @@ export interface RunInfo {
   startedAt: Date;
   command: string;
   settings: Settings;
-  machine: { cpuModel: string; cpus: number; ramBytes: number; kernel: string; node: string; postgres: string; redis: string };
+  machine: {
+    cpuModel: string;
+    cpus: number;
+    ramBytes: number;
+    kernel: string;
+    node: string;
+    postgres: string;
+    redis: string;
+  };
   buildMs: number | undefined;
   setupMs: number;
   runMs: number;
@@ -34,7 +52,13 @@ export interface RunInfo {
   serviceExits: ServiceExit[];
   /** Times the service was started: 1 + restarts (after it stayed busy, or after it exited). */
   serviceStarts: number;
-  database: { byStatus: Record<string, number>; reservedLeft: number; ledgerEntries: number } | undefined;
+  database:
+    | {
+        byStatus: Record<string, number>;
+        reservedLeft: number;
+        ledgerEntries: number;
+      }
+    | undefined;
   mockStats: Record<string, number> | undefined;
   errors: string[];
 }
@@ -47,15 +71,26 @@ export interface TargetOutcome {
   verdict: Verdict | undefined;
 }
 
-function valuesOf(record: ScenarioRecord, target: TargetName, key: string): number[] {
+function valuesOf(
+  record: ScenarioRecord,
+  target: TargetName,
+  key: string,
+): number[] {
   return record.rounds.map((round) => round[target]?.values[key] ?? Number.NaN);
 }
 
 function pairsOf(record: ScenarioRecord, key: string): RoundPair[] {
-  return record.rounds.map((round) => ({ bare: round.bare?.values[key] ?? Number.NaN, service: round.service?.values[key] ?? Number.NaN }));
+  return record.rounds.map((round) => ({
+    bare: round.bare?.values[key] ?? Number.NaN,
+    service: round.service?.values[key] ?? Number.NaN,
+  }));
 }
 
-function verdictText(verdict: Verdict | undefined, kind: string, unit: string): string {
+function verdictText(
+  verdict: Verdict | undefined,
+  kind: string,
+  unit: string,
+): string {
   if (!verdict) return 'n/a';
   const judged =
     kind === 'ratioAtMost' || kind === 'ratioAtLeast'
@@ -75,7 +110,13 @@ export function targetOutcomes(records: ScenarioRecord[]): TargetOutcome[] {
       const key = `${record.scenario.id}.${metric.key}`;
       const rule = TARGETS[key];
       if (!rule) continue;
-      outcomes.push({ key, scenario: record.scenario.id, label: metric.label, rule: describeRule(rule, metric.unit), verdict: judge(rule, pairsOf(record, metric.key)) });
+      outcomes.push({
+        key,
+        scenario: record.scenario.id,
+        label: metric.label,
+        rule: describeRule(rule, metric.unit),
+        verdict: judge(rule, pairsOf(record, metric.key)),
+      });
     }
   }
   return outcomes;
@@ -84,26 +125,42 @@ export function targetOutcomes(records: ScenarioRecord[]): TargetOutcome[] {
 function row(record: ScenarioRecord, metric: MetricDef): string {
   const key = `${record.scenario.id}.${metric.key}`;
   const rule = TARGETS[key];
-  const notRun = (name: TargetName) => record.scenario.targets !== undefined && !record.scenario.targets.includes(name);
+  const notRun = (name: TargetName) =>
+    record.scenario.targets !== undefined &&
+    !record.scenario.targets.includes(name);
   const bare = spread(valuesOf(record, 'bare', metric.key));
   const service = spread(valuesOf(record, 'service', metric.key));
   const ratios = spread(pairsOf(record, metric.key).map(ratio));
-  const ratioText = ratios.count === 0 || metric.ratio === false ? '–' : `${fmtSpread(ratios)}×`;
+  const ratioText =
+    ratios.count === 0 || metric.ratio === false
+      ? '–'
+      : `${fmtSpread(ratios)}×`;
   const targetText = rule ? describeRule(rule, metric.unit) : '–';
-  const result = rule ? verdictText(judge(rule, pairsOf(record, metric.key)), rule.kind, metric.unit) : '';
+  const result = rule
+    ? verdictText(
+        judge(rule, pairsOf(record, metric.key)),
+        rule.kind,
+        metric.unit,
+      )
+    : '';
   return `| ${metric.label}${metric.unit ? ` (${metric.unit})` : ''} | ${notRun('bare') ? 'not run' : fmtSpread(bare)} | ${notRun('service') ? 'not run' : fmtSpread(service)} | ${ratioText} | ${targetText} | ${result} |`;
 }
 
 function counts(map: Record<string, number>, limit = 8): string {
   const entries = Object.entries(map).sort((a, b) => b[1] - a[1]);
-  const shown = entries.slice(0, limit).map(([label, count]) => `${count}× ${label}`);
-  if (entries.length > limit) shown.push(`… ${entries.length - limit} more kinds`);
+  const shown = entries
+    .slice(0, limit)
+    .map(([label, count]) => `${count}× ${label}`);
+  if (entries.length > limit)
+    shown.push(`… ${entries.length - limit} more kinds`);
   return shown.join('; ');
 }
 
 function duration(ms: number): string {
   const seconds = Math.round(ms / 1000);
-  return seconds >= 60 ? `${Math.floor(seconds / 60)} min ${seconds % 60} s` : `${seconds} s`;
+  return seconds >= 60
+    ? `${Math.floor(seconds / 60)} min ${seconds % 60} s`
+    : `${seconds} s`;
 }
 
 function settingsLines(s: Settings): string[] {
@@ -150,14 +207,26 @@ export function renderResults(info: RunInfo): string {
     '',
     '| scenario | metric | target | result |',
     '|---|---|---|---|',
-    ...outcomes.sort((a, b) => a.scenario.localeCompare(b.scenario)).map((outcome) => {
-      const record = info.records.find((r) => r.scenario.id === outcome.scenario);
-      const metric = record?.scenario.metrics.find((def) => `${outcome.scenario}.${def.key}` === outcome.key);
-      const rule = TARGETS[outcome.key];
-      return `| ${outcome.scenario} | ${outcome.label} | ${outcome.rule} | ${verdictText(outcome.verdict, rule.kind, metric?.unit ?? '')} |`;
-    }),
+    ...outcomes
+      .sort((a, b) => a.scenario.localeCompare(b.scenario))
+      .map((outcome) => {
+        const record = info.records.find(
+          (r) => r.scenario.id === outcome.scenario,
+        );
+        const metric = record?.scenario.metrics.find(
+          (def) => `${outcome.scenario}.${def.key}` === outcome.key,
+        );
+        const rule = TARGETS[outcome.key];
+        return `| ${outcome.scenario} | ${outcome.label} | ${outcome.rule} | ${verdictText(outcome.verdict, rule.kind, metric?.unit ?? '')} |`;
+      }),
   ];
-  if (info.errors.length > 0) lines.push('', '**The run had errors:**', '', ...info.errors.map((error) => `- ${error}`));
+  if (info.errors.length > 0)
+    lines.push(
+      '',
+      '**The run had errors:**',
+      '',
+      ...info.errors.map((error) => `- ${error}`),
+    );
   for (const exit of info.serviceExits) {
     lines.push(
       '',
@@ -169,9 +238,19 @@ export function renderResults(info: RunInfo): string {
     );
   }
 
-  for (const record of [...info.records].sort((a, b) => a.scenario.id.localeCompare(b.scenario.id))) {
+  for (const record of [...info.records].sort((a, b) =>
+    a.scenario.id.localeCompare(b.scenario.id),
+  )) {
     const { scenario } = record;
-    lines.push('', `## ${scenario.id}. ${scenario.title}`, '', scenario.definition(info.settings), '', '| metric | bare | service | service / bare | target | result |', '|---|---|---|---|---|---|');
+    lines.push(
+      '',
+      `## ${scenario.id}. ${scenario.title}`,
+      '',
+      scenario.definition(info.settings),
+      '',
+      '| metric | bare | service | service / bare | target | result |',
+      '|---|---|---|---|---|---|',
+    );
     for (const metric of scenario.metrics) lines.push(row(record, metric));
     const notes: string[] = [];
     for (const round of record.rounds) {
@@ -179,11 +258,17 @@ export function renderResults(info: RunInfo): string {
         const measurement = round[name];
         if (!measurement) continue;
         const parts: string[] = [];
-        if (measurement.failed) parts.push(`not measured: ${measurement.failed}`);
-        if (Object.keys(measurement.problems).length > 0) parts.push(`problems: ${counts(measurement.problems)}`);
+        if (measurement.failed)
+          parts.push(`not measured: ${measurement.failed}`);
+        if (Object.keys(measurement.problems).length > 0)
+          parts.push(`problems: ${counts(measurement.problems)}`);
         parts.push(...measurement.notes);
-        if (measurement.logs && Object.keys(measurement.logs).length > 0) parts.push(`service log (warn+): ${counts(measurement.logs, 5)}`);
-        if (parts.length > 0) notes.push(`- round ${round.round} ${name}${round.order.length > 1 && round.order[0] === name ? ' (first)' : ''}: ${parts.join(' — ')}`);
+        if (measurement.logs && Object.keys(measurement.logs).length > 0)
+          parts.push(`service log (warn+): ${counts(measurement.logs, 5)}`);
+        if (parts.length > 0)
+          notes.push(
+            `- round ${round.round} ${name}${round.order.length > 1 && round.order[0] === name ? ' (first)' : ''}: ${parts.join(' — ')}`,
+          );
       }
     }
     if (notes.length > 0) lines.push('', ...notes);
@@ -192,23 +277,42 @@ export function renderResults(info: RunInfo): string {
   lines.push('', '## Service log', '');
   const serious = Object.entries(info.serviceLog);
   if (serious.length === 0) lines.push('No line at warn or above.');
-  else lines.push(`Lines at warn or above over the whole run (${serious.reduce((total, [, count]) => total + count, 0)}):`, '', ...serious.sort((a, b) => b[1] - a[1]).slice(0, 25).map(([label, count]) => `- ${count}× ${label}`));
+  else
+    lines.push(
+      `Lines at warn or above over the whole run (${serious.reduce((total, [, count]) => total + count, 0)}):`,
+      '',
+      ...serious
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 25)
+        .map(([label, count]) => `- ${count}× ${label}`),
+    );
   if (info.database) {
     lines.push(
       '',
       '## Database after the run',
       '',
-      `ChatRequest rows by status: ${Object.entries(info.database.byStatus).map(([status, count]) => `${status} ${count}`).join(', ') || 'none'}; ` +
+      `ChatRequest rows by status: ${
+        Object.entries(info.database.byStatus)
+          .map(([status, count]) => `${status} ${count}`)
+          .join(', ') || 'none'
+      }; ` +
         `credits still reserved: ${info.database.reservedLeft}; ledger entries: ${info.database.ledgerEntries}.` +
         (info.serviceStarts > 1 || info.serviceExits.length > 0
           ? ' Rows still `streaming` (and their reserved credits) are runs of a service process the bench restarted or that exited; the lease sweeper fails them and releases the credits once their lease (CHAT_LEASE_MS) runs out.'
           : ''),
     );
   }
-  if (info.mockStats) lines.push('', `Mock provider totals: ${Object.entries(info.mockStats).map(([name, value]) => `${name} ${value}`).join(', ')}.`);
+  if (info.mockStats)
+    lines.push(
+      '',
+      `Mock provider totals: ${Object.entries(info.mockStats)
+        .map(([name, value]) => `${name} ${value}`)
+        .join(', ')}.`,
+    );
   // Measured by its own command (npm run bench:metrics): kept across runs of this one.
   const metricsOverhead = latestMetricsOverheadSummary();
-  if (metricsOverhead) lines.push('', ...metricsOverheadSection(metricsOverhead));
+  if (metricsOverhead)
+    lines.push('', ...metricsOverheadSection(metricsOverhead));
   lines.push('');
   return lines.join('\n');
 }

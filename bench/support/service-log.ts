@@ -44,7 +44,10 @@ export class ServiceLog {
   tail(count: number): string[] {
     const size = this.mark();
     const text = this.read(Math.max(0, size - 64 * 1024));
-    return text.split('\n').filter((line) => line.trim()).slice(-count);
+    return text
+      .split('\n')
+      .filter((line) => line.trim())
+      .slice(-count);
   }
 }
 
@@ -60,9 +63,19 @@ function seriousLabel(line: string): string | undefined {
   const level = String(parsed.level ?? '');
   if (!SERIOUS.has(level)) return undefined;
   const err = isObject(parsed.err) ? parsed.err : undefined;
-  const detail = err ? ` (${String(err.type ?? '')}${err.code !== undefined ? ` ${String(err.code)}` : ''}: ${String(err.message ?? '').slice(0, 120)})` : '';
-  const extra = typeof parsed.failure === 'string' ? ` [${parsed.failure}${typeof parsed.reason === 'string' ? `: ${parsed.reason.slice(0, 100)}` : ''}]` : '';
-  const route = isObject(parsed.req) ? `${String(parsed.req.method ?? '')} ${String(parsed.req.path ?? '')} ` : '';
-  const status = isObject(parsed.res) && typeof parsed.res.statusCode === 'number' ? ` [${route}${parsed.res.statusCode}]` : '';
+  const detail = err
+    ? ` (${String(err.type ?? '')}${err.code !== undefined ? ` ${String(err.code)}` : ''}: ${String(err.message ?? '').slice(0, 120)})`
+    : '';
+  const extra =
+    typeof parsed.failure === 'string'
+      ? ` [${parsed.failure}${typeof parsed.reason === 'string' ? `: ${parsed.reason.slice(0, 100)}` : ''}]`
+      : '';
+  const route = isObject(parsed.req)
+    ? `${String(parsed.req.method ?? '')} ${String(parsed.req.path ?? '')} `
+    : '';
+  const status =
+    isObject(parsed.res) && typeof parsed.res.statusCode === 'number'
+      ? ` [${route}${parsed.res.statusCode}]`
+      : '';
   return `${level}: ${String(parsed.msg ?? '')}${detail}${extra}${status}`;
 }

@@ -43,13 +43,23 @@ export class ServiceProcess {
   async start(): Promise<void> {
     const port = await freePort();
     this.url = `http://127.0.0.1:${port}`;
-    const child = spawnNode('dist/main.js', { ...this.env, PORT: String(port) }, openSync(this.log.file, 'a'), this.nodeArgs);
+    const child = spawnNode(
+      'dist/main.js',
+      { ...this.env, PORT: String(port) },
+      openSync(this.log.file, 'a'),
+      this.nodeArgs,
+    );
     this.child = child;
     this.pid = child.pid ?? -1;
     this.starts += 1;
     child.once('exit', (code, signal) => {
       if (this.stopping) return;
-      this.exits.push({ atSeconds: Math.round((performance.now() - this.t0) / 1000), code, signal, lastLines: this.log.tail(40) });
+      this.exits.push({
+        atSeconds: Math.round((performance.now() - this.t0) / 1000),
+        code,
+        signal,
+        lastLines: this.log.tail(40),
+      });
     });
     await this.waitForReady(120_000);
   }
@@ -82,11 +92,16 @@ export class ServiceProcess {
   private async waitForReady(timeoutMs: number): Promise<void> {
     const deadline = performance.now() + timeoutMs;
     while (performance.now() < deadline) {
-      if (!isAlive(this.pid)) throw new Error(`the service exited during start-up. Last log lines:\n${this.log.tail(30).join('\n')}`);
+      if (!isAlive(this.pid))
+        throw new Error(
+          `the service exited during start-up. Last log lines:\n${this.log.tail(30).join('\n')}`,
+        );
       if (await httpOk(`${this.url}/v1/health/ready`, 2_000)) return;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    throw new Error(`the service was not ready within ${timeoutMs} ms. Last log lines:\n${this.log.tail(30).join('\n')}`);
+    throw new Error(
+      `the service was not ready within ${timeoutMs} ms. Last log lines:\n${this.log.tail(30).join('\n')}`,
+    );
   }
 }
 
@@ -107,7 +122,10 @@ export function freePort(): Promise<number> {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      const port = isObject(address) && typeof address.port === 'number' ? address.port : 0;
+      const port =
+        isObject(address) && typeof address.port === 'number'
+          ? address.port
+          : 0;
       server.close(() => resolve(port));
     });
   });

@@ -2,15 +2,24 @@
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+  return sorted[
+    Math.min(
+      sorted.length - 1,
+      Math.max(0, Math.ceil((p / 100) * sorted.length) - 1),
+    )
+  ];
 }
 
 /** Median of the finite values (the mean of the middle two for an even count); NaN when there is none. */
 export function median(values: readonly number[]): number {
-  const finite = values.filter((value) => Number.isFinite(value)).sort((a, b) => a - b);
+  const finite = values
+    .filter((value) => Number.isFinite(value))
+    .sort((a, b) => a - b);
   if (finite.length === 0) return Number.NaN;
   const middle = finite.length >> 1;
-  return finite.length % 2 === 1 ? finite[middle] : (finite[middle - 1] + finite[middle]) / 2;
+  return finite.length % 2 === 1
+    ? finite[middle]
+    : (finite[middle - 1] + finite[middle]) / 2;
 }
 
 export interface Spread {
@@ -22,8 +31,14 @@ export interface Spread {
 
 export function spread(values: readonly number[]): Spread {
   const finite = values.filter((value) => Number.isFinite(value));
-  if (finite.length === 0) return { median: Number.NaN, min: Number.NaN, max: Number.NaN, count: 0 };
-  return { median: median(finite), min: Math.min(...finite), max: Math.max(...finite), count: finite.length };
+  if (finite.length === 0)
+    return { median: Number.NaN, min: Number.NaN, max: Number.NaN, count: 0 };
+  return {
+    median: median(finite),
+    min: Math.min(...finite),
+    max: Math.max(...finite),
+    count: finite.length,
+  };
 }
 
 export function max(values: readonly number[]): number {
@@ -38,7 +53,8 @@ export function sum(values: readonly number[]): number {
 
 /** A number with sensible precision: 0.123, 1.23, 12.3, 123, 1234. */
 export function fmt(value: number): string {
-  if (!Number.isFinite(value)) return Number.isNaN(value) ? 'n/a' : value > 0 ? '∞' : '-∞';
+  if (!Number.isFinite(value))
+    return Number.isNaN(value) ? 'n/a' : value > 0 ? '∞' : '-∞';
   const abs = Math.abs(value);
   if (abs === 0) return '0';
   if (abs >= 100) return value.toFixed(0);

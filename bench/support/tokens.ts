@@ -65,5 +65,11 @@ export function checkTokens(text: string, tokens: number): TokenCheck {
   }
   let distinct = 0;
   for (const flag of seen) distinct += flag;
-  return { received, lost: tokens - distinct, duplicated, outOfOrder, garbage: text.length - matchedChars + unknown };
+  return {
+    received,
+    lost: tokens - distinct,
+    duplicated,
+    outOfOrder,
+    garbage: text.length - matchedChars + unknown,
+  };
 }

@@ -1,14 +1,20 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { bindMigrationAwareSqlAdapterFactory, ColumnTypeEnum } from '@prisma/driver-adapter-utils';
+import {
+  bindMigrationAwareSqlAdapterFactory,
+  ColumnTypeEnum,
+} from '@prisma/driver-adapter-utils';
 import type {
   SqlDriverAdapter,
   SqlMigrationAwareDriverAdapterFactory,
   SqlQueryable,
   SqlResultSet,
 } from '@prisma/driver-adapter-utils';
-import type { DiffParams, SchemaContainer } from '@prisma/schema-engine-wasm/schema_engine_bg';
+import type {
+  DiffParams,
+  SchemaContainer,
+} from '@prisma/schema-engine-wasm/schema_engine_bg';
 import { Pool, type PoolClient } from 'pg';
 import { applyMigrations } from '../../src/infra/prisma/migrator';
 
@@ -20,7 +26,10 @@ type WasmEngine = Awaited<ReturnType<Glue['SchemaEngine']['new']>>;
 
 interface WebAssemblyApi {
   Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object, imports: Record<string, object>) => { exports: { __wbindgen_start: () => void } };
+  Instance: new (
+    module: object,
+    imports: Record<string, object>,
+  ) => { exports: { __wbindgen_start: () => void } };
 }
 
 interface PanicRegistry {
@@ -30,7 +39,9 @@ interface PanicRegistry {
 }
 
 // Resolving a file (not loading it) gives the package folder; package.json itself is not exported.
-const PACKAGE_DIR = dirname(require.resolve('@prisma/schema-engine-wasm/schema_engine_bg'));
+const PACKAGE_DIR = dirname(
+  require.resolve('@prisma/schema-engine-wasm/schema_engine_bg'),
+);
 const POSTGRES_CHAR_OID = 18;
 const POSTGRES_TEXT_OID = 25;
 /** Prefix given to `"char"` columns on their way through pg and the adapter (NUL never occurs in a name). */
@@ -49,15 +60,28 @@ export async function diffDatabaseToSchema(options: {
   schemaPath: string;
   log?: (message: string) => void;
 }): Promise<string | null> {
-  const files: SchemaContainer[] = [{ path: options.schemaPath, content: readFileSync(options.schemaPath, 'utf8') }];
-  const result = await withEngine(options.databaseUrl, files, options.log, (engine) =>
-    engine.diff({
-      from: { tag: 'schemaDatasource', files, configDir: dirname(options.schemaPath) },
-      to: { tag: 'schemaDatamodel', files },
-      script: true,
-      exitCode: true,
-      filters: { externalTables: [], externalEnums: [] },
-    } satisfies DiffParams),
+  const files: SchemaContainer[] = [
+    {
+      path: options.schemaPath,
+      content: readFileSync(options.schemaPath, 'utf8'),
+    },
+  ];
+  const result = await withEngine(
+    options.databaseUrl,
+    files,
+    options.log,
+    (engine) =>
+      engine.diff({
+        from: {
+          tag: 'schemaDatasource',
+          files,
+          configDir: dirname(options.schemaPath),
+        },
+        to: { tag: 'schemaDatamodel', files },
+        script: true,
+        exitCode: true,
+        filters: { externalTables: [], externalEnums: [] },
+      } satisfies DiffParams),
   );
   // With `exitCode: true` the engine answers 2 when the diff is non-empty, 0 when there is nothing to do.
   return result.exitCode === 2 && result.stdout ? result.stdout : null;
@@ -74,11 +98,20 @@ export async function diffMigrationsToSchema(options: {
   log?: (message: string) => void;
 }): Promise<string | null> {
   try {
-    await applyMigrations({ databaseUrl: options.shadowDatabaseUrl, migrationsDir: options.migrationsDir });
+    await applyMigrations({
+      databaseUrl: options.shadowDatabaseUrl,
+      migrationsDir: options.migrationsDir,
+    });
   } catch (error) {
-    throw new Error(`The existing migrations do not apply to an empty database: ${messageOf(error)}`);
+    throw new Error(
+      `The existing migrations do not apply to an empty database: ${messageOf(error)}`,
+    );
   }
-  return diffDatabaseToSchema({ databaseUrl: options.shadowDatabaseUrl, schemaPath: options.schemaPath, log: options.log });
+  return diffDatabaseToSchema({
+    databaseUrl: options.shadowDatabaseUrl,
+    schemaPath: options.schemaPath,
+    log: options.log,
+  });
 }
 
 async function withEngine<T>(
@@ -90,7 +123,9 @@ async function withEngine<T>(
   const glue = loadGlue();
   const pool = new Pool({ connectionString: databaseUrl, max: 2 });
   pool.on('connect', markCharColumns);
-  pool.on('error', (error) => log?.(`schema engine connection error: ${error.message}`));
+  pool.on('error', (error) =>
+    log?.(`schema engine connection error: ${error.message}`),
+  );
   let stopListening = (): void => undefined;
   const panicked = new Promise<never>((_resolve, reject) => {
     panicListeners.add(reject);
@@ -99,7 +134,12 @@ async function withEngine<T>(
   try {
     const engine = await Promise.race([
       glue.SchemaEngine.new(
-        { datamodels: files.map((file): [string, string] => [file.path, file.content]) },
+        {
+          datamodels: files.map((file): [string, string] => [
+            file.path,
+            file.content,
+          ]),
+        },
         (line: string) => forwardEngineLog(line, log),
         bindMigrationAwareSqlAdapterFactory(adapterFactory(pool)),
       ),
@@ -125,7 +165,10 @@ function adapterFactory(pool: Pool): SqlMigrationAwareDriverAdapterFactory {
     adapterName: adapter.adapterName,
     connect: async () => reportCharColumnsAsCharacter(await adapter.connect()),
     // Only reached for diffs from a migrations folder, which we never ask for (see diffMigrationsToSchema).
-    connectToShadowDb: () => Promise.reject(new Error('The schema engine is not given a shadow database')),
+    connectToShadowDb: () =>
+      Promise.reject(
+        new Error('The schema engine is not given a shadow database'),
+      ),
   };
 }
 
@@ -147,32 +190,53 @@ function markCharColumns(client: PoolClient): void {
   });
 }
 
-function hasFields(message: unknown): message is { fields: { name: string; dataTypeID: number }[] } {
-  return typeof message === 'object' && message !== null && Array.isArray((message as { fields?: unknown }).fields);
+function hasFields(
+  message: unknown,
+): message is { fields: { name: string; dataTypeID: number }[] } {
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    Array.isArray((message as { fields?: unknown }).fields)
+  );
 }
 
 /** The adapter (and its transactions) with `queryRaw` results retyped; everything else is inherited. */
 function reportCharColumnsAsCharacter<T extends SqlQueryable>(queryable: T): T {
   const wrapped: T = Object.create(queryable);
-  wrapped.queryRaw = async (query) => retypeCharColumns(await queryable.queryRaw(query));
+  wrapped.queryRaw = async (query) =>
+    retypeCharColumns(await queryable.queryRaw(query));
   if (isDriverAdapter(wrapped) && isDriverAdapter(queryable)) {
     wrapped.startTransaction = async (isolationLevel) =>
-      reportCharColumnsAsCharacter(await queryable.startTransaction(isolationLevel));
+      reportCharColumnsAsCharacter(
+        await queryable.startTransaction(isolationLevel),
+      );
   }
   return wrapped;
 }
 
-function isDriverAdapter(queryable: SqlQueryable): queryable is SqlDriverAdapter {
-  return typeof (queryable as Partial<SqlDriverAdapter>).startTransaction === 'function';
+function isDriverAdapter(
+  queryable: SqlQueryable,
+): queryable is SqlDriverAdapter {
+  return (
+    typeof (queryable as Partial<SqlDriverAdapter>).startTransaction ===
+    'function'
+  );
 }
 
 function retypeCharColumns(result: SqlResultSet): SqlResultSet {
-  if (!result.columnNames.some((name) => name.startsWith(CHAR_COLUMN_MARK))) return result;
-  const marked = result.columnNames.map((name) => name.startsWith(CHAR_COLUMN_MARK));
+  if (!result.columnNames.some((name) => name.startsWith(CHAR_COLUMN_MARK)))
+    return result;
+  const marked = result.columnNames.map((name) =>
+    name.startsWith(CHAR_COLUMN_MARK),
+  );
   return {
     ...result,
-    columnNames: result.columnNames.map((name, i) => (marked[i] ? name.slice(CHAR_COLUMN_MARK.length) : name)),
-    columnTypes: result.columnTypes.map((type, i) => (marked[i] ? ColumnTypeEnum.Character : type)),
+    columnNames: result.columnNames.map((name, i) =>
+      marked[i] ? name.slice(CHAR_COLUMN_MARK.length) : name,
+    ),
+    columnTypes: result.columnTypes.map((type, i) =>
+      marked[i] ? ColumnTypeEnum.Character : type,
+    ),
   };
 }
 
@@ -185,10 +249,17 @@ function retypeCharColumns(result: SqlResultSet): SqlResultSet {
 function loadGlue(): Glue {
   if (loadedGlue) return loadedGlue;
   installPanicRegistry();
-  const glue = evaluateGlue(readFileSync(join(PACKAGE_DIR, 'schema_engine_bg.js'), 'utf8'));
-  const webAssembly = (globalThis as unknown as { WebAssembly: WebAssemblyApi }).WebAssembly;
-  const wasmModule = new webAssembly.Module(readFileSync(join(PACKAGE_DIR, 'schema_engine_bg.wasm')));
-  const instance = new webAssembly.Instance(wasmModule, { './schema_engine_bg.js': glue });
+  const glue = evaluateGlue(
+    readFileSync(join(PACKAGE_DIR, 'schema_engine_bg.js'), 'utf8'),
+  );
+  const webAssembly = (globalThis as unknown as { WebAssembly: WebAssemblyApi })
+    .WebAssembly;
+  const wasmModule = new webAssembly.Module(
+    readFileSync(join(PACKAGE_DIR, 'schema_engine_bg.wasm')),
+  );
+  const instance = new webAssembly.Instance(wasmModule, {
+    './schema_engine_bg.js': glue,
+  });
   glue.__wbg_set_wasm(instance.exports);
   instance.exports.__wbindgen_start();
   loadedGlue = glue;
@@ -197,19 +268,25 @@ function loadGlue(): Glue {
 
 function evaluateGlue(source: string): Glue {
   const names: string[] = [];
-  const body = source.replace(/^export (function|class) ([A-Za-z_$][\w$]*)/gm, (_match, kind: string, name: string) => {
-    names.push(name);
-    return `${kind} ${name}`;
-  });
+  const body = source.replace(
+    /^export (function|class) ([A-Za-z_$][\w$]*)/gm,
+    (_match, kind: string, name: string) => {
+      names.push(name);
+      return `${kind} ${name}`;
+    },
+  );
   if (/^\s*(export|import)\b/m.test(body) || !names.includes('SchemaEngine')) {
-    throw new Error('Unexpected format of @prisma/schema-engine-wasm/schema_engine_bg.js: update scripts/lib/schema-engine.ts');
+    throw new Error(
+      'Unexpected format of @prisma/schema-engine-wasm/schema_engine_bg.js: update scripts/lib/schema-engine.ts',
+    );
   }
   // The glue runs the engine's async tasks through queueMicrotask: a Rust panic inside one would be thrown
   // from the microtask as an uncaught exception and leave the engine's promise pending forever. The glue
   // gets a queueMicrotask that turns such a throw into a rejection of the calls in flight instead.
-  const factory = new Function('queueMicrotask', `"use strict";\n${body}\nreturn { ${names.join(', ')} };`) as (
-    queue: (callback: () => void) => void,
-  ) => Glue;
+  const factory = new Function(
+    'queueMicrotask',
+    `"use strict";\n${body}\nreturn { ${names.join(', ')} };`,
+  ) as (queue: (callback: () => void) => void) => Glue;
   return factory((callback) => queueMicrotask(() => runGuarded(callback)));
 }
 
@@ -240,21 +317,34 @@ function installPanicRegistry(): void {
 }
 
 function engineError(error: unknown): Error {
-  const registry = (globalThis as { PRISMA_WASM_PANIC_REGISTRY?: PanicRegistry }).PRISMA_WASM_PANIC_REGISTRY;
+  const registry = (
+    globalThis as { PRISMA_WASM_PANIC_REGISTRY?: PanicRegistry }
+  ).PRISMA_WASM_PANIC_REGISTRY;
   const panic = registry?.get();
   if (registry && panic) {
     registry.message = '';
     return new Error(`The schema engine panicked: ${panic}`);
   }
   // Engine errors carry a Rust span trace ("   0: sql_schema_connector::...") after the message.
-  return new Error(`Schema engine: ${messageOf(error).split(/\n\s+0: /)[0].trim()}`);
+  return new Error(
+    `Schema engine: ${messageOf(error)
+      .split(/\n\s+0: /)[0]
+      .trim()}`,
+  );
 }
 
-function forwardEngineLog(line: string, log: ((message: string) => void) | undefined): void {
+function forwardEngineLog(
+  line: string,
+  log: ((message: string) => void) | undefined,
+): void {
   if (!log) return;
   try {
-    const entry = JSON.parse(line) as { level?: string; fields?: { message?: string } };
-    if (entry.level === 'WARN' || entry.level === 'ERROR') log(`schema engine ${entry.level}: ${entry.fields?.message}`);
+    const entry = JSON.parse(line) as {
+      level?: string;
+      fields?: { message?: string };
+    };
+    if (entry.level === 'WARN' || entry.level === 'ERROR')
+      log(`schema engine ${entry.level}: ${entry.fields?.message}`);
   } catch {
     log(`schema engine: ${line}`);
   }

@@ -12,14 +12,20 @@ export interface ScratchDatabase {
  * Creates an empty database next to the one `serverUrl` points at (same host, port and credentials).
  * The caller must call `drop()`; it also ends sessions still connected to it.
  */
-export async function createScratchDatabase(serverUrl: string, prefix: string): Promise<ScratchDatabase> {
-  const name = `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`.toLowerCase();
-  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`Invalid scratch database name: ${name}`);
+export async function createScratchDatabase(
+  serverUrl: string,
+  prefix: string,
+): Promise<ScratchDatabase> {
+  const name =
+    `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`.toLowerCase();
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name))
+    throw new Error(`Invalid scratch database name: ${name}`);
   await runOnServer(serverUrl, `CREATE DATABASE "${name}"`);
   return {
     name,
     url: withDatabase(serverUrl, name),
-    drop: () => runOnServer(serverUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+    drop: () =>
+      runOnServer(serverUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
   };
 }
 

@@ -16,6 +16,7 @@ export class AdminActionsGate {
 
   async enter(db: Db, admin: SessionUser): Promise<void> {
     await this.users.lockAdminActions(db);
-    if (!(await this.users.isActiveAdmin(db, admin.id))) throw new AppError('forbidden', 'This endpoint is for administrators.');
+    if (!(await this.users.isActiveAdmin(db, admin.id)))
+      throw new AppError('forbidden', 'This endpoint is for administrators.');
   }
 }

@@ -27,9 +27,20 @@ export class AdminBillingRepository {
 
   /** The grant and its ledger line, in the caller's transaction. */
   async insertGrant(db: Db, grant: NewCreditGrant): Promise<string> {
-    const created = await db.creditGrant.create({ data: grant, select: { id: true } });
+    const created = await db.creditGrant.create({
+      data: grant,
+      select: { id: true },
+    });
     await db.ledgerEntry.create({
-      data: { userId: grant.userId, kind: 'grant', status: 'granted', creditGrantId: created.id, credits: grant.credits, adminId: grant.adminId, reason: grant.reason },
+      data: {
+        userId: grant.userId,
+        kind: 'grant',
+        status: 'granted',
+        creditGrantId: created.id,
+        credits: grant.credits,
+        adminId: grant.adminId,
+        reason: grant.reason,
+      },
       select: { id: true },
     });
     return created.id;
@@ -47,7 +58,16 @@ export class AdminBillingRepository {
   /** Billed runs per UTC day and model: requests, tokens, credits. */
   dailyUsage(filter: UsageFilter & { from: Date; before: Date }) {
     // Sums as bigint: one model's tokens in a day can pass 2^31.
-    return this.prisma.$queryRaw<{ day: string; modelId: string; requests: bigint; inputTokens: bigint; outputTokens: bigint; credits: bigint }[]>`
+    return this.prisma.$queryRaw<
+      {
+        day: string;
+        modelId: string;
+        requests: bigint;
+        inputTokens: bigint;
+        outputTokens: bigint;
+        credits: bigint;
+      }[]
+    >`
       SELECT to_char(("createdAt" AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day, "modelId",
              count(*) AS requests, sum("inputTokens")::bigint AS "inputTokens", sum("outputTokens")::bigint AS "outputTokens", sum(credits)::bigint AS credits
       FROM "LedgerEntry"
@@ -63,8 +83,17 @@ function ledgerWhere(filter: UsageFilter): Prisma.LedgerEntryWhereInput {
   return {
     ...(filter.userId ? { userId: filter.userId } : {}),
     ...(filter.modelId ? { modelId: filter.modelId } : {}),
-    ...(filter.from || filter.before ? { createdAt: { ...(filter.from ? { gte: filter.from } : {}), ...(filter.before ? { lt: filter.before } : {}) } } : {}),
+    ...(filter.from || filter.before
+      ? {
+          createdAt: {
+            ...(filter.from ? { gte: filter.from } : {}),
+            ...(filter.before ? { lt: filter.before } : {}),
+          },
+        }
+      : {}),
   };
 }
 
-export type AdminLedgerRow = Awaited<ReturnType<AdminBillingRepository['findLedgerPage']>>[number];
+export type AdminLedgerRow = Awaited<
+  ReturnType<AdminBillingRepository['findLedgerPage']>
+>[number];

@@ -5,12 +5,21 @@ import { AppError } from '../common/errors/app-error';
 import { Prisma } from '../infra/prisma/generated/client';
 import { Db } from '../infra/prisma/prisma.service';
 import { JsonSchemaService } from '../skills/json-schema.service';
-import { AdminTemplateRow, SkillTemplatesRepository } from '../skills/templates/skill-templates.repository';
+import {
+  AdminTemplateRow,
+  SkillTemplatesRepository,
+} from '../skills/templates/skill-templates.repository';
 import { AdminActionsGate } from './admin-actions.gate';
 import { AdminCatalogRepository } from './admin-catalog.repository';
 import { AuditRepository } from './audit.repository';
 import { AdminModelListDto, AdminPlanListDto } from './dto/admin-catalog.dto';
-import { AdminTemplateDto, AdminTemplateListDto, CreateTemplateDto, TEMPLATE_ID, UpdateTemplateDto } from './dto/admin-template.dto';
+import {
+  AdminTemplateDto,
+  AdminTemplateListDto,
+  CreateTemplateDto,
+  TEMPLATE_ID,
+  UpdateTemplateDto,
+} from './dto/admin-template.dto';
 
 /** The catalog as synced (plans and models, inactive ones included) and the Skill templates admins manage. */
 @Injectable()
@@ -30,7 +39,11 @@ export class AdminCatalogService {
       data: rows.map((plan) => ({
         code: plan.code,
         name: plan.name,
-        price: { amount: plan.priceAmount, currency: plan.priceCurrency, interval: plan.priceInterval },
+        price: {
+          amount: plan.priceAmount,
+          currency: plan.priceCurrency,
+          interval: plan.priceInterval,
+        },
         dailyCredits: plan.dailyCredits,
         storageQuotaBytes: Number(plan.storageQuotaBytes),
         checkoutAllowed: plan.checkoutAllowed,
@@ -49,7 +62,11 @@ export class AdminCatalogService {
         name: model.name,
         provider: model.provider,
         upstreamModel: model.upstreamModel,
-        price: { perRequest: model.creditsPerRequest, per1kInputTokens: model.creditsPer1kInput, per1kOutputTokens: model.creditsPer1kOutput },
+        price: {
+          perRequest: model.creditsPerRequest,
+          per1kInputTokens: model.creditsPer1kInput,
+          per1kOutputTokens: model.creditsPer1kOutput,
+        },
         maxOutputTokens: model.maxOutputTokens,
         contextWindowTokens: model.contextWindowTokens,
         active: model.active,
@@ -61,33 +78,79 @@ export class AdminCatalogService {
     return { data: (await this.templates.findAllForAdmin()).map(toTemplate) };
   }
 
-  async createTemplate(admin: SessionUser, input: CreateTemplateDto): Promise<AdminTemplateDto> {
+  async createTemplate(
+    admin: SessionUser,
+    input: CreateTemplateDto,
+  ): Promise<AdminTemplateDto> {
     await this.jsonSchema.assertValidSchemas(input);
     const created = await this.catalog.inTransaction(async (db) => {
       await this.gate.enter(db, admin);
-      const row = await this.templates.insertForAdmin(db, input.id, { name: input.name, description: input.description, instruction: input.instruction, inputSchema: input.input_schema, outputSchema: input.output_schema });
-      if (!row) throw new AppError('conflict', `A template with the id '${input.id}' exists already (retired ones too).`);
-      await this.record(db, admin, 'template.create', row.id, null, row, input.reason);
+      const row = await this.templates.insertForAdmin(db, input.id, {
+        name: input.name,
+        description: input.description,
+        instruction: input.instruction,
+        inputSchema: input.input_schema,
+        outputSchema: input.output_schema,
+      });
+      if (!row)
+        throw new AppError(
+          'conflict',
+          `A template with the id '${input.id}' exists already (retired ones too).`,
+        );
+      await this.record(
+        db,
+        admin,
+        'template.create',
+        row.id,
+        null,
+        row,
+        input.reason,
+      );
       return row;
     });
     return toTemplate(created);
   }
 
-  async updateTemplate(admin: SessionUser, id: string, input: UpdateTemplateDto): Promise<AdminTemplateDto> {
+  async updateTemplate(
+    admin: SessionUser,
+    id: string,
+    input: UpdateTemplateDto,
+  ): Promise<AdminTemplateDto> {
     await this.jsonSchema.assertValidSchemas(input);
     return toTemplate(
       await this.change(admin, id, 'template.update', input.reason, (db) =>
-        this.templates.updateForAdmin(db, id, { name: input.name, description: input.description, instruction: input.instruction, inputSchema: input.input_schema, outputSchema: input.output_schema }),
+        this.templates.updateForAdmin(db, id, {
+          name: input.name,
+          description: input.description,
+          instruction: input.instruction,
+          inputSchema: input.input_schema,
+          outputSchema: input.output_schema,
+        }),
       ),
     );
   }
 
-  async retireTemplate(admin: SessionUser, id: string, reason: string | undefined, retired: boolean): Promise<AdminTemplateDto> {
+  async retireTemplate(
+    admin: SessionUser,
+    id: string,
+    reason: string | undefined,
+    retired: boolean,
+  ): Promise<AdminTemplateDto> {
     const action = retired ? 'template.retire' : 'template.restore';
-    return toTemplate(await this.change(admin, id, action, reason, (db) => this.templates.setRetired(db, id, retired ? this.clock.now() : null)));
+    return toTemplate(
+      await this.change(admin, id, action, reason, (db) =>
+        this.templates.setRetired(db, id, retired ? this.clock.now() : null),
+      ),
+    );
   }
 
-  private async change(admin: SessionUser, id: string, action: string, reason: string | undefined, work: (db: Db) => Promise<AdminTemplateRow>): Promise<AdminTemplateRow> {
+  private async change(
+    admin: SessionUser,
+    id: string,
+    action: string,
+    reason: string | undefined,
+    work: (db: Db) => Promise<AdminTemplateRow>,
+  ): Promise<AdminTemplateRow> {
     if (!TEMPLATE_ID.test(id)) throw templateNotFound();
     return this.catalog.inTransaction(async (db) => {
       await this.gate.enter(db, admin);
@@ -99,7 +162,15 @@ export class AdminCatalogService {
     });
   }
 
-  private record(db: Db, admin: SessionUser, action: string, id: string, before: AdminTemplateRow | null, after: AdminTemplateRow, reason?: string): Promise<void> {
+  private record(
+    db: Db,
+    admin: SessionUser,
+    action: string,
+    id: string,
+    before: AdminTemplateRow | null,
+    after: AdminTemplateRow,
+    reason?: string,
+  ): Promise<void> {
     return this.audit.record(db, {
       adminId: admin.id,
       action,

@@ -40,7 +40,12 @@ export class AdminUsersRepository {
 
   findPage(emailContains: string | undefined, limit: number, after?: Cursor) {
     return this.prisma.user.findMany({
-      where: { ...(emailContains ? { email: { contains: emailContains, mode: 'insensitive' as const } } : {}), ...olderThan('createdAt', after) },
+      where: {
+        ...(emailContains
+          ? { email: { contains: emailContains, mode: 'insensitive' as const } }
+          : {}),
+        ...olderThan('createdAt', after),
+      },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take: limit + 1,
       select: SUMMARY,
@@ -55,14 +60,24 @@ export class AdminUsersRepository {
         sessions: {
           where: { expiresAt: { gt: now } },
           orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-          select: { id: true, createdAt: true, lastSeenAt: true, expiresAt: true, userAgent: true, ip: true },
+          select: {
+            id: true,
+            createdAt: true,
+            lastSeenAt: true,
+            expiresAt: true,
+            userAgent: true,
+            ip: true,
+          },
         },
       },
     });
   }
 
   findActivePlanCode(code: string) {
-    return this.prisma.plan.findFirst({ where: { code, active: true }, select: { code: true } });
+    return this.prisma.plan.findFirst({
+      where: { code, active: true },
+      select: { code: true },
+    });
   }
 
   /**
@@ -87,24 +102,46 @@ export class AdminUsersRepository {
 
   /** Whether the account is still an active admin (re-checked inside the change's transaction). */
   async isActiveAdmin(db: Db, id: string): Promise<boolean> {
-    const row = await db.user.findFirst({ where: { id, role: 'admin', disabledAt: null }, select: { id: true } });
+    const row = await db.user.findFirst({
+      where: { id, role: 'admin', disabledAt: null },
+      select: { id: true },
+    });
     return row !== null;
   }
 
   countActiveAdminsOtherThan(db: Db, id: string): Promise<number> {
-    return db.user.count({ where: { role: 'admin', disabledAt: null, id: { not: id } } });
+    return db.user.count({
+      where: { role: 'admin', disabledAt: null, id: { not: id } },
+    });
   }
 
   async setRole(db: Db, id: string, role: 'user' | 'admin'): Promise<void> {
-    await db.user.update({ where: { id }, data: { role }, select: { id: true } });
+    await db.user.update({
+      where: { id },
+      data: { role },
+      select: { id: true },
+    });
   }
 
   /**
    * The admin's plan: linked to the user's subscription of that plan when there is one (billing manages it
    * again), otherwise marked as the admin's, which renewals and lapses leave alone.
    */
-  async setPlan(db: Db, id: string, planCode: string, planSubscriptionId: string | null): Promise<void> {
-    await db.user.update({ where: { id }, data: { planCode, planSubscriptionId, planSetByAdmin: planSubscriptionId === null }, select: { id: true } });
+  async setPlan(
+    db: Db,
+    id: string,
+    planCode: string,
+    planSubscriptionId: string | null,
+  ): Promise<void> {
+    await db.user.update({
+      where: { id },
+      data: {
+        planCode,
+        planSubscriptionId,
+        planSetByAdmin: planSubscriptionId === null,
+      },
+      select: { id: true },
+    });
   }
 
   /**
@@ -112,29 +149,45 @@ export class AdminUsersRepository {
    * accounts); an account already disabled keeps its first time.
    */
   async disable(db: Db, id: string, at: Date): Promise<number> {
-    await db.user.updateMany({ where: { id, disabledAt: null }, data: { disabledAt: at } });
-    await db.passwordResetToken.updateMany({ where: { userId: id, usedAt: null }, data: { usedAt: at } });
+    await db.user.updateMany({
+      where: { id, disabledAt: null },
+      data: { disabledAt: at },
+    });
+    await db.passwordResetToken.updateMany({
+      where: { userId: id, usedAt: null },
+      data: { usedAt: at },
+    });
     const ended = await db.session.deleteMany({ where: { userId: id } });
     return ended.count;
   }
 
   /** Turns two-factor sign-in off (secret, recovery codes, pending sign-ins): whether it was on. */
   async resetTwoFactor(db: Db, id: string): Promise<boolean> {
-    const reset = await db.user.updateMany({ where: { id, totpSecret: { not: null } }, data: { totpSecret: null, totpEnabledAt: null, totpLastStep: null } });
+    const reset = await db.user.updateMany({
+      where: { id, totpSecret: { not: null } },
+      data: { totpSecret: null, totpEnabledAt: null, totpLastStep: null },
+    });
     await db.recoveryCode.deleteMany({ where: { userId: id } });
     await db.twoFactorChallenge.deleteMany({ where: { userId: id } });
     return reset.count === 1;
   }
 
   async enable(db: Db, id: string): Promise<void> {
-    await db.user.update({ where: { id }, data: { disabledAt: null }, select: { id: true } });
+    await db.user.update({
+      where: { id },
+      data: { disabledAt: null },
+      select: { id: true },
+    });
   }
 
   /**
    * Accounts in ADMIN_EMAILS with a verified email that are not admins yet, promoted at start; except those
    * an admin demoted through the API (an audited decision that a restart must not undo).
    */
-  async promoteConfiguredAdmins(db: Db, emails: string[]): Promise<{ id: string; email: string }[]> {
+  async promoteConfiguredAdmins(
+    db: Db,
+    emails: string[],
+  ): Promise<{ id: string; email: string }[]> {
     if (emails.length === 0) return [];
     return db.$queryRaw<{ id: string; email: string }[]>`
       UPDATE "User" u SET role = 'admin', "updatedAt" = now()
@@ -144,4 +197,6 @@ export class AdminUsersRepository {
   }
 }
 
-export type AdminUserRow = Awaited<ReturnType<AdminUsersRepository['findPage']>>[number];
+export type AdminUserRow = Awaited<
+  ReturnType<AdminUsersRepository['findPage']>
+>[number];

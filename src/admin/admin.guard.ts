@@ -1,4 +1,10 @@
-import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
+import {
+  applyDecorators,
+  CanActivate,
+  ExecutionContext,
+  Injectable,
+  UseGuards,
+} from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Request } from 'express';
 import { AppError } from '../common/errors/app-error';
@@ -12,12 +18,17 @@ import { ApiProblems } from '../common/openapi/api-problems.decorator';
 export class AdminGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const user = context.switchToHttp().getRequest<Request>().user;
-    if (user?.role !== 'admin') throw new AppError('forbidden', 'This endpoint is for administrators.');
+    if (user?.role !== 'admin')
+      throw new AppError('forbidden', 'This endpoint is for administrators.');
     return true;
   }
 }
 
 /** Marks an internal admin controller: admin role required, documented under "internal: admin". */
 export function AdminOnly(): ClassDecorator {
-  return applyDecorators(UseGuards(AdminGuard), ApiTags('internal: admin'), ApiProblems(401, 403));
+  return applyDecorators(
+    UseGuards(AdminGuard),
+    ApiTags('internal: admin'),
+    ApiProblems(401, 403),
+  );
 }

@@ -22,8 +22,31 @@ import { ConfiguredAdminsService } from './configured-admins.service';
 
 /** The internal /v1/admin surface: admins only (AdminGuard after the global session guard). */
 @Module({
-  imports: [AccountDeletionModule, AuthModule, BillingModule, QuotaModule, SkillsModule],
-  controllers: [AdminUsersController, AdminBillingController, AdminCatalogController, AuditController],
-  providers: [AdminActionsGate, AdminCatalogRepository, AdminCatalogService, AdminBillingRepository, AdminBillingService, AdminGuard, AdminUsersRepository, AdminUsersService, AuditRepository, AuditService, ConfiguredAdminsService],
+  imports: [
+    AccountDeletionModule,
+    AuthModule,
+    BillingModule,
+    QuotaModule,
+    SkillsModule,
+  ],
+  controllers: [
+    AdminUsersController,
+    AdminBillingController,
+    AdminCatalogController,
+    AuditController,
+  ],
+  providers: [
+    AdminActionsGate,
+    AdminCatalogRepository,
+    AdminCatalogService,
+    AdminBillingRepository,
+    AdminBillingService,
+    AdminGuard,
+    AdminUsersRepository,
+    AdminUsersService,
+    AuditRepository,
+    AuditService,
+    ConfiguredAdminsService,
+  ],
 })
 export class AdminModule {}

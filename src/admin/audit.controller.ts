@@ -11,7 +11,10 @@ export class AuditController {
   constructor(private readonly audit: AuditService) {}
 
   @Get()
-  @ApiOperation({ summary: 'Every admin action, newest first: admin, action, target, before/after, reason, time' })
+  @ApiOperation({
+    summary:
+      'Every admin action, newest first: admin, action, target, before/after, reason, time',
+  })
   @ApiOkResponse({ type: AuditPageDto })
   @ApiProblems(400)
   list(@Query() query: AuditQueryDto): Promise<AuditPageDto> {

@@ -34,7 +34,11 @@ export class AuditRepository {
     await db.auditLog.create({ data: entry, select: { id: true } });
   }
 
-  findPage(filter: { targetType?: string; targetId?: string }, limit: number, after?: Cursor) {
+  findPage(
+    filter: { targetType?: string; targetId?: string },
+    limit: number,
+    after?: Cursor,
+  ) {
     return this.prisma.auditLog.findMany({
       where: { ...filter, ...olderThan('createdAt', after) },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],

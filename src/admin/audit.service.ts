@@ -1,7 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../common/pagination';
 import { AuditRepository, AuditRow } from './audit.repository';
-import { AuditEntryDto, AuditPageDto, AuditQueryDto } from './dto/audit-entry.dto';
+import {
+  AuditEntryDto,
+  AuditPageDto,
+  AuditQueryDto,
+} from './dto/audit-entry.dto';
 
 @Injectable()
 export class AuditService {
@@ -9,8 +13,17 @@ export class AuditService {
 
   async list(query: AuditQueryDto): Promise<AuditPageDto> {
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-    const rows = await this.audit.findPage({ targetId: query.targetId }, limit, query.cursor ? decodeCursor(query.cursor) : undefined);
-    return toPage(rows, limit, (row) => ({ at: row.createdAt, id: row.id }), toEntry);
+    const rows = await this.audit.findPage(
+      { targetId: query.targetId },
+      limit,
+      query.cursor ? decodeCursor(query.cursor) : undefined,
+    );
+    return toPage(
+      rows,
+      limit,
+      (row) => ({ at: row.createdAt, id: row.id }),
+      toEntry,
+    );
   }
 }
 

@@ -22,12 +22,19 @@ export class ConfiguredAdminsService implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     const promoted = await this.users.inTransaction(async (db) => {
-      const rows = await this.users.promoteConfiguredAdmins(db, this.config.adminEmails);
+      const rows = await this.users.promoteConfiguredAdmins(
+        db,
+        this.config.adminEmails,
+      );
       for (const row of rows) {
         await this.audit.record(db, configuredAdminAudit(row.id));
       }
       return rows;
     });
-    if (promoted.length > 0) this.log.info({ users: promoted.map((row) => row.id) }, 'accounts in ADMIN_EMAILS promoted to admin');
+    if (promoted.length > 0)
+      this.log.info(
+        { users: promoted.map((row) => row.id) },
+        'accounts in ADMIN_EMAILS promoted to admin',
+      );
   }
 }

@@ -1,5 +1,23 @@
-import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res, UseGuards } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  Inject,
+  Post,
+  Req,
+  Res,
+  UseGuards,
+} from '@nestjs/common';
+import {
+  ApiAcceptedResponse,
+  ApiBody,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { Public } from '../common/decorators/public.decorator';
 import { RateLimit } from '../common/rate-limit/rate-limit.decorator';
@@ -10,17 +28,34 @@ import { UserDto } from '../users/dto/user.response';
 import { AuthService, LoginAccount, SignedIn } from './auth.service';
 import { clientInfo } from './client-info';
 import { LocalAuthGuard } from './local.strategy';
-import { sessionCookieOptions, setPendingSignInCookie, setSessionCookie } from './cookies';
+import {
+  sessionCookieOptions,
+  setPendingSignInCookie,
+  setSessionCookie,
+} from './cookies';
 import { AppError } from '../common/errors/app-error';
 import { CurrentUser } from './current-user.decorator';
-import { ChangePasswordDto, ForgotPasswordDto, LoginDto, RegisterDto, ResetPasswordDto } from './dto/credentials.dto';
+import {
+  ChangePasswordDto,
+  ForgotPasswordDto,
+  LoginDto,
+  RegisterDto,
+  ResetPasswordDto,
+} from './dto/credentials.dto';
 import { MessageDto } from './dto/message.response';
 import { PasswordResetService } from './password-reset.service';
 import { SessionUser } from './session-user';
 
-export const FORGOT_PASSWORD_ANSWER = 'If an account exists for this email, a reset link is on its way.';
+export const FORGOT_PASSWORD_ANSWER =
+  'If an account exists for this email, a reset link is on its way.';
 
-const SETS_COOKIE = { 'Set-Cookie': { description: 'The session cookie (httpOnly, SameSite=Lax, Path=/, Secure over https).', schema: { type: 'string' as const } } };
+const SETS_COOKIE = {
+  'Set-Cookie': {
+    description:
+      'The session cookie (httpOnly, SameSite=Lax, Path=/, Secure over https).',
+    schema: { type: 'string' as const },
+  },
+};
 
 @ApiTags('auth')
 @Controller('auth')
@@ -37,7 +72,11 @@ export class AuthController {
   @ApiOperation({ summary: 'Create an account and sign in' })
   @ApiCreatedResponse({ type: UserDto, headers: SETS_COOKIE })
   @ApiProblems(409)
-  async register(@Body() body: RegisterDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<UserDto> {
+  async register(
+    @Body() body: RegisterDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<UserDto> {
     return this.signIn(res, await this.auth.register(body, clientInfo(req)));
   }
 
@@ -54,8 +93,14 @@ export class AuthController {
   @ApiProblems(401)
   @UseGuards(LocalAuthGuard)
   @ApiBody({ type: LoginDto })
-  async login(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<UserDto> {
-    const outcome = await this.auth.signIn(req.credentials as LoginAccount, clientInfo(req));
+  async login(
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<UserDto> {
+    const outcome = await this.auth.signIn(
+      req.credentials as LoginAccount,
+      clientInfo(req),
+    );
     if ('pending' in outcome) {
       setPendingSignInCookie(res, this.config, outcome.pending);
       throw secondFactorRequired(outcome.pending.expiresAt);
@@ -67,7 +112,10 @@ export class AuthController {
   @RateLimit('forgot-ip', 'forgot-email')
   @Post('forgot-password')
   @HttpCode(202)
-  @ApiOperation({ summary: 'Mail a password reset link (same answer whether or not the email has an account)' })
+  @ApiOperation({
+    summary:
+      'Mail a password reset link (same answer whether or not the email has an account)',
+  })
   @ApiAcceptedResponse({ type: MessageDto })
   forgotPassword(@Body() body: ForgotPasswordDto): MessageDto {
     this.resets.requestReset(body.email);
@@ -78,8 +126,13 @@ export class AuthController {
   @RateLimit('reset-ip')
   @Post('reset-password')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Set a new password with the token of a reset link; signs out every session' })
-  @ApiNoContentResponse({ description: 'Password changed; every session of the account has ended.' })
+  @ApiOperation({
+    summary:
+      'Set a new password with the token of a reset link; signs out every session',
+  })
+  @ApiNoContentResponse({
+    description: 'Password changed; every session of the account has ended.',
+  })
   async resetPassword(@Body() body: ResetPasswordDto): Promise<void> {
     await this.resets.resetPassword(body.token, body.password);
   }
@@ -89,9 +142,15 @@ export class AuthController {
   @ApiOperation({ summary: 'End this session and clear the cookie' })
   @ApiNoContentResponse({ description: 'Signed out.' })
   @ApiProblems(401)
-  async logout(@CurrentUser() user: SessionUser, @Res({ passthrough: true }) res: Response): Promise<void> {
+  async logout(
+    @CurrentUser() user: SessionUser,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<void> {
     await this.auth.logout(user);
-    res.clearCookie(this.config.session.cookieName, sessionCookieOptions(this.config));
+    res.clearCookie(
+      this.config.session.cookieName,
+      sessionCookieOptions(this.config),
+    );
   }
 
   @Get('me')
@@ -105,10 +164,16 @@ export class AuthController {
   @RateLimit('password-user')
   @Post('change-password')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Change the password; every other session of the account ends, this one stays' })
+  @ApiOperation({
+    summary:
+      'Change the password; every other session of the account ends, this one stays',
+  })
   @ApiNoContentResponse({ description: 'Password changed.' })
   @ApiProblems(400, 401, 403, 409, 429)
-  changePassword(@CurrentUser() user: SessionUser, @Body() body: ChangePasswordDto): Promise<void> {
+  changePassword(
+    @CurrentUser() user: SessionUser,
+    @Body() body: ChangePasswordDto,
+  ): Promise<void> {
     return this.auth.changePassword(user, body);
   }
 
@@ -120,8 +185,14 @@ export class AuthController {
 
 /** The answer of a first factor that needs a second one: the client asks for a code and posts it to /2fa/verify. */
 export function secondFactorRequired(expiresAt: Date): AppError {
-  return new AppError('two_factor_required', 'Enter the code of your authenticator app (or a recovery code) to finish signing in.', {
-    extensions: { next: '/v1/auth/2fa/verify', expiresAt: expiresAt.toISOString() },
-  });
+  return new AppError(
+    'two_factor_required',
+    'Enter the code of your authenticator app (or a recovery code) to finish signing in.',
+    {
+      extensions: {
+        next: '/v1/auth/2fa/verify',
+        expiresAt: expiresAt.toISOString(),
+      },
+    },
+  );
 }
-

@@ -27,7 +27,13 @@ import { TwoFactorService } from './two-factor/two-factor.service';
 
 @Module({
   imports: [PassportModule],
-  controllers: [AuthController, OAuthController, EmailVerificationController, TwoFactorController, SessionsController],
+  controllers: [
+    AuthController,
+    OAuthController,
+    EmailVerificationController,
+    TwoFactorController,
+    SessionsController,
+  ],
   providers: [
     AuthService,
     LocalStrategy,

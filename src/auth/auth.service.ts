@@ -12,7 +12,11 @@ import { PasswordHasher } from './password-hasher';
 import { SessionUser } from './session-user';
 import { SessionsService } from './sessions.service';
 import { EmailVerificationService } from './email-verification/email-verification.service';
-import { PendingSignIn, SecondFactor, TwoFactorService } from './two-factor/two-factor.service';
+import {
+  PendingSignIn,
+  SecondFactor,
+  TwoFactorService,
+} from './two-factor/two-factor.service';
 
 export interface ClientInfo {
   userAgent?: string;
@@ -36,7 +40,9 @@ export function invalidCredentials(): AppError {
 }
 
 /** An account as sign-in reads it. */
-export type LoginAccount = NonNullable<Awaited<ReturnType<UsersRepository['findLoginCandidate']>>>;
+export type LoginAccount = NonNullable<
+  Awaited<ReturnType<UsersRepository['findLoginCandidate']>>
+>;
 
 @Injectable()
 export class AuthService {
@@ -52,9 +58,20 @@ export class AuthService {
 
   /** A password sign-up proves nothing about the mailbox: it starts unverified, with a link on its way. */
   async register(input: RegisterDto, client: ClientInfo): Promise<SignedIn> {
-    const created = await this.users.createUserUnlessEmailTaken(input.email, await this.passwords.hash(input.password), initialRole(this.config, input.email, false));
-    if (!created) throw new AppError('email_taken', 'An account with this email already exists.');
-    const signedIn = { user: toUserDto(created), session: await this.sessions.start(created.id, client) };
+    const created = await this.users.createUserUnlessEmailTaken(
+      input.email,
+      await this.passwords.hash(input.password),
+      initialRole(this.config, input.email, false),
+    );
+    if (!created)
+      throw new AppError(
+        'email_taken',
+        'An account with this email already exists.',
+      );
+    const signedIn = {
+      user: toUserDto(created),
+      session: await this.sessions.start(created.id, client),
+    };
     this.verification.sendAfterSignUp(created);
     return signedIn;
   }
@@ -63,32 +80,67 @@ export class AuthService {
    * The account these credentials open (passport-local's verify step), or the same 401 for every failure:
    * unknown email (a dummy bcrypt comparison runs so it takes as long), wrong password, disabled account.
    */
-  async verifyCredentials(email: string, password: string): Promise<LoginAccount> {
+  async verifyCredentials(
+    email: string,
+    password: string,
+  ): Promise<LoginAccount> {
     const candidate = await this.users.findLoginCandidate(email);
-    const passwordMatches = await this.passwords.verify(password, candidate?.passwordHash ?? null);
-    if (!candidate || !passwordMatches || candidate.disabledAt) throw invalidCredentials();
+    const passwordMatches = await this.passwords.verify(
+      password,
+      candidate?.passwordHash ?? null,
+    );
+    if (!candidate || !passwordMatches || candidate.disabledAt)
+      throw invalidCredentials();
     return candidate;
   }
 
   /** Signs in an account whose password was verified, or, with 2FA on, starts waiting for the second factor. */
-  async signIn(account: LoginAccount, client: ClientInfo): Promise<SignInOutcome> {
-    if (account.totpEnabledAt) return { pending: await this.twoFactor.beginSignIn(account.id) };
-    return { user: toUserDto(account), session: await this.sessions.start(account.id, client) };
+  async signIn(
+    account: LoginAccount,
+    client: ClientInfo,
+  ): Promise<SignInOutcome> {
+    if (account.totpEnabledAt)
+      return { pending: await this.twoFactor.beginSignIn(account.id) };
+    return {
+      user: toUserDto(account),
+      session: await this.sessions.start(account.id, client),
+    };
   }
 
   /** The second factor of a pending sign-in (its cookie's token): the session it completes. */
-  async completeSignIn(pendingToken: string | null, factor: SecondFactor, client: ClientInfo): Promise<SignedIn> {
+  async completeSignIn(
+    pendingToken: string | null,
+    factor: SecondFactor,
+    client: ClientInfo,
+  ): Promise<SignedIn> {
     const userId = await this.twoFactor.completeSignIn(pendingToken, factor);
     const user = await this.users.findPublicUser(userId);
     if (!user) throw invalidCredentials();
-    return { user: toUserDto(user), session: await this.sessions.start(userId, client) };
+    return {
+      user: toUserDto(user),
+      session: await this.sessions.start(userId, client),
+    };
   }
 
-  async changePassword(user: SessionUser, input: ChangePasswordDto): Promise<void> {
+  async changePassword(
+    user: SessionUser,
+    input: ChangePasswordDto,
+  ): Promise<void> {
     const hash = await this.users.findPasswordHash(user.id);
-    if (hash === null) throw new AppError('no_password', 'This account signs in with Google or GitHub and has no password yet: set one through forgot-password.');
-    if (!(await this.passwords.verify(input.currentPassword, hash))) throw passwordIncorrect();
-    const replaced = await this.users.replacePassword(user.id, hash, await this.passwords.hash(input.newPassword), user.sessionTokenHash, this.clock.now());
+    if (hash === null)
+      throw new AppError(
+        'no_password',
+        'This account signs in with Google or GitHub and has no password yet: set one through forgot-password.',
+      );
+    if (!(await this.passwords.verify(input.currentPassword, hash)))
+      throw passwordIncorrect();
+    const replaced = await this.users.replacePassword(
+      user.id,
+      hash,
+      await this.passwords.hash(input.newPassword),
+      user.sessionTokenHash,
+      this.clock.now(),
+    );
     if (!replaced) throw passwordIncorrect();
     // The other sessions are gone from the database; this instance drops its copies before answering.
     this.sessions.forgetUser(user.id);

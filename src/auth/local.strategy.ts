@@ -17,7 +17,11 @@ declare module 'express-serve-static-core' {
 @Injectable()
 export class LocalStrategy extends PassportStrategy(Strategy, 'local') {
   constructor(private readonly auth: AuthService) {
-    super({ usernameField: 'email', passwordField: 'password', session: false });
+    super({
+      usernameField: 'email',
+      passwordField: 'password',
+      session: false,
+    });
   }
 
   validate(email: string, password: string): Promise<LoginAccount> {
@@ -35,7 +39,10 @@ export class LocalAuthGuard extends AuthGuard('local') {
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<Request>();
-    req.body = (await this.pipe.transform(req.body, { type: 'body', metatype: LoginDto })) as LoginDto;
+    req.body = (await this.pipe.transform(req.body, {
+      type: 'body',
+      metatype: LoginDto,
+    })) as LoginDto;
     return (await super.canActivate(context)) as boolean;
   }
 
@@ -43,7 +50,10 @@ export class LocalAuthGuard extends AuthGuard('local') {
     return { session: false, property: 'credentials' };
   }
 
-  override handleRequest<T = LoginAccount>(error: unknown, account: T | false): T {
+  override handleRequest<T = LoginAccount>(
+    error: unknown,
+    account: T | false,
+  ): T {
     if (error) throw error;
     if (!account) throw invalidCredentials();
     return account;

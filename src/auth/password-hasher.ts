@@ -17,7 +17,10 @@ export class PasswordHasher {
   private readonly dummyHash: Promise<string>;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
-    this.dummyHash = bcrypt.hash(this.prehash('dummy password for unknown accounts'), BCRYPT_COST);
+    this.dummyHash = bcrypt.hash(
+      this.prehash('dummy password for unknown accounts'),
+      BCRYPT_COST,
+    );
   }
 
   hash(password: string): Promise<string> {
@@ -33,6 +36,8 @@ export class PasswordHasher {
   }
 
   private prehash(password: string): string {
-    return createHmac('sha256', this.config.secrets.passwordPepper).update(password, 'utf8').digest('base64');
+    return createHmac('sha256', this.config.secrets.passwordPepper)
+      .update(password, 'utf8')
+      .digest('base64');
   }
 }

@@ -6,13 +6,24 @@ const PASSWORD_MIN_CHARACTERS = 12;
 const PASSWORD_MAX_CHARACTERS = 128;
 
 /** See config/common-passwords.README.md: breach-corpus passwords of 12+ characters, lower-cased. */
-const COMMON_PASSWORDS_FILE = resolve(__dirname, '..', '..', 'config', 'common-passwords.txt.gz');
+const COMMON_PASSWORDS_FILE = resolve(
+  __dirname,
+  '..',
+  '..',
+  'config',
+  'common-passwords.txt.gz',
+);
 
 let commonPasswords: Set<string> | undefined;
 
 /** Read once, at the first check (about 44,000 entries). */
 function common(): Set<string> {
-  commonPasswords ??= new Set(gunzipSync(readFileSync(COMMON_PASSWORDS_FILE)).toString('utf8').split('\n').filter(Boolean));
+  commonPasswords ??= new Set(
+    gunzipSync(readFileSync(COMMON_PASSWORDS_FILE))
+      .toString('utf8')
+      .split('\n')
+      .filter(Boolean),
+  );
   return commonPasswords;
 }
 
@@ -23,10 +34,14 @@ function common(): Set<string> {
  */
 export function passwordProblem(password: string): string | null {
   const characters = [...password].length;
-  if (characters < PASSWORD_MIN_CHARACTERS || characters > PASSWORD_MAX_CHARACTERS) {
+  if (
+    characters < PASSWORD_MIN_CHARACTERS ||
+    characters > PASSWORD_MAX_CHARACTERS
+  ) {
     return `password must be ${PASSWORD_MIN_CHARACTERS} to ${PASSWORD_MAX_CHARACTERS} characters long`;
   }
   if (password.trim() === '') return 'password must not be only spaces';
-  if (common().has(password.toLowerCase())) return 'password is one of the most common passwords found in data breaches; choose another';
+  if (common().has(password.toLowerCase()))
+    return 'password is one of the most common passwords found in data breaches; choose another';
   return null;
 }

@@ -27,20 +27,34 @@ export class PasswordResetService {
    * made in the background, so neither the answer nor its timing tells anything.
    */
   requestReset(email: string): void {
-    void this.sendResetMail(email).catch((error: unknown) => this.log.error({ err: error }, 'password reset mail failed'));
+    void this.sendResetMail(email).catch((error: unknown) =>
+      this.log.error({ err: error }, 'password reset mail failed'),
+    );
   }
 
   async resetPassword(token: string, password: string): Promise<void> {
     const passwordHash = await this.passwords.hash(password);
-    const done = await this.resets.resetPasswordWithToken(sha256Hex(token), passwordHash, this.clock.now());
-    if (!done) throw new AppError('invalid_reset_token', 'This reset link is not valid: it may have expired or been used already.');
+    const done = await this.resets.resetPasswordWithToken(
+      sha256Hex(token),
+      passwordHash,
+      this.clock.now(),
+    );
+    if (!done)
+      throw new AppError(
+        'invalid_reset_token',
+        'This reset link is not valid: it may have expired or been used already.',
+      );
   }
 
   private async sendResetMail(email: string): Promise<void> {
     const user = await this.resets.findUserIdByEmail(email);
     if (!user || user.disabledAt) return;
     const { token, hash } = newSecretToken();
-    await this.resets.createResetToken(user.id, hash, new Date(this.clock.now().getTime() + RESET_TOKEN_TTL_MS));
+    await this.resets.createResetToken(
+      user.id,
+      hash,
+      new Date(this.clock.now().getTime() + RESET_TOKEN_TTL_MS),
+    );
     // Built from APP_URL only: a forged Host header cannot send users to another site with their token.
     const link = `${this.config.appUrl}/reset-password?token=${encodeURIComponent(token)}`;
     await this.mail.send({

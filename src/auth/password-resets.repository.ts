@@ -6,11 +6,21 @@ export class PasswordResetsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   findUserIdByEmail(email: string) {
-    return this.prisma.user.findUnique({ where: { email }, select: { id: true, disabledAt: true } });
+    return this.prisma.user.findUnique({
+      where: { email },
+      select: { id: true, disabledAt: true },
+    });
   }
 
-  async createResetToken(userId: string, tokenHash: string, expiresAt: Date): Promise<void> {
-    await this.prisma.passwordResetToken.create({ data: { userId, tokenHash, expiresAt }, select: { id: true } });
+  async createResetToken(
+    userId: string,
+    tokenHash: string,
+    expiresAt: Date,
+  ): Promise<void> {
+    await this.prisma.passwordResetToken.create({
+      data: { userId, tokenHash, expiresAt },
+      select: { id: true },
+    });
   }
 
   /**
@@ -18,7 +28,11 @@ export class PasswordResetsRepository {
    * wins), set the new password hash, end every session and void the user's other reset tokens.
    * Answers false when the token is unknown, used or expired.
    */
-  resetPasswordWithToken(tokenHash: string, passwordHash: string, now: Date): Promise<boolean> {
+  resetPasswordWithToken(
+    tokenHash: string,
+    passwordHash: string,
+    now: Date,
+  ): Promise<boolean> {
     return this.prisma.$transaction(async (db) => {
       // A disabled account's links do not work (disabling also voids them).
       const consumed = await db.$queryRaw<{ userId: string }[]>`
@@ -28,9 +42,16 @@ export class PasswordResetsRepository {
         RETURNING t."userId"`;
       const userId = consumed[0]?.userId;
       if (!userId) return false;
-      await db.user.update({ where: { id: userId }, data: { passwordHash }, select: { id: true } });
+      await db.user.update({
+        where: { id: userId },
+        data: { passwordHash },
+        select: { id: true },
+      });
       await db.session.deleteMany({ where: { userId } });
-      await db.passwordResetToken.updateMany({ where: { userId, usedAt: null }, data: { usedAt: now } });
+      await db.passwordResetToken.updateMany({
+        where: { userId, usedAt: null },
+        data: { usedAt: now },
+      });
       // A sign-in started with the old password must not finish with its second factor.
       await db.twoFactorChallenge.deleteMany({ where: { userId } });
       return true;

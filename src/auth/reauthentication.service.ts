@@ -22,20 +22,40 @@ export class ReauthenticationService {
   ) {}
 
   /** `password` as the body gave it: an optional field may also arrive as null, which is no password. */
-  async confirm(user: SessionUser, password: string | null | undefined): Promise<void> {
+  async confirm(
+    user: SessionUser,
+    password: string | null | undefined,
+  ): Promise<void> {
     const hash = await this.users.findPasswordHash(user.id);
     if (hash !== null) {
-      if (typeof password !== 'string' || !(await this.passwords.verify(password, hash))) throw passwordIncorrect();
+      if (
+        typeof password !== 'string' ||
+        !(await this.passwords.verify(password, hash))
+      )
+        throw passwordIncorrect();
       return;
     }
-    if (this.clock.now().getTime() - user.signedInAt.getTime() > RECENT_SIGN_IN_MS) {
-      throw new AppError('reauthentication_required', 'This account has no password: sign in again (with Google or GitHub), then retry within 10 minutes.');
+    if (
+      this.clock.now().getTime() - user.signedInAt.getTime() >
+      RECENT_SIGN_IN_MS
+    ) {
+      throw new AppError(
+        'reauthentication_required',
+        'This account has no password: sign in again (with Google or GitHub), then retry within 10 minutes.',
+      );
     }
   }
 
   /** No question asked within 10 minutes of this session's sign-in; after that, as `confirm`. */
-  async confirmUnlessSignedInRecently(user: SessionUser, password: string | null | undefined): Promise<void> {
-    if (this.clock.now().getTime() - user.signedInAt.getTime() <= RECENT_SIGN_IN_MS) return;
+  async confirmUnlessSignedInRecently(
+    user: SessionUser,
+    password: string | null | undefined,
+  ): Promise<void> {
+    if (
+      this.clock.now().getTime() - user.signedInAt.getTime() <=
+      RECENT_SIGN_IN_MS
+    )
+      return;
     await this.confirm(user, password);
   }
 }

@@ -33,7 +33,10 @@ export class SessionCache {
   get(tokenHash: string, nowMs: number): CachedSession | undefined {
     const entry = this.entries.get(tokenHash);
     if (!entry) return undefined;
-    if (nowMs - entry.storedAtMs >= this.ttlMs || entry.session.expiresAt.getTime() <= nowMs) {
+    if (
+      nowMs - entry.storedAtMs >= this.ttlMs ||
+      entry.session.expiresAt.getTime() <= nowMs
+    ) {
       this.remove(tokenHash);
       return undefined;
     }
@@ -45,7 +48,12 @@ export class SessionCache {
     return this.generation;
   }
 
-  store(tokenHash: string, session: CachedSession, loadedAt: number, nowMs: number): void {
+  store(
+    tokenHash: string,
+    session: CachedSession,
+    loadedAt: number,
+    nowMs: number,
+  ): void {
     if (loadedAt !== this.generation || this.ttlMs <= 0) return;
     this.remove(tokenHash);
     if (this.entries.size >= this.maxEntries) {
@@ -69,7 +77,8 @@ export class SessionCache {
 
   forgetUser(userId: string): void {
     this.generation += 1;
-    for (const tokenHash of this.tokensOfUser.get(userId) ?? []) this.entries.delete(tokenHash);
+    for (const tokenHash of this.tokensOfUser.get(userId) ?? [])
+      this.entries.delete(tokenHash);
     this.tokensOfUser.delete(userId);
   }
 

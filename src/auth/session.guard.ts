@@ -1,4 +1,9 @@
-import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import {
+  CanActivate,
+  ExecutionContext,
+  Inject,
+  Injectable,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { Request } from 'express';
 import { IS_PUBLIC } from '../common/decorators/public.decorator';
@@ -21,11 +26,24 @@ export class SessionGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) return true;
+    if (
+      this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
+        context.getHandler(),
+        context.getClass(),
+      ])
+    )
+      return true;
     const req = context.switchToHttp().getRequest<Request>();
-    const token = readCookie(req.headers.cookie, this.config.session.cookieName);
+    const token = readCookie(
+      req.headers.cookie,
+      this.config.session.cookieName,
+    );
     const user = token ? await this.sessions.authenticate(token) : null;
-    if (!user) throw new AppError('unauthenticated', 'Sign in first: this endpoint needs a valid session cookie.');
+    if (!user)
+      throw new AppError(
+        'unauthenticated',
+        'Sign in first: this endpoint needs a valid session cookie.',
+      );
     req.user = user;
     return true;
   }

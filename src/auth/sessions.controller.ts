@@ -1,5 +1,18 @@
-import { Controller, Delete, Get, HttpCode, Inject, Param, Res } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Inject,
+  Param,
+  Res,
+} from '@nestjs/common';
+import {
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { Response } from 'express';
 import { ApiProblems } from '../common/openapi/api-problems.decorator';
 import { AppConfig } from '../config/app-config';
@@ -19,7 +32,9 @@ export class SessionsController {
   ) {}
 
   @Get()
-  @ApiOperation({ summary: 'The account’s live sessions, with the current one marked' })
+  @ApiOperation({
+    summary: 'The account’s live sessions, with the current one marked',
+  })
   @ApiOkResponse({ type: SessionListDto })
   @ApiProblems(401)
   list(@CurrentUser() user: SessionUser): Promise<SessionListDto> {
@@ -28,11 +43,22 @@ export class SessionsController {
 
   @Delete(':id')
   @HttpCode(204)
-  @ApiOperation({ summary: 'End one session of the account (ending the current one signs this client out)' })
+  @ApiOperation({
+    summary:
+      'End one session of the account (ending the current one signs this client out)',
+  })
   @ApiNoContentResponse({ description: 'The session has ended.' })
   @ApiProblems(401, 404)
-  async end(@CurrentUser() user: SessionUser, @Param('id') id: string, @Res({ passthrough: true }) res: Response): Promise<void> {
+  async end(
+    @CurrentUser() user: SessionUser,
+    @Param('id') id: string,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<void> {
     const endedCurrent = await this.sessions.endOne(user, id);
-    if (endedCurrent) res.clearCookie(this.config.session.cookieName, sessionCookieOptions(this.config));
+    if (endedCurrent)
+      res.clearCookie(
+        this.config.session.cookieName,
+        sessionCookieOptions(this.config),
+      );
   }
 }

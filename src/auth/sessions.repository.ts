@@ -11,7 +11,13 @@ export class SessionsRepository {
    * SHARE: a concurrent disable (which locks it for update, then deletes the sessions) either waits for this
    * insert and deletes its session, or commits first and this finds the account disabled. False then.
    */
-  async createSessionUnlessDisabled(input: { userId: string; tokenHash: string; expiresAt: Date; userAgent?: string; ip?: string }): Promise<boolean> {
+  async createSessionUnlessDisabled(input: {
+    userId: string;
+    tokenHash: string;
+    expiresAt: Date;
+    userAgent?: string;
+    ip?: string;
+  }): Promise<boolean> {
     const [created] = await this.prisma.$queryRaw<{ id: string }[]>`
       INSERT INTO "Session" (id, "userId", "tokenHash", "expiresAt", "userAgent", ip)
       SELECT ${randomUUID()}::uuid, u.id, ${input.tokenHash}, ${input.expiresAt}, ${input.userAgent ?? null}, ${input.ip ?? null}
@@ -51,19 +57,33 @@ export class SessionsRepository {
       where: { userId, expiresAt: { gt: now } },
       orderBy: [{ lastSeenAt: 'desc' }, { id: 'desc' }],
       take: limit,
-      select: { id: true, tokenHash: true, createdAt: true, lastSeenAt: true, expiresAt: true, userAgent: true, ip: true },
+      select: {
+        id: true,
+        tokenHash: true,
+        createdAt: true,
+        lastSeenAt: true,
+        expiresAt: true,
+        userAgent: true,
+        ip: true,
+      },
     });
   }
 
   /** Deletes the session if it is the user's: its token hash, or null when there was no such session. */
-  async deleteSessionOfUser(userId: string, sessionId: string): Promise<{ tokenHash: string } | null> {
+  async deleteSessionOfUser(
+    userId: string,
+    sessionId: string,
+  ): Promise<{ tokenHash: string } | null> {
     const [deleted] = await this.prisma.$queryRaw<{ tokenHash: string }[]>`
       DELETE FROM "Session" WHERE id = ${sessionId}::uuid AND "userId" = ${userId}::uuid RETURNING "tokenHash"`;
     return deleted ?? null;
   }
 
   async touchSession(id: string, now: Date): Promise<void> {
-    await this.prisma.session.updateMany({ where: { id }, data: { lastSeenAt: now } });
+    await this.prisma.session.updateMany({
+      where: { id },
+      data: { lastSeenAt: now },
+    });
   }
 
   async deleteSessionByTokenHash(tokenHash: string): Promise<void> {

@@ -36,7 +36,10 @@ export class SessionsService {
     private readonly changes: ChangeFeed,
     private readonly log: AppLogger,
   ) {
-    this.cache = new SessionCache(config.session.cacheTtlMs, MAX_CACHED_SESSIONS);
+    this.cache = new SessionCache(
+      config.session.cacheTtlMs,
+      MAX_CACHED_SESSIONS,
+    );
     changes.onChange((change) => {
       if (change.kind === 'user') this.cache.forgetUser(change.userId);
       // Plan names live in cached sessions too.
@@ -44,12 +47,27 @@ export class SessionsService {
     });
   }
 
-  async start(userId: string, client: { userAgent?: string; ip?: string }): Promise<{ token: string; expiresAt: Date }> {
+  async start(
+    userId: string,
+    client: { userAgent?: string; ip?: string },
+  ): Promise<{ token: string; expiresAt: Date }> {
     const { token, hash } = newSecretToken();
-    const expiresAt = new Date(this.clock.now().getTime() + this.config.session.ttlHours * 3_600_000);
-    const created = await this.sessions.createSessionUnlessDisabled({ userId, tokenHash: hash, expiresAt, userAgent: client.userAgent?.slice(0, 512), ip: client.ip });
+    const expiresAt = new Date(
+      this.clock.now().getTime() + this.config.session.ttlHours * 3_600_000,
+    );
+    const created = await this.sessions.createSessionUnlessDisabled({
+      userId,
+      tokenHash: hash,
+      expiresAt,
+      userAgent: client.userAgent?.slice(0, 512),
+      ip: client.ip,
+    });
     // Only when an admin disabled the account during this sign-in: the same answer as for a disabled account.
-    if (!created) throw new AppError('invalid_credentials', 'The email or password is not correct.');
+    if (!created)
+      throw new AppError(
+        'invalid_credentials',
+        'The email or password is not correct.',
+      );
     return { token, expiresAt };
   }
 
@@ -57,9 +75,13 @@ export class SessionsService {
   async authenticate(token: string): Promise<SessionUser | null> {
     const now = this.clock.now();
     const tokenHash = sha256Hex(token);
-    const session = (this.changes.live ? this.cache.get(tokenHash, now.getTime()) : undefined) ?? (await this.load(tokenHash, now));
+    const session =
+      (this.changes.live
+        ? this.cache.get(tokenHash, now.getTime())
+        : undefined) ?? (await this.load(tokenHash, now));
     if (!session) return null;
-    if (now.getTime() - session.lastSeenAt.getTime() > TOUCH_INTERVAL_MS) this.touch(session, now);
+    if (now.getTime() - session.lastSeenAt.getTime() > TOUCH_INTERVAL_MS)
+      this.touch(session, now);
     return { ...session.user, sessionTokenHash: tokenHash };
   }
 
@@ -70,7 +92,11 @@ export class SessionsService {
   }
 
   async list(user: SessionUser): Promise<SessionListDto> {
-    const rows = await this.sessions.findLiveSessionsOfUser(user.id, this.clock.now(), MAX_LISTED_SESSIONS);
+    const rows = await this.sessions.findLiveSessionsOfUser(
+      user.id,
+      this.clock.now(),
+      MAX_LISTED_SESSIONS,
+    );
     return {
       items: rows.map((row) => ({
         id: row.id,
@@ -86,7 +112,9 @@ export class SessionsService {
 
   /** Ends one session of the caller's (404 for any other id); true when it was the caller's own. */
   async endOne(user: SessionUser, sessionId: string): Promise<boolean> {
-    const ended = isUuid(sessionId) ? await this.sessions.deleteSessionOfUser(user.id, sessionId) : null;
+    const ended = isUuid(sessionId)
+      ? await this.sessions.deleteSessionOfUser(user.id, sessionId)
+      : null;
     if (!ended) throw new AppError('not_found', 'There is no such session.');
     this.cache.forgetToken(ended.tokenHash);
     return ended.tokenHash === user.sessionTokenHash;
@@ -97,24 +125,48 @@ export class SessionsService {
     this.cache.forgetUser(userId);
   }
 
-  private async load(tokenHash: string, now: Date): Promise<CachedSession | null> {
+  private async load(
+    tokenHash: string,
+    now: Date,
+  ): Promise<CachedSession | null> {
     const generation = this.cache.beginLoad();
     const row = await this.sessions.findLiveSession(tokenHash, now);
     if (!row || row.user.disabledAt) return null;
-    const { id, email, role, createdAt, plan, emailVerifiedAt, totpEnabledAt } = row.user;
+    const { id, email, role, createdAt, plan, emailVerifiedAt, totpEnabledAt } =
+      row.user;
     const session: CachedSession = {
       sessionId: row.id,
-      user: { id, email, role, planCode: plan.code, planName: plan.name, createdAt, emailVerified: emailVerifiedAt !== null, twoFactorEnabled: totpEnabledAt !== null, signedInAt: row.createdAt },
+      user: {
+        id,
+        email,
+        role,
+        planCode: plan.code,
+        planName: plan.name,
+        createdAt,
+        emailVerified: emailVerifiedAt !== null,
+        twoFactorEnabled: totpEnabledAt !== null,
+        signedInAt: row.createdAt,
+      },
       expiresAt: row.expiresAt,
       lastSeenAt: row.lastSeenAt,
     };
-    if (this.changes.live) this.cache.store(tokenHash, session, generation, this.clock.now().getTime());
+    if (this.changes.live)
+      this.cache.store(
+        tokenHash,
+        session,
+        generation,
+        this.clock.now().getTime(),
+      );
     return session;
   }
 
   /** Not awaited: the request does not wait for last-seen, and the cached copy stops asking for a minute. */
   private touch(session: CachedSession, now: Date): void {
     session.lastSeenAt = now;
-    this.sessions.touchSession(session.sessionId, now).catch((error: unknown) => this.log.warn({ err: error }, 'could not record session last-seen'));
+    this.sessions
+      .touchSession(session.sessionId, now)
+      .catch((error: unknown) =>
+        this.log.warn({ err: error }, 'could not record session last-seen'),
+      );
   }
 }

@@ -1,4 +1,11 @@
-import { applyDecorators, CanActivate, ExecutionContext, Inject, Injectable, UseGuards } from '@nestjs/common';
+import {
+  applyDecorators,
+  CanActivate,
+  ExecutionContext,
+  Inject,
+  Injectable,
+  UseGuards,
+} from '@nestjs/common';
 import { Request } from 'express';
 import { AppError } from '../common/errors/app-error';
 import { AppConfig } from '../config/app-config';
@@ -16,7 +23,10 @@ export class VerifiedEmailGuard implements CanActivate {
     if (!this.config.requireEmailVerification) return true;
     const user = context.switchToHttp().getRequest<Request>().user;
     if (user && !user.emailVerified) {
-      throw new AppError('email_unverified', 'Verify your email address first: follow the link we mailed you, or ask for a new one with POST /v1/auth/resend-verification.');
+      throw new AppError(
+        'email_unverified',
+        'Verify your email address first: follow the link we mailed you, or ask for a new one with POST /v1/auth/resend-verification.',
+      );
     }
     return true;
   }

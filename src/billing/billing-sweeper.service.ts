@@ -17,7 +17,10 @@ const MAX_BATCHES = 50;
  */
 @Injectable()
 export class BillingSweeperService implements OnModuleInit, OnModuleDestroy {
-  private readonly task = new PeriodicTask(() => this.sweepOnce(), [] as string[]);
+  private readonly task = new PeriodicTask(
+    () => this.sweepOnce(),
+    [] as string[],
+  );
 
   constructor(
     private readonly billing: BillingRepository,
@@ -43,20 +46,35 @@ export class BillingSweeperService implements OnModuleInit, OnModuleDestroy {
     const released: string[] = [];
     try {
       for (let batch = 0; batch < MAX_BATCHES; batch += 1) {
-        const lapsed = await this.billing.findLapsedPlanGrants(this.clock.now(), BATCH);
+        const lapsed = await this.billing.findLapsedPlanGrants(
+          this.clock.now(),
+          BATCH,
+        );
         let progress = 0;
         for (const subscription of lapsed) {
           try {
-            if (await this.billing.inTransaction((db) => this.subscriptions.releaseIfLapsed(db, subscription.id))) released.push(subscription.userId);
+            if (
+              await this.billing.inTransaction((db) =>
+                this.subscriptions.releaseIfLapsed(db, subscription.id),
+              )
+            )
+              released.push(subscription.userId);
             progress += 1;
           } catch (error) {
             // One row that keeps failing must not hold back the others.
-            this.log.warn({ err: error, subscription: subscription.id }, 'lapsed plan could not be released; retried next sweep');
+            this.log.warn(
+              { err: error, subscription: subscription.id },
+              'lapsed plan could not be released; retried next sweep',
+            );
           }
         }
         if (lapsed.length < BATCH || progress === 0) break;
       }
-      if (released.length > 0) this.log.info({ users: released }, 'plans whose subscription lapsed were changed');
+      if (released.length > 0)
+        this.log.info(
+          { users: released },
+          'plans whose subscription lapsed were changed',
+        );
     } catch (error) {
       this.log.warn({ err: error }, 'billing sweep failed');
     }

@@ -1,6 +1,11 @@
 import { Body, Controller, Get, Post, Res } from '@nestjs/common';
 import { VerifiedEmailRequired } from '../auth/verified-email.guard';
-import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiCreatedResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { Response } from 'express';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { SessionUser } from '../auth/session-user';
@@ -22,23 +27,34 @@ export class BillingController {
   @VerifiedEmailRequired()
   @Post('checkout')
   @ApiOperation({
-    summary: 'Start buying a plan through Stripe or Paddle; the price is the plan’s, the plan changes when the provider confirms payment',
+    summary:
+      'Start buying a plan through Stripe or Paddle; the price is the plan’s, the plan changes when the provider confirms payment',
     description:
       '201 with a new provider checkout; 200 with the same checkout when one for this plan and provider is still pending (a double click). ' +
       'Free and Enterprise are 400 plan_not_checkoutable; a provider this server has no credentials for is 503 provider_not_configured; ' +
       'a renewing subscription is 409 subscription_exists.',
   })
   @ApiCreatedResponse({ type: CheckoutDto })
-  @ApiOkResponse({ type: CheckoutDto, description: 'The pending checkout of the same plan and provider.' })
+  @ApiOkResponse({
+    type: CheckoutDto,
+    description: 'The pending checkout of the same plan and provider.',
+  })
   @ApiProblems(400, 401, 403, 404, 409, 502, 503)
-  async checkout(@CurrentUser() user: SessionUser, @Body() body: CheckoutRequestDto, @Res({ passthrough: true }) res: Response): Promise<CheckoutDto> {
+  async checkout(
+    @CurrentUser() user: SessionUser,
+    @Body() body: CheckoutRequestDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<CheckoutDto> {
     const { checkout, created } = await this.checkouts.start(user, body);
     res.status(created ? 201 : 200);
     return checkout;
   }
 
   @Get('subscription')
-  @ApiOperation({ summary: "The caller's plan, and the status and period of the subscription it comes from" })
+  @ApiOperation({
+    summary:
+      "The caller's plan, and the status and period of the subscription it comes from",
+  })
   @ApiOkResponse({ type: SubscriptionDto })
   @ApiProblems(401)
   subscription(@CurrentUser() user: SessionUser): Promise<SubscriptionDto> {

@@ -12,7 +12,16 @@ import { WebhooksService } from './webhooks.service';
 
 @Module({
   controllers: [BillingController, WebhooksController],
-  providers: [BillingRepository, StripeGateway, PaddleGateway, PaymentGateways, CheckoutService, SubscriptionsService, WebhooksService, BillingSweeperService],
+  providers: [
+    BillingRepository,
+    StripeGateway,
+    PaddleGateway,
+    PaymentGateways,
+    CheckoutService,
+    SubscriptionsService,
+    WebhooksService,
+    BillingSweeperService,
+  ],
   // PaymentGateways: account erasure cancels subscriptions at their provider.
   exports: [SubscriptionsService, PaymentGateways],
 })

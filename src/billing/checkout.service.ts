@@ -39,41 +39,92 @@ export class CheckoutService {
    * provider is called outside any transaction, so a slow provider holds no database connection. A concurrent
    * click finds the claimed row and waits for its URL: one provider session for a double click.
    */
-  async start(user: SessionUser, input: CheckoutRequestDto): Promise<CheckoutResult> {
+  async start(
+    user: SessionUser,
+    input: CheckoutRequestDto,
+  ): Promise<CheckoutResult> {
     const plan = await this.billing.findActivePlan(input.planId);
-    if (!plan) throw new AppError('not_found', `There is no plan '${input.planId}'; GET /v1/plans lists them.`);
-    if (!plan.checkoutAllowed || plan.priceInterval === null || plan.priceAmount <= 0) {
-      const detail = plan.priceInterval === null ? `The ${plan.name} plan is sold by contract: contact sales.` : `The ${plan.name} plan is free and needs no checkout.`;
+    if (!plan)
+      throw new AppError(
+        'not_found',
+        `There is no plan '${input.planId}'; GET /v1/plans lists them.`,
+      );
+    if (
+      !plan.checkoutAllowed ||
+      plan.priceInterval === null ||
+      plan.priceAmount <= 0
+    ) {
+      const detail =
+        plan.priceInterval === null
+          ? `The ${plan.name} plan is sold by contract: contact sales.`
+          : `The ${plan.name} plan is free and needs no checkout.`;
       throw new AppError('plan_not_checkoutable', detail);
     }
     const gateway = this.gateways.get(input.provider);
-    if (!gateway.canCheckout()) throw new AppError('provider_not_configured', `Checkout through ${input.provider} is not configured on this server.`);
+    if (!gateway.canCheckout())
+      throw new AppError(
+        'provider_not_configured',
+        `Checkout through ${input.provider} is not configured on this server.`,
+      );
     await this.refuseIfRenewing(user);
 
-    const key: CheckoutKey = { userId: user.id, planCode: plan.code, provider: input.provider };
+    const key: CheckoutKey = {
+      userId: user.id,
+      planCode: plan.code,
+      provider: input.provider,
+    };
     const id = randomUUID();
     const interval = plan.priceInterval;
     const now = this.clock.now().getTime();
     const claimed = await this.billing.claimCheckout(
-      { ...key, id, amount: plan.priceAmount, currency: plan.priceCurrency, interval },
+      {
+        ...key,
+        id,
+        amount: plan.priceAmount,
+        currency: plan.priceCurrency,
+        interval,
+      },
       new Date(now - CHECKOUT_REUSE_MS),
       new Date(now - CHECKOUT_ABANDONED_MS),
     );
-    if (!claimed) return { checkout: await this.awaitPendingUrl(key), created: false };
+    if (!claimed)
+      return { checkout: await this.awaitPendingUrl(key), created: false };
 
     try {
       const session = await gateway.createCheckout({
         checkoutId: id,
         userId: user.id,
         email: user.email,
-        plan: { code: plan.code, name: plan.name, amount: plan.priceAmount, currency: plan.priceCurrency, interval },
+        plan: {
+          code: plan.code,
+          name: plan.name,
+          amount: plan.priceAmount,
+          currency: plan.priceCurrency,
+          interval,
+        },
         successUrl: `${this.config.appUrl}/billing/success?checkoutId=${id}`,
         cancelUrl: `${this.config.appUrl}/billing/canceled?checkoutId=${id}`,
       });
-      if (!(await this.billing.recordProviderSession(id, session.sessionId, session.url))) {
-        throw new AppError('payment_provider_error', `${input.provider} answered a checkout that belongs to another purchase; nothing was charged. Try again.`);
+      if (
+        !(await this.billing.recordProviderSession(
+          id,
+          session.sessionId,
+          session.url,
+        ))
+      ) {
+        throw new AppError(
+          'payment_provider_error',
+          `${input.provider} answered a checkout that belongs to another purchase; nothing was charged. Try again.`,
+        );
       }
-      return { checkout: { checkoutId: id, provider: input.provider, url: session.url }, created: true };
+      return {
+        checkout: {
+          checkoutId: id,
+          provider: input.provider,
+          url: session.url,
+        },
+        created: true,
+      };
     } catch (error) {
       // If even this fails, the row is given up as abandoned a minute later.
       await this.billing.markCheckoutFailed(id).catch(() => undefined);
@@ -86,10 +137,23 @@ export class CheckoutService {
     const deadline = Date.now() + PENDING_WAIT_MS;
     for (;;) {
       const pending = await this.billing.findPendingCheckout(key);
-      if (pending?.url) return { checkoutId: pending.id, provider: key.provider, url: pending.url };
-      if (!pending) throw new AppError('payment_provider_error', 'The checkout your other request was opening failed; nothing was charged. Try again.');
+      if (pending?.url)
+        return {
+          checkoutId: pending.id,
+          provider: key.provider,
+          url: pending.url,
+        };
+      if (!pending)
+        throw new AppError(
+          'payment_provider_error',
+          'The checkout your other request was opening failed; nothing was charged. Try again.',
+        );
       if (Date.now() >= deadline) {
-        throw new AppError('conflict', 'Your other request is still opening this checkout; try again in a moment.', { headers: { 'Retry-After': '2' } });
+        throw new AppError(
+          'conflict',
+          'Your other request is still opening this checkout; try again in a moment.',
+          { headers: { 'Retry-After': '2' } },
+        );
       }
       await new Promise((done) => setTimeout(done, PENDING_POLL_MS));
     }
@@ -98,10 +162,18 @@ export class CheckoutService {
   /** A second subscription would bill twice; one that ends at period end may be replaced. */
   private async refuseIfRenewing(user: SessionUser): Promise<void> {
     const now = this.clock.now();
-    const granting = await this.billing.findGrantingSubscriptionsOfUser(user.id, now);
-    const renewing = granting.find((subscription) => !subscription.cancelAtPeriodEnd);
+    const granting = await this.billing.findGrantingSubscriptionsOfUser(
+      user.id,
+      now,
+    );
+    const renewing = granting.find(
+      (subscription) => !subscription.cancelAtPeriodEnd,
+    );
     if (renewing) {
-      throw new AppError('subscription_exists', `You already have a renewing subscription to the ${renewing.planCode} plan; cancel it before buying another.`);
+      throw new AppError(
+        'subscription_exists',
+        `You already have a renewing subscription to the ${renewing.planCode} plan; cancel it before buying another.`,
+      );
     }
   }
 }

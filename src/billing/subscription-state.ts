@@ -3,7 +3,13 @@
  * and whether a subscription grants its plan at a given time. The webhook service and the sweeper apply
  * them inside transactions; the unit tests beside this file pin every rule.
  */
-export const SUBSCRIPTION_STATUSES = ['active', 'past_due', 'canceled', 'incomplete', 'paused'] as const;
+export const SUBSCRIPTION_STATUSES = [
+  'active',
+  'past_due',
+  'canceled',
+  'incomplete',
+  'paused',
+] as const;
 export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
 
 /** What we store about a subscription (the part events change). */
@@ -46,29 +52,56 @@ export interface SubscriptionSnapshot {
  * Within one provider timestamp (Stripe's are whole seconds, so a checkout's events often share one), the
  * order of delivery says nothing; a tie is only applied when it moves forward in this order.
  */
-const TIE_RANK: Record<SubscriptionStatus, number> = { incomplete: 0, active: 1, past_due: 1, paused: 1, canceled: 2 };
+const TIE_RANK: Record<SubscriptionStatus, number> = {
+  incomplete: 0,
+  active: 1,
+  past_due: 1,
+  paused: 1,
+  canceled: 2,
+};
 
 /**
  * The state after applying `snapshot`, stamped `occurredAt` by the provider, or null when the event must
  * change nothing: the subscription is canceled (terminal at both providers, nothing resurrects it) or the
  * event is older than the newest one applied (events arrive out of order and are redelivered).
  */
-export function applySnapshot(current: SubscriptionState | null, snapshot: SubscriptionSnapshot, occurredAt: Date): SubscriptionState | null {
+export function applySnapshot(
+  current: SubscriptionState | null,
+  snapshot: SubscriptionSnapshot,
+  occurredAt: Date,
+): SubscriptionState | null {
   if (current) {
     if (current.status === 'canceled') return null;
     const age = occurredAt.getTime() - current.lastEventAt.getTime();
     if (age < 0) return null;
-    if (age === 0 && TIE_RANK[snapshot.status] < TIE_RANK[current.status]) return null;
+    if (age === 0 && TIE_RANK[snapshot.status] < TIE_RANK[current.status])
+      return null;
   }
   return {
     status: snapshot.status,
     // A period only moves forward: a renewal extends it, a late copy of an earlier period cannot shorten it.
-    currentPeriodEnd: latest(current?.currentPeriodEnd ?? null, snapshot.currentPeriodEnd ?? null),
-    cancelAtPeriodEnd: snapshot.cancelAtPeriodEnd ?? current?.cancelAtPeriodEnd ?? false,
-    canceledAt: snapshot.canceledAt !== undefined ? snapshot.canceledAt : (current?.canceledAt ?? null),
-    pastDueSince: snapshot.status !== 'past_due' ? null : current?.status === 'past_due' ? current.pastDueSince : occurredAt,
-    providerCustomerId: snapshot.providerCustomerId ?? current?.providerCustomerId ?? null,
-    lastEventAt: current && current.lastEventAt > occurredAt ? current.lastEventAt : occurredAt,
+    currentPeriodEnd: latest(
+      current?.currentPeriodEnd ?? null,
+      snapshot.currentPeriodEnd ?? null,
+    ),
+    cancelAtPeriodEnd:
+      snapshot.cancelAtPeriodEnd ?? current?.cancelAtPeriodEnd ?? false,
+    canceledAt:
+      snapshot.canceledAt !== undefined
+        ? snapshot.canceledAt
+        : (current?.canceledAt ?? null),
+    pastDueSince:
+      snapshot.status !== 'past_due'
+        ? null
+        : current?.status === 'past_due'
+          ? current.pastDueSince
+          : occurredAt,
+    providerCustomerId:
+      snapshot.providerCustomerId ?? current?.providerCustomerId ?? null,
+    lastEventAt:
+      current && current.lastEventAt > occurredAt
+        ? current.lastEventAt
+        : occurredAt,
   };
 }
 
@@ -80,22 +113,35 @@ export function applySnapshot(current: SubscriptionState | null, snapshot: Subsc
  *   past due, and never beyond a period end it is set to cancel at;
  * - canceled, incomplete, paused: never.
  */
-export function grantsPlan(state: PlanGrantFields, now: Date, graceMs: number): boolean {
+export function grantsPlan(
+  state: PlanGrantFields,
+  now: Date,
+  graceMs: number,
+): boolean {
   const end = grantEndsAt(state, graceMs);
   return end === null || now < end;
 }
 
-export type PlanGrantFields = Pick<SubscriptionState, 'status' | 'currentPeriodEnd' | 'cancelAtPeriodEnd' | 'pastDueSince'>;
+export type PlanGrantFields = Pick<
+  SubscriptionState,
+  'status' | 'currentPeriodEnd' | 'cancelAtPeriodEnd' | 'pastDueSince'
+>;
 
 /** Never granting: the start of time, so `now < end` is false whatever the clocks say. */
 const NEVER = new Date(0);
 
 /** When the subscription stops granting its plan (the rules above); null while it is open-ended. Stored as `grantsUntil`. */
-export function grantEndsAt(state: PlanGrantFields, graceMs: number): Date | null {
+export function grantEndsAt(
+  state: PlanGrantFields,
+  graceMs: number,
+): Date | null {
   const periodEnd = state.currentPeriodEnd?.getTime() ?? null;
-  const cancelEnd = state.cancelAtPeriodEnd && periodEnd !== null ? periodEnd : Infinity;
+  const cancelEnd =
+    state.cancelAtPeriodEnd && periodEnd !== null ? periodEnd : Infinity;
   let end: number;
-  if (state.status === 'active') end = periodEnd === null ? Infinity : Math.min(cancelEnd, periodEnd + graceMs);
+  if (state.status === 'active')
+    end =
+      periodEnd === null ? Infinity : Math.min(cancelEnd, periodEnd + graceMs);
   else if (state.status === 'past_due') {
     const since = state.pastDueSince?.getTime() ?? periodEnd;
     end = Math.min(cancelEnd, since === null ? Infinity : since + graceMs);

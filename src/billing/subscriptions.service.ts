@@ -10,7 +10,13 @@ import { Db } from '../infra/prisma/prisma.service';
 import { BillingRepository, LockedSubscription } from './billing.repository';
 import { SubscriptionDto } from './dto/subscription.response';
 import { PaymentProviderName } from './providers/payment-gateway';
-import { applySnapshot, grantEndsAt, grantsPlan, SubscriptionSnapshot, SubscriptionState } from './subscription-state';
+import {
+  applySnapshot,
+  grantEndsAt,
+  grantsPlan,
+  SubscriptionSnapshot,
+  SubscriptionState,
+} from './subscription-state';
 
 export const FREE_PLAN = 'free';
 /** An early event waits for its checkout's linking event this long after the checkout opened (Stripe sessions live 24 h). */
@@ -40,12 +46,31 @@ export class SubscriptionsService {
    * new one (the insert's foreign key would share-lock the user first and two new ones would deadlock), all
    * after a transaction lock on the provider's subscription id, so its events never race each other.
    */
-  async apply(db: Db, provider: PaymentProviderName, snapshot: SubscriptionSnapshot, occurredAt: Date): Promise<void> {
-    await this.billing.lockSubscriptionKey(db, provider, snapshot.providerSubscriptionId);
-    const existing = await this.billing.lockSubscription(db, provider, snapshot.providerSubscriptionId);
+  async apply(
+    db: Db,
+    provider: PaymentProviderName,
+    snapshot: SubscriptionSnapshot,
+    occurredAt: Date,
+  ): Promise<void> {
+    await this.billing.lockSubscriptionKey(
+      db,
+      provider,
+      snapshot.providerSubscriptionId,
+    );
+    const existing = await this.billing.lockSubscription(
+      db,
+      provider,
+      snapshot.providerSubscriptionId,
+    );
     if (existing) return this.update(db, existing, snapshot, occurredAt);
 
-    const checkout = snapshot.checkoutSessionId ? await this.billing.findCheckoutBySession(db, provider, snapshot.checkoutSessionId) : null;
+    const checkout = snapshot.checkoutSessionId
+      ? await this.billing.findCheckoutBySession(
+          db,
+          provider,
+          snapshot.checkoutSessionId,
+        )
+      : null;
     if (!checkout) return this.refuseUnlinked(db, provider, snapshot);
     await this.billing.lockUserPlan(db, checkout.userId);
     const state = applySnapshot(null, snapshot, occurredAt)!;
@@ -59,33 +84,71 @@ export class SubscriptionsService {
       providerSubscriptionId: snapshot.providerSubscriptionId,
     });
     if (id) {
-      const purchased = grantsPlan(state, this.clock.now(), this.config.billing.graceMs);
-      await this.settlePlan(db, { id, userId: checkout.userId }, purchased, purchased);
+      const purchased = grantsPlan(
+        state,
+        this.clock.now(),
+        this.config.billing.graceMs,
+      );
+      await this.settlePlan(
+        db,
+        { id, userId: checkout.userId },
+        purchased,
+        purchased,
+      );
       return;
     }
     // The key lock rules out a concurrent insert of this subscription: the checkout already has another one.
-    this.log.warn({ provider, subscription: snapshot.providerSubscriptionId, checkout: checkout.id }, 'a second subscription for one checkout: ignored');
+    this.log.warn(
+      {
+        provider,
+        subscription: snapshot.providerSubscriptionId,
+        checkout: checkout.id,
+      },
+      'a second subscription for one checkout: ignored',
+    );
   }
 
   /** The sweeper's step: the plan of a subscription whose grant ran out goes to the next best, or Free. */
   async releaseIfLapsed(db: Db, subscriptionId: string): Promise<boolean> {
-    const subscription = await this.billing.lockSubscriptionById(db, subscriptionId);
+    const subscription = await this.billing.lockSubscriptionById(
+      db,
+      subscriptionId,
+    );
     if (!subscription) return false;
-    if (grantsPlan(subscription, this.clock.now(), this.config.billing.graceMs)) {
+    if (
+      grantsPlan(subscription, this.clock.now(), this.config.billing.graceMs)
+    ) {
       // BILLING_GRACE_DAYS grew since the end was stored: store the new end instead.
-      await this.billing.updateSubscriptionState(db, subscription.id, this.withGrantEnd(subscription));
+      await this.billing.updateSubscriptionState(
+        db,
+        subscription.id,
+        this.withGrantEnd(subscription),
+      );
       return false;
     }
     return this.settlePlan(db, subscription, false);
   }
 
   /** The user's granting subscription of this plan, if any: an admin setting that plan hands it back to billing. */
-  async grantingSubscriptionOfPlan(db: Db, userId: string, planCode: string): Promise<string | null> {
-    const granting = await this.billing.findGrantingSubscriptionsOfUser(userId, this.clock.now(), db);
-    return granting.find((subscription) => subscription.planCode === planCode)?.id ?? null;
+  async grantingSubscriptionOfPlan(
+    db: Db,
+    userId: string,
+    planCode: string,
+  ): Promise<string | null> {
+    const granting = await this.billing.findGrantingSubscriptionsOfUser(
+      userId,
+      this.clock.now(),
+      db,
+    );
+    return (
+      granting.find((subscription) => subscription.planCode === planCode)?.id ??
+      null
+    );
   }
 
-  async view(user: Pick<SessionUser, 'id' | 'planCode'>): Promise<SubscriptionDto> {
+  async view(
+    user: Pick<SessionUser, 'id' | 'planCode'>,
+  ): Promise<SubscriptionDto> {
     const row = await this.billing.findSubscriptionView(user.id);
     const subscription = row?.planSubscription ?? row?.subscriptions[0] ?? null;
     return {
@@ -97,18 +160,36 @@ export class SubscriptionsService {
     };
   }
 
-  private async update(db: Db, existing: LockedSubscription, snapshot: SubscriptionSnapshot, occurredAt: Date): Promise<void> {
+  private async update(
+    db: Db,
+    existing: LockedSubscription,
+    snapshot: SubscriptionSnapshot,
+    occurredAt: Date,
+  ): Promise<void> {
     const next = applySnapshot(existing, snapshot, occurredAt);
     if (!next) {
-      this.log.info({ subscription: existing.id, status: existing.status, occurredAt }, 'stale or post-cancellation subscription event: ignored');
+      this.log.info(
+        { subscription: existing.id, status: existing.status, occurredAt },
+        'stale or post-cancellation subscription event: ignored',
+      );
       return;
     }
-    await this.billing.updateSubscriptionState(db, existing.id, this.withGrantEnd(next));
+    await this.billing.updateSubscriptionState(
+      db,
+      existing.id,
+      this.withGrantEnd(next),
+    );
     const now = this.clock.now();
     const grace = this.config.billing.graceMs;
-    const started = !grantsPlan(existing, now, grace) && grantsPlan(next, now, grace);
+    const started =
+      !grantsPlan(existing, now, grace) && grantsPlan(next, now, grace);
     // An incomplete subscription that starts granting is a purchase whose payment just went through.
-    await this.settlePlan(db, existing, started, started && existing.status === 'incomplete');
+    await this.settlePlan(
+      db,
+      existing,
+      started,
+      started && existing.status === 'incomplete',
+    );
   }
 
   /**
@@ -116,20 +197,58 @@ export class SubscriptionsService {
    * fell to Free by the clock, or `started` (this subscription just began granting again). A plan an admin set
    * stays, unless `purchased`: a new purchase is a new decision by the user and replaces it.
    */
-  private async settlePlan(db: Db, subscription: SubscriptionRef, started: boolean, purchased = false): Promise<boolean> {
+  private async settlePlan(
+    db: Db,
+    subscription: SubscriptionRef,
+    started: boolean,
+    purchased = false,
+  ): Promise<boolean> {
     const user = await this.billing.lockUserPlan(db, subscription.userId);
     if (!user) return false;
-    const granting = await this.billing.findGrantingSubscriptionsOfUser(subscription.userId, this.clock.now(), db);
+    const granting = await this.billing.findGrantingSubscriptionsOfUser(
+      subscription.userId,
+      this.clock.now(),
+      db,
+    );
     const best = granting[0] ?? null;
-    if (started && granting.filter((other) => !other.cancelAtPeriodEnd).length > 1) {
-      this.log.warn({ user: subscription.userId, subscriptions: granting.map((other) => other.id) }, 'user pays for more than one renewing subscription');
+    if (
+      started &&
+      granting.filter((other) => !other.cancelAtPeriodEnd).length > 1
+    ) {
+      this.log.warn(
+        {
+          user: subscription.userId,
+          subscriptions: granting.map((other) => other.id),
+        },
+        'user pays for more than one renewing subscription',
+      );
     }
     if (user.planSetByAdmin && !purchased) return false;
     const fromSubscription = user.planSubscriptionId !== null;
-    const mayChange = purchased || fromSubscription || started || (user.planCode === FREE_PLAN && best !== null);
-    if (!mayChange || (user.planSubscriptionId === (best?.id ?? null) && !user.planSetByAdmin)) return false;
-    await this.billing.setUserPlan(db, subscription.userId, best?.planCode ?? FREE_PLAN, best?.id ?? null);
-    this.log.info({ user: subscription.userId, plan: best?.planCode ?? FREE_PLAN, subscription: best?.id ?? null }, 'plan set from subscriptions');
+    const mayChange =
+      purchased ||
+      fromSubscription ||
+      started ||
+      (user.planCode === FREE_PLAN && best !== null);
+    if (
+      !mayChange ||
+      (user.planSubscriptionId === (best?.id ?? null) && !user.planSetByAdmin)
+    )
+      return false;
+    await this.billing.setUserPlan(
+      db,
+      subscription.userId,
+      best?.planCode ?? FREE_PLAN,
+      best?.id ?? null,
+    );
+    this.log.info(
+      {
+        user: subscription.userId,
+        plan: best?.planCode ?? FREE_PLAN,
+        subscription: best?.id ?? null,
+      },
+      'plan set from subscriptions',
+    );
     return true;
   }
 
@@ -139,17 +258,51 @@ export class SubscriptionsService {
    * provider delivers it again later. Anything else (including a checkout given up, failed or older than two
    * days) was not bought through this service: acknowledged and ignored, so no retry loop lasts.
    */
-  private async refuseUnlinked(db: Db, provider: PaymentProviderName, snapshot: SubscriptionSnapshot): Promise<void> {
+  private async refuseUnlinked(
+    db: Db,
+    provider: PaymentProviderName,
+    snapshot: SubscriptionSnapshot,
+  ): Promise<void> {
     const hint = snapshot.checkoutHint;
-    const openedAfter = new Date(this.clock.now().getTime() - EARLY_EVENT_WAIT_MS);
-    if (hint && isUuid(hint) && (await this.billing.isCheckoutAwaitingSubscription(db, provider, hint, openedAfter))) {
-      this.log.info({ provider, subscription: snapshot.providerSubscriptionId, checkout: hint }, 'subscription event before its checkout event: asked again later');
-      throw new AppError('webhook_not_processed', 'This subscription is not linked to its checkout yet; deliver the event again later.', { headers: { 'Retry-After': '60' } });
+    const openedAfter = new Date(
+      this.clock.now().getTime() - EARLY_EVENT_WAIT_MS,
+    );
+    if (
+      hint &&
+      isUuid(hint) &&
+      (await this.billing.isCheckoutAwaitingSubscription(
+        db,
+        provider,
+        hint,
+        openedAfter,
+      ))
+    ) {
+      this.log.info(
+        {
+          provider,
+          subscription: snapshot.providerSubscriptionId,
+          checkout: hint,
+        },
+        'subscription event before its checkout event: asked again later',
+      );
+      throw new AppError(
+        'webhook_not_processed',
+        'This subscription is not linked to its checkout yet; deliver the event again later.',
+        { headers: { 'Retry-After': '60' } },
+      );
     }
-    this.log.warn({ provider, subscription: snapshot.providerSubscriptionId }, 'event for a subscription not bought through this service: ignored');
+    this.log.warn(
+      { provider, subscription: snapshot.providerSubscriptionId },
+      'event for a subscription not bought through this service: ignored',
+    );
   }
 
-  private withGrantEnd(state: SubscriptionState): SubscriptionState & { grantsUntil: Date | null } {
-    return { ...state, grantsUntil: grantEndsAt(state, this.config.billing.graceMs) };
+  private withGrantEnd(
+    state: SubscriptionState,
+  ): SubscriptionState & { grantsUntil: Date | null } {
+    return {
+      ...state,
+      grantsUntil: grantEndsAt(state, this.config.billing.graceMs),
+    };
   }
 }

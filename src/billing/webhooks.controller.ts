@@ -1,4 +1,11 @@
-import { Controller, Headers, HttpCode, Post, RawBodyRequest, Req } from '@nestjs/common';
+import {
+  Controller,
+  Headers,
+  HttpCode,
+  Post,
+  RawBodyRequest,
+  Req,
+} from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Request } from 'express';
 import { Public } from '../common/decorators/public.decorator';
@@ -6,7 +13,8 @@ import { ApiProblems } from '../common/openapi/api-problems.decorator';
 import { WebhookAckDto } from './dto/webhook-ack.response';
 import { WebhooksService } from './webhooks.service';
 
-const INTERNAL = 'Internal: called by the payment provider only, authenticated by its signature over the raw body (no session, no CSRF check). ';
+const INTERNAL =
+  'Internal: called by the payment provider only, authenticated by its signature over the raw body (no session, no CSRF check). ';
 
 @ApiTags('internal: payment webhooks')
 @Controller('webhooks')
@@ -22,7 +30,10 @@ export class WebhooksController {
   })
   @ApiOkResponse({ type: WebhookAckDto })
   @ApiProblems(400, 503)
-  stripe(@Req() req: RawBodyRequest<Request>, @Headers('stripe-signature') signature?: string): Promise<WebhookAckDto> {
+  stripe(
+    @Req() req: RawBodyRequest<Request>,
+    @Headers('stripe-signature') signature?: string,
+  ): Promise<WebhookAckDto> {
     return this.webhooks.receive('stripe', req.rawBody, signature);
   }
 
@@ -34,7 +45,10 @@ export class WebhooksController {
   })
   @ApiOkResponse({ type: WebhookAckDto })
   @ApiProblems(400, 503)
-  paddle(@Req() req: RawBodyRequest<Request>, @Headers('paddle-signature') signature?: string): Promise<WebhookAckDto> {
+  paddle(
+    @Req() req: RawBodyRequest<Request>,
+    @Headers('paddle-signature') signature?: string,
+  ): Promise<WebhookAckDto> {
     return this.webhooks.receive('paddle', req.rawBody, signature);
   }
 }

@@ -7,7 +7,12 @@ import { Db } from '../infra/prisma/prisma.service';
 import { BillingRepository } from './billing.repository';
 import { WebhookAckDto } from './dto/webhook-ack.response';
 import { PaymentGateways } from './providers/payment-gateways';
-import { BillingAction, PaymentGateway, PaymentProviderName, VerifiedWebhook } from './providers/payment-gateway';
+import {
+  BillingAction,
+  PaymentGateway,
+  PaymentProviderName,
+  VerifiedWebhook,
+} from './providers/payment-gateway';
 import { SubscriptionsService } from './subscriptions.service';
 
 /**
@@ -28,7 +33,11 @@ export class WebhooksService {
   ) {}
 
   /** Every delivery is counted by its outcome: applied, duplicate, invalid (refused) or failed (503). */
-  async receive(provider: PaymentProviderName, rawBody: Buffer | undefined, signature: string | undefined): Promise<WebhookAckDto> {
+  async receive(
+    provider: PaymentProviderName,
+    rawBody: Buffer | undefined,
+    signature: string | undefined,
+  ): Promise<WebhookAckDto> {
     try {
       const ack = await this.verifyAndApply(provider, rawBody, signature);
       this.metrics.webhook(provider, ack.duplicate ? 'duplicate' : 'applied');
@@ -39,32 +48,67 @@ export class WebhooksService {
     }
   }
 
-  private async verifyAndApply(provider: PaymentProviderName, rawBody: Buffer | undefined, signature: string | undefined): Promise<WebhookAckDto> {
+  private async verifyAndApply(
+    provider: PaymentProviderName,
+    rawBody: Buffer | undefined,
+    signature: string | undefined,
+  ): Promise<WebhookAckDto> {
     const gateway = this.gateways.get(provider);
-    if (!gateway.canVerifyWebhooks()) throw new AppError('provider_not_configured', `${gateway.provider} webhooks are not configured on this server.`);
-    if (!rawBody || rawBody.length === 0) throw new AppError('webhook_payload_invalid', 'The webhook has no JSON body.');
+    if (!gateway.canVerifyWebhooks())
+      throw new AppError(
+        'provider_not_configured',
+        `${gateway.provider} webhooks are not configured on this server.`,
+      );
+    if (!rawBody || rawBody.length === 0)
+      throw new AppError(
+        'webhook_payload_invalid',
+        'The webhook has no JSON body.',
+      );
     const now = this.clock.now();
     const webhook = await gateway.verifyWebhook(rawBody, signature, now);
     refuseImplausibleTime(webhook.occurredAt, now);
     try {
       const fresh = await this.applyOnce(gateway, webhook);
-      if (fresh) this.log.info({ provider, eventId: webhook.eventId, type: webhook.type }, 'webhook applied');
+      if (fresh)
+        this.log.info(
+          { provider, eventId: webhook.eventId, type: webhook.type },
+          'webhook applied',
+        );
       return { received: true, duplicate: !fresh };
     } catch (error) {
       if (error instanceof AppError) throw error;
-      this.log.error({ err: error, provider, eventId: webhook.eventId, type: webhook.type }, 'webhook could not be applied; the provider will deliver it again');
-      throw new AppError('webhook_not_processed', 'The event could not be applied now and nothing was changed; deliver it again.', { headers: { 'Retry-After': '60' } });
+      this.log.error(
+        { err: error, provider, eventId: webhook.eventId, type: webhook.type },
+        'webhook could not be applied; the provider will deliver it again',
+      );
+      throw new AppError(
+        'webhook_not_processed',
+        'The event could not be applied now and nothing was changed; deliver it again.',
+        { headers: { 'Retry-After': '60' } },
+      );
     }
   }
 
   /** True when this delivery applied the event, false when it had been applied before. */
-  private async applyOnce(gateway: PaymentGateway, webhook: VerifiedWebhook): Promise<boolean> {
+  private async applyOnce(
+    gateway: PaymentGateway,
+    webhook: VerifiedWebhook,
+  ): Promise<boolean> {
     const { provider } = gateway;
     // A cheap early answer for redeliveries, before any provider lookup; the insert below is what decides.
-    if (await this.billing.isEventRecorded(provider, webhook.eventId)) return false;
-    const action = await this.cancelIfBuyerErased(gateway, await gateway.interpret(webhook));
+    if (await this.billing.isEventRecorded(provider, webhook.eventId))
+      return false;
+    const action = await this.cancelIfBuyerErased(
+      gateway,
+      await gateway.interpret(webhook),
+    );
     return this.billing.inTransaction(async (db) => {
-      const recorded = await this.billing.recordEvent(db, { provider, eventId: webhook.eventId, type: webhook.type, occurredAt: webhook.occurredAt });
+      const recorded = await this.billing.recordEvent(db, {
+        provider,
+        eventId: webhook.eventId,
+        type: webhook.type,
+        occurredAt: webhook.occurredAt,
+      });
       if (recorded) await this.apply(db, provider, webhook, action);
       return recorded;
     });
@@ -76,31 +120,91 @@ export class WebhooksService {
    * recorded, so a failure (503) has the provider deliver the event again and the cancellation is retried.
    * The event is then applied as the cancellation it became.
    */
-  private async cancelIfBuyerErased(gateway: PaymentGateway, action: BillingAction): Promise<BillingAction> {
-    if (action.kind !== 'checkout_completed' && action.kind !== 'subscription_changed') return action;
+  private async cancelIfBuyerErased(
+    gateway: PaymentGateway,
+    action: BillingAction,
+  ): Promise<BillingAction> {
+    if (
+      action.kind !== 'checkout_completed' &&
+      action.kind !== 'subscription_changed'
+    )
+      return action;
     const snapshot = action.subscription;
     if (!snapshot || snapshot.status === 'canceled') return action;
-    const sessionId = action.kind === 'checkout_completed' ? action.providerSessionId : (snapshot.checkoutSessionId ?? null);
-    if (!(await this.billing.isBoughtByErasedAccount(gateway.provider, snapshot.providerSubscriptionId, sessionId))) return action;
+    const sessionId =
+      action.kind === 'checkout_completed'
+        ? action.providerSessionId
+        : (snapshot.checkoutSessionId ?? null);
+    if (
+      !(await this.billing.isBoughtByErasedAccount(
+        gateway.provider,
+        snapshot.providerSubscriptionId,
+        sessionId,
+      ))
+    )
+      return action;
     await gateway.cancelSubscription(snapshot.providerSubscriptionId);
-    this.log.warn({ provider: gateway.provider, subscription: snapshot.providerSubscriptionId }, 'subscription of an erased account canceled at the provider');
-    return { ...action, subscription: { ...snapshot, status: 'canceled', canceledAt: snapshot.canceledAt ?? this.clock.now() } };
+    this.log.warn(
+      {
+        provider: gateway.provider,
+        subscription: snapshot.providerSubscriptionId,
+      },
+      'subscription of an erased account canceled at the provider',
+    );
+    return {
+      ...action,
+      subscription: {
+        ...snapshot,
+        status: 'canceled',
+        canceledAt: snapshot.canceledAt ?? this.clock.now(),
+      },
+    };
   }
 
-  private async apply(db: Db, provider: PaymentProviderName, webhook: VerifiedWebhook, action: BillingAction): Promise<void> {
+  private async apply(
+    db: Db,
+    provider: PaymentProviderName,
+    webhook: VerifiedWebhook,
+    action: BillingAction,
+  ): Promise<void> {
     switch (action.kind) {
       case 'checkout_completed': {
-        const checkout = await this.billing.lockCheckoutBySession(db, provider, action.providerSessionId);
-        if (checkout) await this.billing.markCheckoutCompleted(db, checkout.id, webhook.occurredAt);
+        const checkout = await this.billing.lockCheckoutBySession(
+          db,
+          provider,
+          action.providerSessionId,
+        );
+        if (checkout)
+          await this.billing.markCheckoutCompleted(
+            db,
+            checkout.id,
+            webhook.occurredAt,
+          );
         if (!action.subscription) return;
         // Our own record of the session names the buyer, whatever the metadata says.
-        const subscription = checkout ? { ...action.subscription, checkoutId: checkout.id } : action.subscription;
-        return this.subscriptions.apply(db, provider, subscription, webhook.occurredAt);
+        const subscription = checkout
+          ? { ...action.subscription, checkoutId: checkout.id }
+          : action.subscription;
+        return this.subscriptions.apply(
+          db,
+          provider,
+          subscription,
+          webhook.occurredAt,
+        );
       }
       case 'checkout_expired':
-        return this.billing.markCheckoutExpired(db, provider, action.providerSessionId);
+        return this.billing.markCheckoutExpired(
+          db,
+          provider,
+          action.providerSessionId,
+        );
       case 'subscription_changed':
-        return this.subscriptions.apply(db, provider, action.subscription, webhook.occurredAt);
+        return this.subscriptions.apply(
+          db,
+          provider,
+          action.subscription,
+          webhook.occurredAt,
+        );
       case 'ignored':
         return;
     }
@@ -121,9 +225,23 @@ const MAX_EVENT_CLOCK_SKEW_MS = 24 * 3600 * 1000;
  */
 function refuseImplausibleTime(occurredAt: Date, now: Date): void {
   const time = occurredAt.getTime();
-  if (Number.isNaN(time) || time < EARLIEST_EVENT || time > now.getTime() + MAX_EVENT_CLOCK_SKEW_MS) {
-    throw new AppError('webhook_payload_invalid', 'The event time is not plausible (before 2000 or more than a day ahead).', {
-      errors: [{ field: 'created', code: 'out_of_range', message: 'event time out of range' }],
-    });
+  if (
+    Number.isNaN(time) ||
+    time < EARLIEST_EVENT ||
+    time > now.getTime() + MAX_EVENT_CLOCK_SKEW_MS
+  ) {
+    throw new AppError(
+      'webhook_payload_invalid',
+      'The event time is not plausible (before 2000 or more than a day ahead).',
+      {
+        errors: [
+          {
+            field: 'created',
+            code: 'out_of_range',
+            message: 'event time out of range',
+          },
+        ],
+      },
+    );
   }
 }

@@ -2,8 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { ChangeFeed } from '../infra/database/change-feed';
 import { CatalogRepository } from './catalog.repository';
 
-export type ActiveModel = Awaited<ReturnType<CatalogRepository['findActiveModels']>>[number] & { planCodes: ReadonlySet<string> };
-export type ActivePlan = Awaited<ReturnType<CatalogRepository['findActivePlans']>>[number];
+export type ActiveModel = Awaited<
+  ReturnType<CatalogRepository['findActiveModels']>
+>[number] & { planCodes: ReadonlySet<string> };
+export type ActivePlan = Awaited<
+  ReturnType<CatalogRepository['findActivePlans']>
+>[number];
 
 /** The active catalog as one immutable value; `version` changes whenever it is read again. */
 export interface CatalogSnapshot {
@@ -22,7 +26,8 @@ export interface CatalogSnapshot {
 @Injectable()
 export class CatalogCache {
   private cached: CatalogSnapshot | undefined;
-  private loading: { promise: Promise<CatalogSnapshot>; generation: number } | undefined;
+  private loading:
+    { promise: Promise<CatalogSnapshot>; generation: number } | undefined;
   private generation = 0;
   private versions = 0;
 
@@ -41,9 +46,11 @@ export class CatalogCache {
     if (this.loading?.generation !== this.generation) {
       const loading = { generation: this.generation, promise: this.load() };
       this.loading = loading;
-      void loading.promise.finally(() => {
-        if (this.loading === loading) this.loading = undefined;
-      }).catch(() => undefined);
+      void loading.promise
+        .finally(() => {
+          if (this.loading === loading) this.loading = undefined;
+        })
+        .catch(() => undefined);
     }
     return this.loading.promise;
   }
@@ -55,15 +62,27 @@ export class CatalogCache {
 
   private async load(): Promise<CatalogSnapshot> {
     const generation = this.generation;
-    const [models, plans] = await Promise.all([this.catalog.findActiveModels(), this.catalog.findActivePlans()]);
+    const [models, plans] = await Promise.all([
+      this.catalog.findActiveModels(),
+      this.catalog.findActivePlans(),
+    ]);
     this.versions += 1;
     const snapshot: CatalogSnapshot = {
       version: this.versions,
-      models: new Map(models.map((model) => [model.id, { ...model, planCodes: new Set(model.plans.map((plan) => plan.planCode)) }])),
+      models: new Map(
+        models.map((model) => [
+          model.id,
+          {
+            ...model,
+            planCodes: new Set(model.plans.map((plan) => plan.planCode)),
+          },
+        ]),
+      ),
       plans,
     };
     // A change announced while this read ran may not be in it: use it for this call, keep it for none.
-    if (generation === this.generation && this.changes.live) this.cached = snapshot;
+    if (generation === this.generation && this.changes.live)
+      this.cached = snapshot;
     return snapshot;
   }
 }

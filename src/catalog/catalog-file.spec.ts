@@ -2,7 +2,12 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CatalogError, loadCatalogFile, parseCatalog } from './catalog-file';
 
-const shipped = JSON.parse(readFileSync(resolve(__dirname, '..', '..', 'config', 'catalog.json'), 'utf8'));
+const shipped = JSON.parse(
+  readFileSync(
+    resolve(__dirname, '..', '..', 'config', 'catalog.json'),
+    'utf8',
+  ),
+);
 
 function errorOf(catalog: unknown): string {
   try {
@@ -23,14 +28,33 @@ function withPlan(index: number, patch: Record<string, unknown>) {
 describe('catalog file', () => {
   it('ships the four plans, local/echo and openai/gpt-4o-mini on every plan', () => {
     const catalog = loadCatalogFile('config/catalog.json');
-    expect(catalog.plans.map((plan) => plan.code)).toEqual(['free', 'pro', 'team', 'enterprise']);
-    for (const plan of catalog.plans) expect(plan.models).toEqual(expect.arrayContaining(['local/echo', 'openai/gpt-4o-mini']));
-    expect(catalog.models.find((model) => model.id === 'openai/gpt-4o-mini')?.provider).toBe('openai');
-    expect(catalog.plans.filter((plan) => plan.checkoutAllowed).map((plan) => plan.code)).toEqual(['pro', 'team']);
+    expect(catalog.plans.map((plan) => plan.code)).toEqual([
+      'free',
+      'pro',
+      'team',
+      'enterprise',
+    ]);
+    for (const plan of catalog.plans)
+      expect(plan.models).toEqual(
+        expect.arrayContaining(['local/echo', 'openai/gpt-4o-mini']),
+      );
+    expect(
+      catalog.models.find((model) => model.id === 'openai/gpt-4o-mini')
+        ?.provider,
+    ).toBe('openai');
+    expect(
+      catalog.plans
+        .filter((plan) => plan.checkoutAllowed)
+        .map((plan) => plan.code),
+    ).toEqual(['pro', 'team']);
   });
 
   it('names the bad entry by index and code', () => {
-    const message = errorOf(withPlan(1, { price: { amount: 2000, currency: 'dollars', interval: 'month' } }));
+    const message = errorOf(
+      withPlan(1, {
+        price: { amount: 2000, currency: 'dollars', interval: 'month' },
+      }),
+    );
     expect(message).toContain('Invalid catalog test.json');
     expect(message).toContain('plans[1] (pro).price.currency');
   });
@@ -38,31 +62,46 @@ describe('catalog file', () => {
   it('names a model entry with a bad id', () => {
     const copy = structuredClone(shipped);
     copy.models[1].id = 'no-slash';
-    expect(errorOf(copy)).toContain('models[1] (no-slash).id: must look like provider/name');
+    expect(errorOf(copy)).toContain(
+      'models[1] (no-slash).id: must look like provider/name',
+    );
   });
 
   it('gives each model a context window (128,000 tokens unless set) larger than its answers', () => {
     const catalog = loadCatalogFile('config/catalog.json');
-    expect(catalog.models.find((model) => model.id === 'anthropic/claude-haiku-4-5')?.contextWindow).toBe(200_000);
+    expect(
+      catalog.models.find((model) => model.id === 'anthropic/claude-haiku-4-5')
+        ?.contextWindow,
+    ).toBe(200_000);
     const unset = structuredClone(shipped);
     delete unset.models[1].contextWindow;
-    expect(parseCatalog(JSON.stringify(unset), 'test.json').models[1].contextWindow).toBe(128_000);
+    expect(
+      parseCatalog(JSON.stringify(unset), 'test.json').models[1].contextWindow,
+    ).toBe(128_000);
     const tooSmall = structuredClone(shipped);
     tooSmall.models[1].contextWindow = 4096;
     tooSmall.models[1].maxOutputTokens = 4096;
-    expect(errorOf(tooSmall)).toContain('models[1] (openai/gpt-4o-mini).maxOutputTokens: maxOutputTokens must be below contextWindow');
+    expect(errorOf(tooSmall)).toContain(
+      'models[1] (openai/gpt-4o-mini).maxOutputTokens: maxOutputTokens must be below contextWindow',
+    );
   });
 
   it('refuses unknown fields, unknown model references and duplicates', () => {
-    expect(errorOf(withPlan(0, { discount: 5 }))).toMatch(/plans\[0\] \(free\).*discount/);
-    expect(errorOf(withPlan(2, { models: ['local/echo', 'acme/unknown'] }))).toContain('plans[2] (team).models: unknown model id "acme/unknown"');
+    expect(errorOf(withPlan(0, { discount: 5 }))).toMatch(
+      /plans\[0\] \(free\).*discount/,
+    );
+    expect(
+      errorOf(withPlan(2, { models: ['local/echo', 'acme/unknown'] })),
+    ).toContain('plans[2] (team).models: unknown model id "acme/unknown"');
     const dup = structuredClone(shipped);
     dup.plans.push({ ...dup.plans[1] });
     expect(errorOf(dup)).toContain('plans[4] (pro): duplicate plan code');
   });
 
   it('refuses free or enterprise as checkout plans, and a missing free plan', () => {
-    expect(errorOf(withPlan(3, { checkoutAllowed: true }))).toContain('plans[3] (enterprise).checkoutAllowed');
+    expect(errorOf(withPlan(3, { checkoutAllowed: true }))).toContain(
+      'plans[3] (enterprise).checkoutAllowed',
+    );
     const noFree = structuredClone(shipped);
     noFree.plans.shift();
     expect(errorOf(noFree)).toContain('the "free" plan is required');
@@ -71,12 +110,22 @@ describe('catalog file', () => {
   it('refuses ids that differ only by case, and a free plan with a price', () => {
     const copy = structuredClone(shipped);
     copy.models.push({ ...copy.models[0], id: 'local/Echo' });
-    expect(errorOf(copy)).toContain('models[3] (local/Echo): duplicate model id');
-    expect(errorOf(withPlan(0, { price: { amount: 100, currency: 'USD', interval: 'month' } }))).toContain('the free plan must cost 0');
+    expect(errorOf(copy)).toContain(
+      'models[3] (local/Echo): duplicate model id',
+    );
+    expect(
+      errorOf(
+        withPlan(0, {
+          price: { amount: 100, currency: 'USD', interval: 'month' },
+        }),
+      ),
+    ).toContain('the free plan must cost 0');
   });
 
   it('accepts a file saved with a UTF-8 byte order mark', () => {
-    expect(parseCatalog(`\uFEFF${JSON.stringify(shipped)}`, 'bom.json').plans).toHaveLength(4);
+    expect(
+      parseCatalog(`\uFEFF${JSON.stringify(shipped)}`, 'bom.json').plans,
+    ).toHaveLength(4);
   });
 
   it('refuses a model provider it has no adapter for', () => {
@@ -86,7 +135,11 @@ describe('catalog file', () => {
   });
 
   it('reports unreadable and non-JSON files with the file name', () => {
-    expect(() => loadCatalogFile('config/missing.json')).toThrow(/Invalid catalog config\/missing.json:\n  - cannot be read \(ENOENT\)/);
-    expect(() => parseCatalog('{ nope', 'x.json')).toThrow(/Invalid catalog x.json:\n  - is not valid JSON/);
+    expect(() => loadCatalogFile('config/missing.json')).toThrow(
+      /Invalid catalog config\/missing.json:\n  - cannot be read \(ENOENT\)/,
+    );
+    expect(() => parseCatalog('{ nope', 'x.json')).toThrow(
+      /Invalid catalog x.json:\n  - is not valid JSON/,
+    );
   });
 });

@@ -28,19 +28,31 @@ export class CatalogSyncService implements OnApplicationBootstrap {
   async sync(catalog: Catalog): Promise<void> {
     const deactivated = await this.catalog.inTransaction(async (db) => {
       await this.catalog.lockCatalogSync(db);
-      for (const [index, model] of catalog.models.entries()) await this.catalog.upsertModel(db, model, index);
+      for (const [index, model] of catalog.models.entries())
+        await this.catalog.upsertModel(db, model, index);
       for (const [index, plan] of catalog.plans.entries()) {
         await this.catalog.upsertPlan(db, plan, index);
         await this.catalog.replacePlanModels(db, plan.code, plan.models);
       }
-      const models = await this.catalog.deactivateModelsNotIn(db, catalog.models.map((model) => model.id));
-      const plans = await this.catalog.deactivatePlansNotIn(db, catalog.plans.map((plan) => plan.code));
+      const models = await this.catalog.deactivateModelsNotIn(
+        db,
+        catalog.models.map((model) => model.id),
+      );
+      const plans = await this.catalog.deactivatePlansNotIn(
+        db,
+        catalog.plans.map((plan) => plan.code),
+      );
       return { models, plans };
     });
     // Other instances hear of it from the database; this one does not wait for that.
     this.cache.invalidate();
     this.log.info(
-      { models: catalog.models.length, plans: catalog.plans.length, deactivatedModels: deactivated.models, deactivatedPlans: deactivated.plans },
+      {
+        models: catalog.models.length,
+        plans: catalog.plans.length,
+        deactivatedModels: deactivated.models,
+        deactivatedPlans: deactivated.plans,
+      },
       'catalog synced',
     );
   }

@@ -17,7 +17,11 @@ export class CatalogRepository {
     await db.$executeRaw`SELECT pg_advisory_xact_lock(${CATALOG_SYNC_LOCK}::bigint)`;
   }
 
-  async upsertModel(db: Db, model: CatalogModel, sortOrder: number): Promise<void> {
+  async upsertModel(
+    db: Db,
+    model: CatalogModel,
+    sortOrder: number,
+  ): Promise<void> {
     const fields = {
       name: model.name,
       provider: model.provider,
@@ -30,10 +34,19 @@ export class CatalogRepository {
       sortOrder,
       active: true,
     };
-    await db.model.upsert({ where: { id: model.id }, create: { id: model.id, ...fields }, update: fields, select: { id: true } });
+    await db.model.upsert({
+      where: { id: model.id },
+      create: { id: model.id, ...fields },
+      update: fields,
+      select: { id: true },
+    });
   }
 
-  async upsertPlan(db: Db, plan: CatalogPlan, sortOrder: number): Promise<void> {
+  async upsertPlan(
+    db: Db,
+    plan: CatalogPlan,
+    sortOrder: number,
+  ): Promise<void> {
     const fields = {
       name: plan.name,
       priceAmount: plan.price.amount,
@@ -45,21 +58,41 @@ export class CatalogRepository {
       sortOrder,
       active: true,
     };
-    await db.plan.upsert({ where: { code: plan.code }, create: { code: plan.code, ...fields }, update: fields, select: { code: true } });
+    await db.plan.upsert({
+      where: { code: plan.code },
+      create: { code: plan.code, ...fields },
+      update: fields,
+      select: { code: true },
+    });
   }
 
-  async replacePlanModels(db: Db, planCode: string, modelIds: string[]): Promise<void> {
-    await db.planModel.deleteMany({ where: { planCode, modelId: { notIn: modelIds } } });
-    await db.planModel.createMany({ data: modelIds.map((modelId) => ({ planCode, modelId })), skipDuplicates: true });
+  async replacePlanModels(
+    db: Db,
+    planCode: string,
+    modelIds: string[],
+  ): Promise<void> {
+    await db.planModel.deleteMany({
+      where: { planCode, modelId: { notIn: modelIds } },
+    });
+    await db.planModel.createMany({
+      data: modelIds.map((modelId) => ({ planCode, modelId })),
+      skipDuplicates: true,
+    });
   }
 
   async deactivateModelsNotIn(db: Db, ids: string[]): Promise<number> {
-    const result = await db.model.updateMany({ where: { id: { notIn: ids }, active: true }, data: { active: false } });
+    const result = await db.model.updateMany({
+      where: { id: { notIn: ids }, active: true },
+      data: { active: false },
+    });
     return result.count;
   }
 
   async deactivatePlansNotIn(db: Db, codes: string[]): Promise<number> {
-    const result = await db.plan.updateMany({ where: { code: { notIn: codes }, active: true }, data: { active: false } });
+    const result = await db.plan.updateMany({
+      where: { code: { notIn: codes }, active: true },
+      data: { active: false },
+    });
     return result.count;
   }
 
@@ -78,7 +111,10 @@ export class CatalogRepository {
         creditsPer1kOutput: true,
         maxOutputTokens: true,
         contextWindowTokens: true,
-        plans: { where: { plan: { active: true } }, select: { planCode: true } },
+        plans: {
+          where: { plan: { active: true } },
+          select: { planCode: true },
+        },
       },
     });
   }

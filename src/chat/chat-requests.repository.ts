@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { uuidv7 } from '../common/ids';
-import { PreparedStatement, PrismaService } from '../infra/prisma/prisma.service';
+import {
+  PreparedStatement,
+  PrismaService,
+} from '../infra/prisma/prisma.service';
 import { ChatMessage } from '../models/providers/model-provider';
 import { RunUsage } from './live/live-event';
 
@@ -76,7 +79,9 @@ const RUN = {
   responseBody: true,
   errorCode: true,
   modelId: true,
-  ledgerEntry: { select: { inputTokens: true, outputTokens: true, credits: true } },
+  ledgerEntry: {
+    select: { inputTokens: true, outputTokens: true, credits: true },
+  },
 } as const;
 
 interface RunRow extends StoredRequest {
@@ -97,7 +102,8 @@ const FIND_BY_KEY: PreparedStatement = {
 interface ClaimRow {
   /** The claim's position in the batch, from 1. */
   n: number;
-  outcome: 'claimed' | 'model_not_allowed' | 'quota_exceeded' | 'not_found' | 'taken';
+  outcome:
+    'claimed' | 'model_not_allowed' | 'quota_exceeded' | 'not_found' | 'taken';
   id: string | null;
   fingerprint: string | null;
   status: string | null;
@@ -136,13 +142,22 @@ const SETTLE_MANY: PreparedStatement = {
 export class ChatRequestsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  async findByKey(userId: string, idempotencyKey: string): Promise<StoredRun | null> {
-    const [row] = await this.prisma.statement<RunRow>(FIND_BY_KEY, [userId, idempotencyKey]);
+  async findByKey(
+    userId: string,
+    idempotencyKey: string,
+  ): Promise<StoredRun | null> {
+    const [row] = await this.prisma.statement<RunRow>(FIND_BY_KEY, [
+      userId,
+      idempotencyKey,
+    ]);
     return row ? toStoredRun(row) : null;
   }
 
   async findOutcome(id: string): Promise<StoredRun | null> {
-    const row = await this.prisma.chatRequest.findUnique({ where: { id }, select: RUN });
+    const row = await this.prisma.chatRequest.findUnique({
+      where: { id },
+      select: RUN,
+    });
     if (!row) return null;
     const { ledgerEntry, ...run } = row;
     return { ...run, usage: ledgerEntry };
@@ -151,7 +166,10 @@ export class ChatRequestsRepository {
   /** Asks the instance generating the run to stop it (it reads the flag at its next lease renewal at the latest). */
   async markStopRequested(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.prisma.chatRequest.updateMany({ where: { id: { in: ids }, status: 'streaming', stopRequestedAt: null }, data: { stopRequestedAt: new Date() } });
+    await this.prisma.chatRequest.updateMany({
+      where: { id: { in: ids }, status: 'streaming', stopRequestedAt: null },
+      data: { stopRequestedAt: new Date() },
+    });
   }
 
   /**
@@ -160,7 +178,8 @@ export class ChatRequestsRepository {
    * conversation) happens wholly or not at all. Answers one result per request, in order.
    */
   async claimMany(requests: NewChatRequest[]): Promise<ClaimResult[]> {
-    const column = <T>(pick: (request: NewChatRequest) => T): T[] => requests.map(pick);
+    const column = <T>(pick: (request: NewChatRequest) => T): T[] =>
+      requests.map(pick);
     const rows = await this.prisma.statement<ClaimRow>(CLAIM_MANY, [
       column((request) => request.id),
       column((request) => request.userId),
@@ -186,7 +205,10 @@ export class ChatRequestsRepository {
    * alive). Answers those of them whose stop was asked for.
    */
   async renewLeases(ids: string[], leaseMs: number): Promise<string[]> {
-    const rows = await this.prisma.statement<{ id: string; stopRequested: boolean }>(RENEW_LEASES, [ids, leaseMs]);
+    const rows = await this.prisma.statement<{
+      id: string;
+      stopRequested: boolean;
+    }>(RENEW_LEASES, [ids, leaseMs]);
     return rows.filter((row) => row.stopRequested).map((row) => row.id);
   }
 
@@ -197,13 +219,22 @@ export class ChatRequestsRepository {
   async keepInterruptedText(id: string, text: string): Promise<void> {
     await this.prisma.chatRequest.updateMany({
       // Not once the conversation was deleted: its text went with it.
-      where: { id, status: 'failed', errorCode: 'generation_interrupted', responseBody: null, conversationId: { not: null } },
+      where: {
+        id,
+        status: 'failed',
+        errorCode: 'generation_interrupted',
+        responseBody: null,
+        conversationId: { not: null },
+      },
       data: { responseBody: text },
     });
   }
 
   /** The files a run's user turn attached (after its claim; only runs with files pay this statement). */
-  async recordAttachedFiles(chatRequestId: string, files: { id: string; name: string; kind: string }[]): Promise<void> {
+  async recordAttachedFiles(
+    chatRequestId: string,
+    files: { id: string; name: string; kind: string }[],
+  ): Promise<void> {
     await this.prisma.$executeRaw`
       INSERT INTO "ChatRequestFile" ("chatRequestId", position, "fileId", name, kind)
       SELECT ${chatRequestId}::uuid, (f.n - 1)::int, f.id, f.name, f.kind::"FileKind"
@@ -219,7 +250,13 @@ export class ChatRequestsRepository {
    */
   async settleMany(runs: Settlement[]): Promise<boolean[]> {
     const column = <T>(pick: (run: Settlement) => T): T[] => runs.map(pick);
-    const messages = runs.flatMap((run, index) => run.messages.map((message) => ({ run: index + 1, at: run.finishedAt.getTime(), ...message })));
+    const messages = runs.flatMap((run, index) =>
+      run.messages.map((message) => ({
+        run: index + 1,
+        at: run.finishedAt.getTime(),
+        ...message,
+      })),
+    );
     const rows = await this.prisma.statement<{ n: number }>(SETTLE_MANY, [
       column((run) => run.id),
       column((run) => run.status),
@@ -273,11 +310,22 @@ function toClaimResult(row: ClaimRow): ClaimResult {
   if (row.outcome !== 'taken') return { outcome: row.outcome };
   return {
     outcome: 'taken',
-    request: toStoredRun({ ...row, id: row.id as string, fingerprint: row.fingerprint as string, status: row.status as string, modelId: row.modelId as string }),
+    request: toStoredRun({
+      ...row,
+      id: row.id as string,
+      fingerprint: row.fingerprint as string,
+      status: row.status as string,
+      modelId: row.modelId as string,
+    }),
   };
 }
 
-function toStoredRun({ inputTokens, outputTokens, credits, ...run }: RunRow): StoredRun {
+function toStoredRun({
+  inputTokens,
+  outputTokens,
+  credits,
+  ...run
+}: RunRow): StoredRun {
   return {
     id: run.id,
     fingerprint: run.fingerprint,
@@ -286,6 +334,13 @@ function toStoredRun({ inputTokens, outputTokens, credits, ...run }: RunRow): St
     responseBody: run.responseBody,
     errorCode: run.errorCode,
     modelId: run.modelId,
-    usage: credits === null ? null : { inputTokens: inputTokens ?? 0, outputTokens: outputTokens ?? 0, credits },
+    usage:
+      credits === null
+        ? null
+        : {
+            inputTokens: inputTokens ?? 0,
+            outputTokens: outputTokens ?? 0,
+            credits,
+          },
   };
 }

@@ -17,12 +17,20 @@ const FLUSH_BEFORE_ABORT_MS = 5_000;
 const NO_USAGE: RunUsage = { inputTokens: 0, outputTokens: 0, credits: 0 };
 
 /** Server-sent events when the client asks for them (`Accept: text/event-stream`), else streamed plain text. */
-export function writeAnswer(req: Request, res: Response, stream: ChatStream): Promise<void> {
-  return wantsEvents(req) ? writeChatEvents(res, stream) : writeChatStream(res, stream);
+export function writeAnswer(
+  req: Request,
+  res: Response,
+  stream: ChatStream,
+): Promise<void> {
+  return wantsEvents(req)
+    ? writeChatEvents(res, stream)
+    : writeChatStream(res, stream);
 }
 
 function wantsEvents(req: Request): boolean {
-  return /(^|[\s,])text\/event-stream\s*(;|,|$)/i.test(req.headers.accept ?? '');
+  return /(^|[\s,])text\/event-stream\s*(;|,|$)/i.test(
+    req.headers.accept ?? '',
+  );
 }
 
 /**
@@ -31,7 +39,10 @@ function wantsEvents(req: Request): boolean {
  * which clients see as an incomplete response rather than a clean end; a stopped one ends cleanly. A
  * replay of a finished run says how it ended (`x-run-status`). Resolves when the response is done.
  */
-export function writeChatStream(res: Response, stream: ChatStream): Promise<void> {
+export function writeChatStream(
+  res: Response,
+  stream: ChatStream,
+): Promise<void> {
   writeHead(res, stream, 'text/plain; charset=utf-8');
   const ended = stream.answer.ended;
   if (stream.replayed && ended) res.setHeader('x-run-status', ended.status);
@@ -46,13 +57,21 @@ export function writeChatStream(res: Response, stream: ChatStream): Promise<void
  * chunk of text, then `error` (code, detail) when it broke off, `usage` (tokens and credits billed) and
  * `done` (status). A replay or a joined run writes the same events. Resolves when the response is done.
  */
-export function writeChatEvents(res: Response, stream: ChatStream): Promise<void> {
+export function writeChatEvents(
+  res: Response,
+  stream: ChatStream,
+): Promise<void> {
   writeHead(res, stream, 'text/event-stream; charset=utf-8');
-  sendEvent(res, 'meta', { conversationId: stream.conversationId, requestId: stream.runId, model: stream.model });
+  sendEvent(res, 'meta', {
+    conversationId: stream.conversationId,
+    requestId: stream.runId,
+    model: stream.model,
+  });
   return relay(res, stream, {
     text: (text) => sendEvent(res, 'delta', { text }),
     end: (outcome) => {
-      if (outcome.status === 'failed') sendEvent(res, 'error', midStreamFailure(outcome.errorCode));
+      if (outcome.status === 'failed')
+        sendEvent(res, 'error', midStreamFailure(outcome.errorCode));
       sendEvent(res, 'usage', outcome.usage ?? NO_USAGE);
       sendEvent(res, 'done', { status: outcome.status });
       res.end();
@@ -60,14 +79,19 @@ export function writeChatEvents(res: Response, stream: ChatStream): Promise<void
   });
 }
 
-function writeHead(res: Response, stream: ChatStream, contentType: string): void {
+function writeHead(
+  res: Response,
+  stream: ChatStream,
+  contentType: string,
+): void {
   res.status(200);
   res.setHeader('Content-Type', contentType);
   res.setHeader('Cache-Control', 'no-cache, no-transform');
   res.setHeader('X-Accel-Buffering', 'no');
   res.setHeader('x-conversation-id', stream.conversationId);
   if (stream.replayed) res.setHeader('Idempotent-Replayed', 'true');
-  if (stream.contextFiles) res.setHeader('x-context-files', stream.contextFiles.join(','));
+  if (stream.contextFiles)
+    res.setHeader('x-context-files', stream.contextFiles.join(','));
   res.socket?.setNoDelay(true);
 }
 
@@ -81,7 +105,11 @@ function sendEvent(res: Response, event: string, data: object): void {
  * is already there (toChatStream waited for it): the head goes out with it. Node corks the socket for each
  * chunk until the next tick, so chunks written in one tick share a write.
  */
-function relay(res: Response, stream: ChatStream, write: { text: (chunk: string) => void; end: (outcome: RunOutcome) => void }): Promise<void> {
+function relay(
+  res: Response,
+  stream: ChatStream,
+  write: { text: (chunk: string) => void; end: (outcome: RunOutcome) => void },
+): Promise<void> {
   return new Promise((resolve) => {
     let finished = false;
     let stop: (() => void) | undefined;

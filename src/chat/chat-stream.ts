@@ -18,43 +18,61 @@ export interface ChatStream {
 }
 
 const FAILURE_DETAILS: Record<FailureCode, string> = {
-  provider_error: 'The model provider failed before answering; nothing was billed.',
-  provider_timeout: 'The model provider did not answer in time; nothing was billed.',
-  generation_interrupted: 'The answer was interrupted (the instance generating it stopped or lost its database) and nothing of it was stored; nothing was billed.',
+  provider_error:
+    'The model provider failed before answering; nothing was billed.',
+  provider_timeout:
+    'The model provider did not answer in time; nothing was billed.',
+  generation_interrupted:
+    'The answer was interrupted (the instance generating it stopped or lost its database) and nothing of it was stored; nothing was billed.',
 };
 
 const MID_STREAM_DETAILS: Record<FailureCode, string> = {
-  provider_error: 'The model provider failed during the answer; only what was delivered is billed.',
-  provider_timeout: 'The model provider stopped answering in time; only what was delivered is billed.',
-  generation_interrupted: 'The answer was interrupted (the instance generating it stopped or lost its database).',
+  provider_error:
+    'The model provider failed during the answer; only what was delivered is billed.',
+  provider_timeout:
+    'The model provider stopped answering in time; only what was delivered is billed.',
+  generation_interrupted:
+    'The answer was interrupted (the instance generating it stopped or lost its database).',
 };
 
 /** Why an answer broke off after its first byte (the `error` event). */
-export function midStreamFailure(code: FailureCode): { code: FailureCode; detail: string } {
+export function midStreamFailure(code: FailureCode): {
+  code: FailureCode;
+  detail: string;
+} {
   return { code, detail: MID_STREAM_DETAILS[code] };
 }
 
 /** The problem for a run that failed before its first byte; its retries (same key) get the same one. */
 export function failureProblem(code: FailureCode, replayed: boolean): AppError {
-  return new AppError(code, `${FAILURE_DETAILS[code]} Send a new idempotencyKey to try again.`, {
-    headers: replayed ? { 'Idempotent-Replayed': 'true' } : undefined,
-  });
+  return new AppError(
+    code,
+    `${FAILURE_DETAILS[code]} Send a new idempotencyKey to try again.`,
+    {
+      headers: replayed ? { 'Idempotent-Replayed': 'true' } : undefined,
+    },
+  );
 }
 
 /**
  * Waits for the answer's first text or its end, so that a failure before the first byte can still be a
  * 502 problem (nothing has been written yet). Resolves at once when the client has gone.
  */
-export async function toChatStream(stream: ChatStream, signal?: AbortSignal): Promise<ChatStream> {
+export async function toChatStream(
+  stream: ChatStream,
+  signal?: AbortSignal,
+): Promise<ChatStream> {
   const { answer, contextFiles, ...head } = stream;
   await firstEvent(answer, signal);
   const outcome = answer.ended;
-  if (outcome?.status === 'failed' && answer.textSoFar() === '') throw failureProblem(outcome.errorCode, stream.replayed);
+  if (outcome?.status === 'failed' && answer.textSoFar() === '')
+    throw failureProblem(outcome.errorCode, stream.replayed);
   return { ...head, answer, ...(contextFiles?.length ? { contextFiles } : {}) };
 }
 
 function firstEvent(answer: LiveBuffer, signal?: AbortSignal): Promise<void> {
-  if (answer.ended || answer.textSoFar() !== '' || signal?.aborted) return Promise.resolve();
+  if (answer.ended || answer.textSoFar() !== '' || signal?.aborted)
+    return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       stop();

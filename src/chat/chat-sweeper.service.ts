@@ -1,4 +1,9 @@
-import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  OnModuleDestroy,
+  OnModuleInit,
+} from '@nestjs/common';
 import { PeriodicTask } from '../common/lifecycle/periodic-task';
 import { AppLogger } from '../common/logging/app-logger';
 import { AppConfig } from '../config/app-config';
@@ -13,7 +18,10 @@ import { LeaseKeeper } from './lease-keeper';
  */
 @Injectable()
 export class ChatSweeperService implements OnModuleInit, OnModuleDestroy {
-  private readonly task = new PeriodicTask(() => this.sweepOnce(), [] as string[]);
+  private readonly task = new PeriodicTask(
+    () => this.sweepOnce(),
+    [] as string[],
+  );
 
   constructor(
     private readonly requests: ChatRequestsRepository,
@@ -38,7 +46,11 @@ export class ChatSweeperService implements OnModuleInit, OnModuleDestroy {
   private async sweepOnce(): Promise<string[]> {
     try {
       const swept = await this.requests.failExpiredRuns(this.leases.heldRuns());
-      if (swept.length > 0) this.log.warn({ runs: swept }, 'failed chat runs whose lease expired and released their reservations');
+      if (swept.length > 0)
+        this.log.warn(
+          { runs: swept },
+          'failed chat runs whose lease expired and released their reservations',
+        );
       return swept;
     } catch (error) {
       this.log.warn({ err: error }, 'chat sweep failed');

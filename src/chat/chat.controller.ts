@@ -1,6 +1,13 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
 import { VerifiedEmailRequired } from '../auth/verified-email.guard';
-import { ApiExtraModels, ApiOkResponse, ApiOperation, ApiProduces, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiExtraModels,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { SessionUser } from '../auth/session-user';
@@ -21,14 +28,39 @@ export const STREAMED_ANSWER_RESPONSE = {
   content: {
     'text/plain': { schema: { type: 'string' as const } },
     'text/event-stream': {
-      schema: { type: 'array' as const, description: 'The events in the order sent (event name and JSON data).', items: { oneOf: CHAT_EVENT_TYPES.map((type) => ({ $ref: getSchemaPath(type) })) } },
+      schema: {
+        type: 'array' as const,
+        description: 'The events in the order sent (event name and JSON data).',
+        items: {
+          oneOf: CHAT_EVENT_TYPES.map((type) => ({
+            $ref: getSchemaPath(type),
+          })),
+        },
+      },
     },
   },
   headers: {
-    'x-conversation-id': { description: 'The conversation the turn belongs to.', schema: { type: 'string' as const, format: 'uuid' } },
-    'Idempotent-Replayed': { description: '`true` when this is a retry answered from the original request.', schema: { type: 'string' as const, enum: ['true'] } },
-    'x-context-files': { description: 'With `fileIds`: the ids of the files whose text went into the context, comma-separated.', schema: { type: 'string' as const } },
-    'x-run-status': { description: 'On a plain-text replay of a finished run: how it ended.', schema: { type: 'string' as const, enum: ['completed', 'stopped', 'failed'] } },
+    'x-conversation-id': {
+      description: 'The conversation the turn belongs to.',
+      schema: { type: 'string' as const, format: 'uuid' },
+    },
+    'Idempotent-Replayed': {
+      description:
+        '`true` when this is a retry answered from the original request.',
+      schema: { type: 'string' as const, enum: ['true'] },
+    },
+    'x-context-files': {
+      description:
+        'With `fileIds`: the ids of the files whose text went into the context, comma-separated.',
+      schema: { type: 'string' as const },
+    },
+    'x-run-status': {
+      description: 'On a plain-text replay of a finished run: how it ended.',
+      schema: {
+        type: 'string' as const,
+        enum: ['completed', 'stopped', 'failed'],
+      },
+    },
   },
 };
 
@@ -45,12 +77,24 @@ export class ChatController {
   @RateLimit('run-user')
   @Post()
   @HttpCode(200)
-  @ApiOperation({ summary: 'Send a turn to a model and stream its answer (idempotent, quota-limited, billed once)' })
+  @ApiOperation({
+    summary:
+      'Send a turn to a model and stream its answer (idempotent, quota-limited, billed once)',
+  })
   @ApiProduces('text/plain', 'text/event-stream')
   @ApiOkResponse(STREAMED_ANSWER_RESPONSE)
   @ApiProblems(401, 403, 404, 410, 422, 429, 502, 503)
-  async send(@CurrentUser() user: SessionUser, @Body() body: ChatRequestDto, @Req() req: Request, @Res() res: Response): Promise<void> {
-    const stream = await this.chat.send(user, body, this.admission.runRequest(req, abortWhenClientLeaves(res)));
+  async send(
+    @CurrentUser() user: SessionUser,
+    @Body() body: ChatRequestDto,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    const stream = await this.chat.send(
+      user,
+      body,
+      this.admission.runRequest(req, abortWhenClientLeaves(res)),
+    );
     await writeAnswer(req, res, stream);
   }
 
@@ -63,7 +107,10 @@ export class ChatController {
   })
   @ApiOkResponse({ type: RunStatusDto })
   @ApiProblems(401, 404)
-  stop(@CurrentUser() user: SessionUser, @Body() body: StopRunDto): Promise<RunStatusDto> {
+  stop(
+    @CurrentUser() user: SessionUser,
+    @Body() body: StopRunDto,
+  ): Promise<RunStatusDto> {
     return this.chat.stop(user, body);
   }
 }

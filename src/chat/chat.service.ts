@@ -26,15 +26,28 @@ export class ChatService {
     private readonly live: LiveStreams,
   ) {}
 
-  send(user: SessionUser, request: ChatRequestDto, runRequest: RunRequest = {}): Promise<ChatStream> {
-    const messages = request.messages.map(({ role, content }) => ({ role, content }));
+  send(
+    user: SessionUser,
+    request: ChatRequestDto,
+    runRequest: RunRequest = {},
+  ): Promise<ChatStream> {
+    const messages = request.messages.map(({ role, content }) => ({
+      role,
+      content,
+    }));
     return this.pipeline.start(
       user,
       {
         model: request.model,
         idempotencyKey: request.idempotencyKey,
         // fileIds is left out of a request without files, so its fingerprint is the one it always had.
-        fingerprint: fingerprintOf({ kind: 'chat', model: request.model, conversationId: request.conversationId ?? null, messages, fileIds: request.fileIds }),
+        fingerprint: fingerprintOf({
+          kind: 'chat',
+          model: request.model,
+          conversationId: request.conversationId ?? null,
+          messages,
+          fileIds: request.fileIds,
+        }),
         conversationId: request.conversationId,
         fileIds: request.fileIds,
         messages,
@@ -50,12 +63,21 @@ export class ChatService {
    */
   async stop(user: SessionUser, request: StopRunDto): Promise<RunStatusDto> {
     let run = await this.store.findByKey(user.id, request.idempotencyKey);
-    if (!run) throw new AppError('not_found', 'No request of yours has this idempotencyKey.');
+    if (!run)
+      throw new AppError(
+        'not_found',
+        'No request of yours has this idempotencyKey.',
+      );
     if (run.status === 'streaming') {
       await this.stops.stop([run.id]);
       run = await this.untilEnded(run);
     }
-    return { idempotencyKey: request.idempotencyKey, requestId: run.id, conversationId: run.conversationId, status: run.status as RunStatusDto['status'] };
+    return {
+      idempotencyKey: request.idempotencyKey,
+      requestId: run.id,
+      conversationId: run.conversationId,
+      status: run.status as RunStatusDto['status'],
+    };
   }
 
   /** The run once it is no longer streaming, or as it is after STOP_WAIT_MS. */

@@ -1,6 +1,21 @@
-import { Body, Controller, Delete, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  HttpCode,
+  Param,
+  Post,
+  Req,
+  Res,
+} from '@nestjs/common';
 import { VerifiedEmailRequired } from '../auth/verified-email.guard';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import {
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProduces,
+  ApiTags,
+} from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { SessionUser } from '../auth/session-user';
@@ -26,14 +41,27 @@ export class ConversationTurnsController {
   @Post(':id/regenerate')
   @HttpCode(200)
   @ApiOperation({
-    summary: 'Answer the current branch’s last user message again and stream the new answer (idempotent, quota-limited, billed once)',
-    description: 'The earlier answers stay as alternatives; the new one becomes the current branch. `model` defaults to the model that answered before.',
+    summary:
+      'Answer the current branch’s last user message again and stream the new answer (idempotent, quota-limited, billed once)',
+    description:
+      'The earlier answers stay as alternatives; the new one becomes the current branch. `model` defaults to the model that answered before.',
   })
   @ApiProduces('text/plain', 'text/event-stream')
   @ApiOkResponse(STREAMED_ANSWER_RESPONSE)
   @ApiProblems(401, 403, 404, 409, 410, 422, 429, 502, 503)
-  async regenerate(@CurrentUser() user: SessionUser, @Param('id') id: string, @Body() body: RegenerateDto, @Req() req: Request, @Res() res: Response): Promise<void> {
-    const stream = await this.turns.regenerate(user, id, body, this.admission.runRequest(req, abortWhenClientLeaves(res)));
+  async regenerate(
+    @CurrentUser() user: SessionUser,
+    @Param('id') id: string,
+    @Body() body: RegenerateDto,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    const stream = await this.turns.regenerate(
+      user,
+      id,
+      body,
+      this.admission.runRequest(req, abortWhenClientLeaves(res)),
+    );
     await writeAnswer(req, res, stream);
   }
 
@@ -42,8 +70,10 @@ export class ConversationTurnsController {
   @Post(':id/messages/:messageId/edit')
   @HttpCode(200)
   @ApiOperation({
-    summary: 'Replace a user message from that point on and stream the new answer (idempotent, quota-limited, billed once)',
-    description: 'A new branch starts at the edited message’s parent; the earlier messages after it stay as alternatives.',
+    summary:
+      'Replace a user message from that point on and stream the new answer (idempotent, quota-limited, billed once)',
+    description:
+      'A new branch starts at the edited message’s parent; the earlier messages after it stay as alternatives.',
   })
   @ApiProduces('text/plain', 'text/event-stream')
   @ApiOkResponse(STREAMED_ANSWER_RESPONSE)
@@ -56,7 +86,13 @@ export class ConversationTurnsController {
     @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
-    const stream = await this.turns.edit(user, id, messageId, body, this.admission.runRequest(req, abortWhenClientLeaves(res)));
+    const stream = await this.turns.edit(
+      user,
+      id,
+      messageId,
+      body,
+      this.admission.runRequest(req, abortWhenClientLeaves(res)),
+    );
     await writeAnswer(req, res, stream);
   }
 
@@ -64,11 +100,15 @@ export class ConversationTurnsController {
   @HttpCode(204)
   @ApiOperation({
     summary: 'Delete a conversation and its messages',
-    description: 'Runs still live in it are stopped. Ledger entries stay, no longer naming it; a retry of one of its idempotency keys answers 410.',
+    description:
+      'Runs still live in it are stopped. Ledger entries stay, no longer naming it; a retry of one of its idempotency keys answers 410.',
   })
   @ApiNoContentResponse({ description: 'Deleted.' })
   @ApiProblems(401, 404)
-  delete(@CurrentUser() user: SessionUser, @Param('id') id: string): Promise<void> {
+  delete(
+    @CurrentUser() user: SessionUser,
+    @Param('id') id: string,
+  ): Promise<void> {
     return this.turns.delete(user, id);
   }
 }

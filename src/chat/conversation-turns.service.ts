@@ -2,9 +2,16 @@ import { Injectable } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
 import { AppError } from '../common/errors/app-error';
 import { isUuid } from '../common/ids';
-import { ConversationsRepository, TurnOrigin } from '../conversations/conversations.repository';
+import {
+  ConversationsRepository,
+  TurnOrigin,
+} from '../conversations/conversations.repository';
 import { RunRequest } from './admission/chat-admission';
-import { ChatPipelineService, ChatTurn, TurnCompletion } from './chat-pipeline.service';
+import {
+  ChatPipelineService,
+  ChatTurn,
+  TurnCompletion,
+} from './chat-pipeline.service';
 import { ChatStream } from './chat-stream';
 import { EditMessageDto, RegenerateDto } from './dto/conversation-turn.dto';
 import { fingerprintOf } from './fingerprint';
@@ -24,22 +31,45 @@ export class ConversationTurnsService {
   ) {}
 
   /** A new answer to the current branch's last user message, after it as an alternative to the earlier ones. */
-  regenerate(user: SessionUser, conversationId: string, request: RegenerateDto, runRequest: RunRequest = {}): Promise<ChatStream> {
+  regenerate(
+    user: SessionUser,
+    conversationId: string,
+    request: RegenerateDto,
+    runRequest: RunRequest = {},
+  ): Promise<ChatStream> {
     return this.pipeline.start(
       user,
       {
         ...this.turnBasics(conversationId, request),
-        fingerprint: fingerprintOf({ kind: 'regenerate', conversationId, model: request.model ?? null }),
+        fingerprint: fingerprintOf({
+          kind: 'regenerate',
+          conversationId,
+          model: request.model ?? null,
+        }),
         messages: [],
         prepareNewRequest: async () => {
-          const question = isUuid(conversationId) ? await this.conversations.findLastUserMessageOfBranch(user.id, conversationId) : null;
+          const question = isUuid(conversationId)
+            ? await this.conversations.findLastUserMessageOfBranch(
+                user.id,
+                conversationId,
+              )
+            : null;
           if (!question) {
-            if (isUuid(conversationId) && (await this.conversations.isOwned(user.id, conversationId))) {
-              throw new AppError('nothing_to_regenerate', 'The current branch of this conversation has no user message to answer again.');
+            if (
+              isUuid(conversationId) &&
+              (await this.conversations.isOwned(user.id, conversationId))
+            ) {
+              throw new AppError(
+                'nothing_to_regenerate',
+                'The current branch of this conversation has no user message to answer again.',
+              );
             }
             throw conversationNotFound();
           }
-          return { ...fromOrigin(question, request.model), anchor: { parentId: question.id } };
+          return {
+            ...fromOrigin(question, request.model),
+            anchor: { parentId: question.id },
+          };
         },
       },
       runRequest,
@@ -47,26 +77,65 @@ export class ConversationTurnsService {
   }
 
   /** The user message replaced by `content` (a new branch from its parent), and a new answer to it. */
-  edit(user: SessionUser, conversationId: string, messageId: string, request: EditMessageDto, runRequest: RunRequest = {}): Promise<ChatStream> {
+  edit(
+    user: SessionUser,
+    conversationId: string,
+    messageId: string,
+    request: EditMessageDto,
+    runRequest: RunRequest = {},
+  ): Promise<ChatStream> {
     const content = request.content;
     return this.pipeline.start(
       user,
       {
         ...this.turnBasics(conversationId, request),
-        fingerprint: fingerprintOf({ kind: 'edit', conversationId, messageId: messageId.toLowerCase(), content, model: request.model ?? null }),
+        fingerprint: fingerprintOf({
+          kind: 'edit',
+          conversationId,
+          messageId: messageId.toLowerCase(),
+          content,
+          model: request.model ?? null,
+        }),
         messages: [{ role: 'user', content }],
         prepareNewRequest: async () => {
-          const edited = isUuid(conversationId) && isUuid(messageId) ? await this.conversations.findOwnedMessage(user.id, conversationId, messageId.toLowerCase()) : null;
+          const edited =
+            isUuid(conversationId) && isUuid(messageId)
+              ? await this.conversations.findOwnedMessage(
+                  user.id,
+                  conversationId,
+                  messageId.toLowerCase(),
+                )
+              : null;
           if (!edited) {
-            if (isUuid(conversationId) && (await this.conversations.isOwned(user.id, conversationId))) throw new AppError('not_found', 'This conversation has no such message.');
+            if (
+              isUuid(conversationId) &&
+              (await this.conversations.isOwned(user.id, conversationId))
+            )
+              throw new AppError(
+                'not_found',
+                'This conversation has no such message.',
+              );
             throw conversationNotFound();
           }
           if (edited.role !== 'user') {
-            throw new AppError('validation_failed', `Message ${edited.id} is an ${edited.role} message; only user messages can be edited (regenerate answers again).`, {
-              errors: [{ field: 'messageId', code: 'not_a_user_message', message: 'messageId must be a user message' }],
-            });
+            throw new AppError(
+              'validation_failed',
+              `Message ${edited.id} is an ${edited.role} message; only user messages can be edited (regenerate answers again).`,
+              {
+                errors: [
+                  {
+                    field: 'messageId',
+                    code: 'not_a_user_message',
+                    message: 'messageId must be a user message',
+                  },
+                ],
+              },
+            );
           }
-          return { ...fromOrigin(edited, request.model), anchor: { parentId: edited.parentId } };
+          return {
+            ...fromOrigin(edited, request.model),
+            anchor: { parentId: edited.parentId },
+          };
         },
       },
       runRequest,
@@ -75,27 +144,50 @@ export class ConversationTurnsService {
 
   /** 404 unless the caller's; its runs still live are stopped (they bill what they produced). */
   async delete(user: SessionUser, conversationId: string): Promise<void> {
-    const liveRuns = isUuid(conversationId) ? await this.conversations.deleteOwned(user.id, conversationId) : null;
+    const liveRuns = isUuid(conversationId)
+      ? await this.conversations.deleteOwned(user.id, conversationId)
+      : null;
     if (liveRuns === null) throw conversationNotFound();
     await this.stops.stop(liveRuns);
   }
 
   /** The parts of the turn known before the key is looked up; the model is completed by `prepareNewRequest`. */
-  private turnBasics(conversationId: string, request: RegenerateDto): Pick<ChatTurn, 'model' | 'idempotencyKey' | 'conversationId'> {
-    return { model: request.model ?? '', idempotencyKey: request.idempotencyKey, conversationId };
+  private turnBasics(
+    conversationId: string,
+    request: RegenerateDto,
+  ): Pick<ChatTurn, 'model' | 'idempotencyKey' | 'conversationId'> {
+    return {
+      model: request.model ?? '',
+      idempotencyKey: request.idempotencyKey,
+      conversationId,
+    };
   }
 }
 
 /** The model (the one asked for, else the one that ran before), the Skill instruction and the files of the run that stored `origin`. */
-function fromOrigin(origin: TurnOrigin, model: string | undefined): TurnCompletion {
+function fromOrigin(
+  origin: TurnOrigin,
+  model: string | undefined,
+): TurnCompletion {
   const chosen = model ?? origin.modelId;
   if (!chosen) {
-    throw new AppError('validation_failed', 'Name the model to answer with.', { errors: [{ field: 'model', code: 'required', message: 'model is required here' }] });
+    throw new AppError('validation_failed', 'Name the model to answer with.', {
+      errors: [
+        { field: 'model', code: 'required', message: 'model is required here' },
+      ],
+    });
   }
   return {
     model: chosen,
     ...(origin.instruction !== null ? { system: origin.instruction } : {}),
-    ...(origin.skillId && origin.skillVersionId ? { skill: { skillId: origin.skillId, skillVersionId: origin.skillVersionId } } : {}),
+    ...(origin.skillId && origin.skillVersionId
+      ? {
+          skill: {
+            skillId: origin.skillId,
+            skillVersionId: origin.skillVersionId,
+          },
+        }
+      : {}),
     ...(origin.fileIds.length > 0 ? { fileIds: origin.fileIds } : {}),
   };
 }

@@ -1,11 +1,25 @@
-import { GenerationEvent, ModelProvider, ProviderError } from '../models/providers/model-provider';
+import {
+  GenerationEvent,
+  ModelProvider,
+  ProviderError,
+} from '../models/providers/model-provider';
 import { generate } from './generation';
 
-function provider(stream: (signal?: AbortSignal) => AsyncIterable<GenerationEvent>): ModelProvider {
-  return { name: 'fake', isConfigured: () => true, stream: (request) => stream(request.signal) };
+function provider(
+  stream: (signal?: AbortSignal) => AsyncIterable<GenerationEvent>,
+): ModelProvider {
+  return {
+    name: 'fake',
+    isConfigured: () => true,
+    stream: (request) => stream(request.signal),
+  };
 }
 
-const request = { upstreamModel: 'm', messages: [{ role: 'user' as const, content: 'hi' }], maxOutputTokens: 10 };
+const request = {
+  upstreamModel: 'm',
+  messages: [{ role: 'user' as const, content: 'hi' }],
+  maxOutputTokens: 10,
+};
 
 describe('generate', () => {
   it('passes text on as it comes and keeps the reported usage', async () => {
@@ -21,7 +35,11 @@ describe('generate', () => {
       { timeoutMs: 1000, onText: (text) => seen.push(text) },
     );
     expect(seen).toEqual(['a', 'b']);
-    expect(result).toEqual({ text: 'ab', chunks: 2, usage: { inputTokens: 3, outputTokens: 2 } });
+    expect(result).toEqual({
+      text: 'ab',
+      chunks: 2,
+      usage: { inputTokens: 3, outputTokens: 2 },
+    });
   });
 
   it('reports a provider error with the text delivered before it', async () => {
@@ -33,7 +51,12 @@ describe('generate', () => {
       request,
       { timeoutMs: 1000, onText: () => undefined },
     );
-    expect(result).toMatchObject({ text: 'part', chunks: 1, failure: 'provider_error', failureReason: 'fake: connection reset' });
+    expect(result).toMatchObject({
+      text: 'part',
+      chunks: 1,
+      failure: 'provider_error',
+      failureReason: 'fake: connection reset',
+    });
   });
 
   it('ends stopped at once when the stop signal aborts: the provider call is aborted, the text so far kept, no failure', async () => {
@@ -74,7 +97,9 @@ describe('generate', () => {
     const result = await generate(
       provider(async function* (signal) {
         yield { type: 'text', text: 'x' };
-        await new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve()));
+        await new Promise<void>((resolve) =>
+          signal?.addEventListener('abort', () => resolve()),
+        );
         aborted = true;
       }),
       request,
@@ -100,7 +125,12 @@ describe('generate', () => {
   });
 
   describe('with a provider that pushes its events (pump)', () => {
-    function pushing(pump: (sink: (event: GenerationEvent) => void, signal?: AbortSignal) => Promise<void>): ModelProvider {
+    function pushing(
+      pump: (
+        sink: (event: GenerationEvent) => void,
+        signal?: AbortSignal,
+      ) => Promise<void>,
+    ): ModelProvider {
       return {
         name: 'pushing',
         isConfigured: () => true,
@@ -124,7 +154,11 @@ describe('generate', () => {
         { timeoutMs: 1000, onText: (text) => seen.push(text) },
       );
       expect(seen).toEqual(['x', 'y']);
-      expect(result).toEqual({ text: 'xy', chunks: 2, usage: { inputTokens: 4, outputTokens: 2 } });
+      expect(result).toEqual({
+        text: 'xy',
+        chunks: 2,
+        usage: { inputTokens: 4, outputTokens: 2 },
+      });
     });
 
     it('reports a rejected pump as a provider error with the text before it', async () => {
@@ -136,7 +170,11 @@ describe('generate', () => {
         request,
         { timeoutMs: 1000, onText: () => undefined },
       );
-      expect(result).toMatchObject({ text: 'half', failure: 'provider_error', failureReason: 'pushing: HTTP 500: boom' });
+      expect(result).toMatchObject({
+        text: 'half',
+        failure: 'provider_error',
+        failureReason: 'pushing: HTTP 500: boom',
+      });
     });
 
     it('times out a silent pump, aborts it and ignores what it pushes afterwards', async () => {
@@ -147,14 +185,22 @@ describe('generate', () => {
         pushing((sink, signal) => {
           sink({ type: 'text', text: 'start' });
           late = sink;
-          return new Promise<void>((resolve) => signal?.addEventListener('abort', () => ((aborted = true), resolve())));
+          return new Promise<void>((resolve) =>
+            signal?.addEventListener(
+              'abort',
+              () => ((aborted = true), resolve()),
+            ),
+          );
         }),
         request,
         { timeoutMs: 50, onText: (text) => seen.push(text) },
       );
       late?.({ type: 'text', text: 'too late' });
       expect(aborted).toBe(true);
-      expect(result).toMatchObject({ text: 'start', failure: 'provider_timeout' });
+      expect(result).toMatchObject({
+        text: 'start',
+        failure: 'provider_timeout',
+      });
       expect(seen).toEqual(['start']);
     });
   });

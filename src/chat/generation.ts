@@ -1,4 +1,9 @@
-import { GenerationEvent, GenerationRequest, ModelProvider, ProviderError } from '../models/providers/model-provider';
+import {
+  GenerationEvent,
+  GenerationRequest,
+  ModelProvider,
+  ProviderError,
+} from '../models/providers/model-provider';
 import { FailureCode } from './live/live-event';
 
 /** What one provider call produced: all text, the number of chunks, the reported usage, or how it failed. */
@@ -23,7 +28,11 @@ export interface Generation {
 export function generate(
   provider: ModelProvider,
   request: Omit<GenerationRequest, 'signal'>,
-  options: { timeoutMs: number; onText: (text: string) => void; stop?: AbortSignal },
+  options: {
+    timeoutMs: number;
+    onText: (text: string) => void;
+    stop?: AbortSignal;
+  },
 ): Promise<Generation> {
   const abort = new AbortController();
   const result: Generation = { text: '', chunks: 0 };
@@ -41,7 +50,10 @@ export function generate(
       }
       resolve(result);
     };
-    const silence = setTimeout(() => finish('provider_timeout', `no event for ${options.timeoutMs} ms`), options.timeoutMs);
+    const silence = setTimeout(
+      () => finish('provider_timeout', `no event for ${options.timeoutMs} ms`),
+      options.timeoutMs,
+    );
     const stopped = () => {
       if (done) return;
       result.stopped = true;
@@ -57,11 +69,16 @@ export function generate(
       if (done) return;
       silence.refresh();
       if (event.type === 'usage') {
-        result.usage = { inputTokens: event.inputTokens, outputTokens: event.outputTokens };
+        result.usage = {
+          inputTokens: event.inputTokens,
+          outputTokens: event.outputTokens,
+        };
         return;
       }
       // PostgreSQL text cannot hold NUL: an answer containing one could be delivered but never stored.
-      const text = event.text.includes('\u0000') ? event.text.replaceAll('\u0000', '') : event.text;
+      const text = event.text.includes('\u0000')
+        ? event.text.replaceAll('\u0000', '')
+        : event.text;
       if (!text) return;
       result.text += text;
       result.chunks += 1;
@@ -78,7 +95,13 @@ export function generate(
     };
     consume().then(
       () => finish(),
-      (error: unknown) => finish('provider_error', error instanceof ProviderError ? error.message : `unexpected ${error instanceof Error ? error.name : typeof error}`),
+      (error: unknown) =>
+        finish(
+          'provider_error',
+          error instanceof ProviderError
+            ? error.message
+            : `unexpected ${error instanceof Error ? error.name : typeof error}`,
+        ),
     );
   });
 }

@@ -1,4 +1,9 @@
-import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  OnModuleDestroy,
+  OnModuleInit,
+} from '@nestjs/common';
 import { PeriodicTask } from '../common/lifecycle/periodic-task';
 import { AppLogger } from '../common/logging/app-logger';
 import { AppConfig } from '../config/app-config';
@@ -59,7 +64,10 @@ export class LeaseKeeper implements OnModuleInit, OnModuleDestroy {
     if (this.held.size === 0) return;
     const runs = this.heldRuns();
     try {
-      const toStop = await this.requests.renewLeases(runs, this.config.chat.leaseMs);
+      const toStop = await this.requests.renewLeases(
+        runs,
+        this.config.chat.leaseMs,
+      );
       if (toStop.length > 0) this.stopRequested(toStop);
     } catch (error) {
       this.log.warn({ err: error, runs: runs.length }, 'lease renewal failed');

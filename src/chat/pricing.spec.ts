@@ -1,13 +1,36 @@
-import { creditsFor, estimateInputTokens, ModelPrice, reservationFor, settledCredits } from './pricing';
+import {
+  creditsFor,
+  estimateInputTokens,
+  ModelPrice,
+  reservationFor,
+  settledCredits,
+} from './pricing';
 
-const metered: ModelPrice = { creditsPerRequest: 0, creditsPer1kInput: 1, creditsPer1kOutput: 4, maxOutputTokens: 4096 };
-const flat: ModelPrice = { creditsPerRequest: 1, creditsPer1kInput: 0, creditsPer1kOutput: 0, maxOutputTokens: 2048 };
+const metered: ModelPrice = {
+  creditsPerRequest: 0,
+  creditsPer1kInput: 1,
+  creditsPer1kOutput: 4,
+  maxOutputTokens: 4096,
+};
+const flat: ModelPrice = {
+  creditsPerRequest: 1,
+  creditsPer1kInput: 0,
+  creditsPer1kOutput: 0,
+  maxOutputTokens: 2048,
+};
 
 describe('pricing', () => {
   it('estimates input tokens from UTF-8 bytes plus a per-message overhead', () => {
-    expect(estimateInputTokens([{ role: 'user', content: 'abcdef' }])).toBe(2 + 4);
+    expect(estimateInputTokens([{ role: 'user', content: 'abcdef' }])).toBe(
+      2 + 4,
+    );
     // Three bytes per CJK character: one token each.
-    expect(estimateInputTokens([{ role: 'user', content: '日本語' }, { role: 'system', content: '' }])).toBe(3 + 8);
+    expect(
+      estimateInputTokens([
+        { role: 'user', content: '日本語' },
+        { role: 'system', content: '' },
+      ]),
+    ).toBe(3 + 8);
   });
 
   it('rounds each side up to a whole credit and adds the per-request price', () => {

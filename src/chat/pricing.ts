@@ -15,21 +15,42 @@ export const BYTES_PER_TOKEN = 3;
 
 /** An upper-leaning estimate of the input tokens of a prompt, before the provider reports the real count. */
 export function estimateInputTokens(messages: ChatMessage[]): number {
-  const bytes = messages.reduce((sum, message) => sum + Buffer.byteLength(message.content, 'utf8'), 0);
-  return Math.ceil(bytes / BYTES_PER_TOKEN) + TOKENS_PER_MESSAGE * messages.length;
+  const bytes = messages.reduce(
+    (sum, message) => sum + Buffer.byteLength(message.content, 'utf8'),
+    0,
+  );
+  return (
+    Math.ceil(bytes / BYTES_PER_TOKEN) + TOKENS_PER_MESSAGE * messages.length
+  );
 }
 
 /** Credits for a number of tokens: the per-request price plus each side rounded up to a whole credit. */
-export function creditsFor(price: ModelPrice, inputTokens: number, outputTokens: number): number {
-  return price.creditsPerRequest + Math.ceil((inputTokens * price.creditsPer1kInput) / 1000) + Math.ceil((outputTokens * price.creditsPer1kOutput) / 1000);
+export function creditsFor(
+  price: ModelPrice,
+  inputTokens: number,
+  outputTokens: number,
+): number {
+  return (
+    price.creditsPerRequest +
+    Math.ceil((inputTokens * price.creditsPer1kInput) / 1000) +
+    Math.ceil((outputTokens * price.creditsPer1kOutput) / 1000)
+  );
 }
 
 /** What is held before the provider is called: the estimated input and the most output the model may write. */
-export function reservationFor(price: ModelPrice, estimatedInputTokens: number): number {
+export function reservationFor(
+  price: ModelPrice,
+  estimatedInputTokens: number,
+): number {
   return creditsFor(price, estimatedInputTokens, price.maxOutputTokens);
 }
 
 /** What is finally charged: the actual cost, never above what was reserved. */
-export function settledCredits(price: ModelPrice, reserved: number, inputTokens: number, outputTokens: number): number {
+export function settledCredits(
+  price: ModelPrice,
+  reserved: number,
+  inputTokens: number,
+  outputTokens: number,
+): number {
   return Math.min(reserved, creditsFor(price, inputTokens, outputTokens));
 }

@@ -2,7 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Batcher, SubmitOptions } from '../infra/database/batcher';
-import { ChatRequestsRepository, ClaimResult, NewChatRequest, Settlement, StoredRun } from './chat-requests.repository';
+import {
+  ChatRequestsRepository,
+  ClaimResult,
+  NewChatRequest,
+  Settlement,
+  StoredRun,
+} from './chat-requests.repository';
 
 /** Most claims or settlements in one statement. */
 const MAX_BATCH = 32;
@@ -18,7 +24,10 @@ const CONNECTIONS_KEPT_FREE = 2;
 @Injectable()
 export class RunStore {
   private readonly claims: Batcher<NewChatRequest, ClaimResult>;
-  private readonly settlements: Batcher<Settlement & { userId: string }, boolean>;
+  private readonly settlements: Batcher<
+    Settlement & { userId: string },
+    boolean
+  >;
 
   constructor(
     private readonly requests: ChatRequestsRepository,
@@ -26,10 +35,20 @@ export class RunStore {
   ) {
     // Claims may use most of the pool; settlements keep a share of their own so a flood of new chats
     // cannot hold the running ones back from finishing.
-    const available = Math.max(2, config.database.poolSize - CONNECTIONS_KEPT_FREE);
+    const available = Math.max(
+      2,
+      config.database.poolSize - CONNECTIONS_KEPT_FREE,
+    );
     const settling = Math.max(1, Math.floor(available / 4));
-    this.claims = new Batcher((batch) => inUserOrder(batch, (requests) => this.requests.claimMany(requests)), { maxBatch: MAX_BATCH, maxInFlight: available - settling });
-    this.settlements = new Batcher((batch) => inUserOrder(batch, (runs) => this.requests.settleMany(runs)), { maxBatch: MAX_BATCH, maxInFlight: settling });
+    this.claims = new Batcher(
+      (batch) =>
+        inUserOrder(batch, (requests) => this.requests.claimMany(requests)),
+      { maxBatch: MAX_BATCH, maxInFlight: available - settling },
+    );
+    this.settlements = new Batcher(
+      (batch) => inUserOrder(batch, (runs) => this.requests.settleMany(runs)),
+      { maxBatch: MAX_BATCH, maxInFlight: settling },
+    );
   }
 
   /** Claims waiting for their statement. */
@@ -55,7 +74,10 @@ export class RunStore {
     return this.requests.findOutcome(runId);
   }
 
-  recordAttachedFiles(runId: string, files: { id: string; name: string; kind: string }[]): Promise<void> {
+  recordAttachedFiles(
+    runId: string,
+    files: { id: string; name: string; kind: string }[],
+  ): Promise<void> {
     return this.requests.recordAttachedFiles(runId, files);
   }
 
@@ -65,10 +87,23 @@ export class RunStore {
 }
 
 /** Runs `write` over the items sorted by user and answers its results in the items' own order. */
-async function inUserOrder<I extends { userId: string }, R>(items: I[], write: (sorted: I[]) => Promise<R[]>): Promise<R[]> {
-  const order = items.map((item, index) => ({ item, index })).sort((a, b) => (a.item.userId < b.item.userId ? -1 : a.item.userId > b.item.userId ? 1 : a.index - b.index));
+async function inUserOrder<I extends { userId: string }, R>(
+  items: I[],
+  write: (sorted: I[]) => Promise<R[]>,
+): Promise<R[]> {
+  const order = items
+    .map((item, index) => ({ item, index }))
+    .sort((a, b) =>
+      a.item.userId < b.item.userId
+        ? -1
+        : a.item.userId > b.item.userId
+          ? 1
+          : a.index - b.index,
+    );
   const results = await write(order.map((entry) => entry.item));
   const answered = new Array<R>(items.length);
-  order.forEach((entry, position) => (answered[entry.index] = results[position]));
+  order.forEach(
+    (entry, position) => (answered[entry.index] = results[position]),
+  );
   return answered;
 }

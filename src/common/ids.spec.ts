@@ -13,6 +13,8 @@ describe('uuidv7', () => {
   it('sorts by creation time and does not repeat', () => {
     const ids = [uuidv7(1_000), uuidv7(2_000), uuidv7(3_000)];
     expect([...ids].sort()).toEqual(ids);
-    expect(new Set(Array.from({ length: 1000 }, () => uuidv7(5_000))).size).toBe(1000);
+    expect(
+      new Set(Array.from({ length: 1000 }, () => uuidv7(5_000))).size,
+    ).toBe(1000);
   });
 });

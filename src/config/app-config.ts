@@ -75,11 +75,20 @@ export interface AppConfig {
   apiUrl: string;
   corsOrigins: string[];
   /** `dataEncryptionKey`: key material of encryption at rest (2FA secrets); unset, derived from `session`. */
-  secrets: { session: string; passwordPepper: string; dataEncryptionKey?: string };
+  secrets: {
+    session: string;
+    passwordPepper: string;
+    dataEncryptionKey?: string;
+  };
   /** Chat, Skill runs and checkout refuse accounts whose email is not verified (403 email_unverified). */
   requireEmailVerification: boolean;
   /** `cacheTtlMs`: the longest a cached session is used without reading it again (changes drop it at once). */
-  session: { ttlHours: number; cacheTtlMs: number; cookieName: string; secureCookie: boolean };
+  session: {
+    ttlHours: number;
+    cacheTtlMs: number;
+    cookieName: string;
+    secureCookie: boolean;
+  };
   adminEmails: string[];
   rateLimits: Record<RateLimitName, RateLimitConfig>;
   catalogFile: string;
@@ -107,7 +116,11 @@ export interface AppConfig {
   };
   mail: { smtpUrl?: string; from: string };
   /** `timeoutMs`: how long one call to a provider (token, profile, emails) may take. */
-  oauth: { google: OAuthProviderConfig; github: GithubOAuthConfig; timeoutMs: number };
+  oauth: {
+    google: OAuthProviderConfig;
+    github: GithubOAuthConfig;
+    timeoutMs: number;
+  };
   billing: {
     stripe: PaymentProviderConfig;
     paddle: PaymentProviderConfig;
@@ -115,5 +128,9 @@ export interface AppConfig {
     graceMs: number;
   };
   /** `extraction`: the bounds of one file's text extraction (a worker thread per file). */
-  storage: { dir: string; s3?: S3Config; extraction: { enabled: boolean; timeoutMs: number; memoryMb: number } };
+  storage: {
+    dir: string;
+    s3?: S3Config;
+    extraction: { enabled: boolean; timeoutMs: number; memoryMb: number };
+  };
 }

@@ -9,9 +9,18 @@ describe('environmentWithDotEnv', () => {
   const file = join(dir, '.env');
 
   it('reads .env, with the real environment winning over the file', () => {
-    writeFileSync(file, '# a comment\nPORT=4100\nLOG_LEVEL="debug"\nAPP_URL=https://app.example.com\n');
+    writeFileSync(
+      file,
+      '# a comment\nPORT=4100\nLOG_LEVEL="debug"\nAPP_URL=https://app.example.com\n',
+    );
     const env = environmentWithDotEnv({ PORT: '4200' }, file);
-    expect(env).toEqual(expect.objectContaining({ PORT: '4200', LOG_LEVEL: 'debug', APP_URL: 'https://app.example.com' }));
+    expect(env).toEqual(
+      expect.objectContaining({
+        PORT: '4200',
+        LOG_LEVEL: 'debug',
+        APP_URL: 'https://app.example.com',
+      }),
+    );
     const config = loadConfig(env);
     expect(config.http.port).toBe(4200);
     expect(config.log.level).toBe('debug');
@@ -24,7 +33,9 @@ describe('environmentWithDotEnv', () => {
 
   it('names a bad value that came from the file, as for the environment', () => {
     writeFileSync(file, 'PORT=not-a-port\n');
-    expect(() => loadConfig(environmentWithDotEnv({}, file))).toThrow(ConfigError);
+    expect(() => loadConfig(environmentWithDotEnv({}, file))).toThrow(
+      ConfigError,
+    );
     expect(() => loadConfig(environmentWithDotEnv({}, file))).toThrow(/PORT/);
   });
 });

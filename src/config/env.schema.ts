@@ -18,11 +18,16 @@ const optionalString = z
 const httpUrl = z
   .string()
   .trim()
-  .refine((value) => isHttpUrl(value), { message: 'must be an absolute http(s) URL' });
+  .refine((value) => isHttpUrl(value), {
+    message: 'must be an absolute http(s) URL',
+  });
 
-const optionalHttpUrl = optionalString.refine((value) => value === undefined || isHttpUrl(value), {
-  message: 'must be an absolute http(s) URL',
-});
+const optionalHttpUrl = optionalString.refine(
+  (value) => value === undefined || isHttpUrl(value),
+  {
+    message: 'must be an absolute http(s) URL',
+  },
+);
 
 const integer = (min: number, max: number) =>
   z
@@ -30,7 +35,9 @@ const integer = (min: number, max: number) =>
     .trim()
     .regex(/^\d+$/, { message: `must be an integer between ${min} and ${max}` })
     .transform(Number)
-    .refine((value) => value >= min && value <= max, { message: `must be an integer between ${min} and ${max}` });
+    .refine((value) => value >= min && value <= max, {
+      message: `must be an integer between ${min} and ${max}`,
+    });
 
 const commaList = z
   .string()
@@ -46,23 +53,33 @@ const commaList = z
 const rateLimit = z
   .string()
   .trim()
-  .regex(/^\d{1,6}\/\d{1,6}$/, { message: 'must look like MAX/SECONDS, e.g. 10/900' })
+  .regex(/^\d{1,6}\/\d{1,6}$/, {
+    message: 'must look like MAX/SECONDS, e.g. 10/900',
+  })
   .transform((value) => {
     const [max, windowSeconds] = value.split('/').map(Number);
     return { max, windowSeconds };
   })
-  .refine((limit) => limit.max >= 1 && limit.windowSeconds >= 1, { message: 'must have MAX and SECONDS of at least 1' });
+  .refine((limit) => limit.max >= 1 && limit.windowSeconds >= 1, {
+    message: 'must have MAX and SECONDS of at least 1',
+  });
 
 const booleanFlag = z
   .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
   .transform((value) => value === 'true' || value === '1');
 
 export const envSchema = z.object({
-  NODE_ENV: z.enum(['development', 'test', 'production'], { message: 'must be development, test or production' }).default('development'),
+  NODE_ENV: z
+    .enum(['development', 'test', 'production'], {
+      message: 'must be development, test or production',
+    })
+    .default('development'),
   HOST: z
     .string()
     .trim()
-    .refine((value) => isIP(value) !== 0 || value === 'localhost', { message: 'must be an IP address (0.0.0.0, ::, 127.0.0.1) or localhost' })
+    .refine((value) => isIP(value) !== 0 || value === 'localhost', {
+      message: 'must be an IP address (0.0.0.0, ::, 127.0.0.1) or localhost',
+    })
     .default('0.0.0.0'),
   PORT: integer(0, 65535).default(3000),
   HTTP_BACKLOG: integer(1, 65_535).default(4096),
@@ -71,13 +88,22 @@ export const envSchema = z.object({
       message: 'must be one of fatal, error, warn, info, debug, trace, silent',
     })
     .default('info'),
-  LOG_FORMAT: z.enum(['auto', 'json', 'pretty'], { message: 'must be auto, json or pretty' }).default('auto'),
+  LOG_FORMAT: z
+    .enum(['auto', 'json', 'pretty'], {
+      message: 'must be auto, json or pretty',
+    })
+    .default('auto'),
   METRICS_PORT: z
     .string()
     .trim()
     .optional()
     .transform((value) => (value ? value : undefined))
-    .refine((value) => value === undefined || (/^\d+$/.test(value) && Number(value) >= 1 && Number(value) <= 65535), { message: 'must be an integer between 1 and 65535' })
+    .refine(
+      (value) =>
+        value === undefined ||
+        (/^\d+$/.test(value) && Number(value) >= 1 && Number(value) <= 65535),
+      { message: 'must be an integer between 1 and 65535' },
+    )
     .transform((value) => (value === undefined ? undefined : Number(value))),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalHttpUrl,
   OTEL_SERVICE_NAME: z.string().trim().min(1).default('chat-api'),
@@ -91,21 +117,32 @@ export const envSchema = z.object({
     .enum(['on', 'off', ''], { message: 'must be on or off' })
     .optional()
     .transform((value) => value || undefined),
-  WEB_CLIENT_DIR: z.string().trim().optional().transform((value) => value || undefined),
+  WEB_CLIENT_DIR: z
+    .string()
+    .trim()
+    .optional()
+    .transform((value) => value || undefined),
   TRUST_PROXY: commaList.refine((entries) => entries.every(isProxyAddress), {
-    message: 'must list IP addresses, CIDR ranges or loopback, linklocal, uniquelocal',
+    message:
+      'must list IP addresses, CIDR ranges or loopback, linklocal, uniquelocal',
   }),
 
-  DATABASE_URL: optionalString.refine((value) => value === undefined || /^postgres(ql)?:\/\//.test(value), {
-    message: 'must be a postgres:// or postgresql:// URL',
-  }),
+  DATABASE_URL: optionalString.refine(
+    (value) => value === undefined || /^postgres(ql)?:\/\//.test(value),
+    {
+      message: 'must be a postgres:// or postgresql:// URL',
+    },
+  ),
   DATABASE_POOL_SIZE: integer(2, 500).default(10),
   EMBEDDED_POSTGRES_DIR: z.string().trim().min(1).default('.data/postgres'),
   EMBEDDED_POSTGRES_PORT: integer(1, 65535).default(54329),
   MIGRATE_AT_START: booleanFlag.default(true),
-  REDIS_URL: optionalString.refine((value) => value === undefined || /^rediss?:\/\//.test(value), {
-    message: 'must be a redis:// or rediss:// URL',
-  }),
+  REDIS_URL: optionalString.refine(
+    (value) => value === undefined || /^rediss?:\/\//.test(value),
+    {
+      message: 'must be a redis:// or rediss:// URL',
+    },
+  ),
   REDIS_KEY_PREFIX: z.string().trim().default('chat:'),
 
   APP_URL: httpUrl.default('http://localhost:3000'),
@@ -124,17 +161,33 @@ export const envSchema = z.object({
   RATE_LIMIT_RESET_IP: rateLimit.default({ max: 20, windowSeconds: 3600 }),
   RATE_LIMIT_RUN_USER: rateLimit.default({ max: 600, windowSeconds: 60 }),
   RATE_LIMIT_UPLOAD_USER: rateLimit.default({ max: 60, windowSeconds: 60 }),
-  RATE_LIMIT_SKILL_WRITE_USER: rateLimit.default({ max: 60, windowSeconds: 60 }),
+  RATE_LIMIT_SKILL_WRITE_USER: rateLimit.default({
+    max: 60,
+    windowSeconds: 60,
+  }),
   RATE_LIMIT_PASSWORD_USER: rateLimit.default({ max: 10, windowSeconds: 900 }),
-  RATE_LIMIT_VERIFY_EMAIL_IP: rateLimit.default({ max: 30, windowSeconds: 3600 }),
-  RATE_LIMIT_RESEND_VERIFICATION_USER: rateLimit.default({ max: 3, windowSeconds: 3600 }),
+  RATE_LIMIT_VERIFY_EMAIL_IP: rateLimit.default({
+    max: 30,
+    windowSeconds: 3600,
+  }),
+  RATE_LIMIT_RESEND_VERIFICATION_USER: rateLimit.default({
+    max: 3,
+    windowSeconds: 3600,
+  }),
   RATE_LIMIT_TWO_FACTOR_IP: rateLimit.default({ max: 30, windowSeconds: 900 }),
-  RATE_LIMIT_TWO_FACTOR_USER: rateLimit.default({ max: 10, windowSeconds: 900 }),
+  RATE_LIMIT_TWO_FACTOR_USER: rateLimit.default({
+    max: 10,
+    windowSeconds: 900,
+  }),
   RATE_LIMIT_EXPORT_USER: rateLimit.default({ max: 5, windowSeconds: 3600 }),
   REQUIRE_EMAIL_VERIFICATION: booleanFlag.default(false),
   DATA_ENCRYPTION_KEY: optionalString,
   CATALOG_FILE: z.string().trim().min(1).default('config/catalog.json'),
-  SKILL_TEMPLATES_FILE: z.string().trim().min(1).default('config/skill-templates.json'),
+  SKILL_TEMPLATES_FILE: z
+    .string()
+    .trim()
+    .min(1)
+    .default('config/skill-templates.json'),
 
   ECHO_DELAY_MS: integer(0, 10_000).default(30),
   PROVIDER_TIMEOUT_MS: integer(100, 600_000).default(60_000),
@@ -149,20 +202,31 @@ export const envSchema = z.object({
   ANTHROPIC_API_KEY: optionalString,
   ANTHROPIC_BASE_URL: httpUrl.default('https://api.anthropic.com/v1'),
 
-  SMTP_URL: optionalString.refine((value) => value === undefined || /^smtps?:\/\//.test(value), {
-    message: 'must be an smtp:// or smtps:// URL',
-  }),
+  SMTP_URL: optionalString.refine(
+    (value) => value === undefined || /^smtps?:\/\//.test(value),
+    {
+      message: 'must be an smtp:// or smtps:// URL',
+    },
+  ),
   MAIL_FROM: z.string().trim().min(3).default('Chat <no-reply@localhost>'),
 
   GOOGLE_CLIENT_ID: optionalString,
   GOOGLE_CLIENT_SECRET: optionalString,
-  GOOGLE_AUTHORIZATION_URL: httpUrl.default('https://accounts.google.com/o/oauth2/v2/auth'),
+  GOOGLE_AUTHORIZATION_URL: httpUrl.default(
+    'https://accounts.google.com/o/oauth2/v2/auth',
+  ),
   GOOGLE_TOKEN_URL: httpUrl.default('https://oauth2.googleapis.com/token'),
-  GOOGLE_USERINFO_URL: httpUrl.default('https://openidconnect.googleapis.com/v1/userinfo'),
+  GOOGLE_USERINFO_URL: httpUrl.default(
+    'https://openidconnect.googleapis.com/v1/userinfo',
+  ),
   GITHUB_CLIENT_ID: optionalString,
   GITHUB_CLIENT_SECRET: optionalString,
-  GITHUB_AUTHORIZATION_URL: httpUrl.default('https://github.com/login/oauth/authorize'),
-  GITHUB_TOKEN_URL: httpUrl.default('https://github.com/login/oauth/access_token'),
+  GITHUB_AUTHORIZATION_URL: httpUrl.default(
+    'https://github.com/login/oauth/authorize',
+  ),
+  GITHUB_TOKEN_URL: httpUrl.default(
+    'https://github.com/login/oauth/access_token',
+  ),
   GITHUB_USERINFO_URL: httpUrl.default('https://api.github.com/user'),
   GITHUB_EMAILS_URL: httpUrl.default('https://api.github.com/user/emails'),
   OAUTH_TIMEOUT_MS: integer(100, 60_000).default(10_000),

@@ -6,7 +6,9 @@ import { DEV_DEFAULTS, DEV_SECRETS, Env, envSchema } from './env.schema';
 /** Thrown at boot when the environment is not usable; the message names every bad variable. */
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
-    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    super(
+      `Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`,
+    );
     this.name = 'ConfigError';
   }
 }
@@ -18,7 +20,11 @@ export const SESSION_COOKIE_NAME = 'sid';
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
   const parsed = envSchema.safeParse(source);
   if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+    throw new ConfigError(
+      parsed.error.issues.map(
+        (issue) => `${issue.path.join('.')}: ${issue.message}`,
+      ),
+    );
   }
   const env = parsed.data;
   const problems = env.NODE_ENV === 'production' ? productionProblems(env) : [];
@@ -33,35 +39,64 @@ function productionProblems(env: Env): string[] {
   for (const name of ['SESSION_SECRET', 'PASSWORD_PEPPER'] as const) {
     const value = env[name];
     if (!value) problems.push(`${name}: is required when NODE_ENV=production`);
-    else if (value.length < MIN_SECRET_LENGTH || (DEV_SECRETS as readonly string[]).includes(value)) {
-      problems.push(`${name}: must be a random value of at least ${MIN_SECRET_LENGTH} characters in production`);
+    else if (
+      value.length < MIN_SECRET_LENGTH ||
+      (DEV_SECRETS as readonly string[]).includes(value)
+    ) {
+      problems.push(
+        `${name}: must be a random value of at least ${MIN_SECRET_LENGTH} characters in production`,
+      );
     }
   }
-  if (!env.DATABASE_URL) problems.push('DATABASE_URL: is required when NODE_ENV=production (the embedded database is for development only)');
-  if (!env.REDIS_URL) problems.push('REDIS_URL: is required when NODE_ENV=production (in-process stores only work for one instance)');
+  if (!env.DATABASE_URL)
+    problems.push(
+      'DATABASE_URL: is required when NODE_ENV=production (the embedded database is for development only)',
+    );
+  if (!env.REDIS_URL)
+    problems.push(
+      'REDIS_URL: is required when NODE_ENV=production (in-process stores only work for one instance)',
+    );
   return problems;
 }
 
 function crossFieldProblems(env: Env): string[] {
   const problems: string[] = [];
-  const s3Fields = [env.S3_ENDPOINT, env.S3_ACCESS_KEY_ID, env.S3_SECRET_ACCESS_KEY];
+  const s3Fields = [
+    env.S3_ENDPOINT,
+    env.S3_ACCESS_KEY_ID,
+    env.S3_SECRET_ACCESS_KEY,
+  ];
   if (!env.S3_BUCKET && s3Fields.some((value) => value !== undefined)) {
     problems.push('S3_BUCKET: is required when any other S3_* variable is set');
   }
   for (const origin of env.CORS_ORIGINS) {
-    if (!isOrigin(origin)) problems.push(`CORS_ORIGINS: "${origin}" is not an origin like https://app.example.com`);
+    if (!isOrigin(origin))
+      problems.push(
+        `CORS_ORIGINS: "${origin}" is not an origin like https://app.example.com`,
+      );
   }
   // A provider that takes money needs its webhooks verified to activate what was paid for, and Stripe's
   // webhooks need the API key to read a completed checkout's subscription: both or neither.
-  for (const [key, secret] of [['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET'], ['PADDLE_API_KEY', 'PADDLE_WEBHOOK_SECRET']] as const) {
-    if (env[key] && !env[secret]) problems.push(`${secret}: is required when ${key} is set`);
-    if (env[secret] && !env[key]) problems.push(`${key}: is required when ${secret} is set`);
+  for (const [key, secret] of [
+    ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET'],
+    ['PADDLE_API_KEY', 'PADDLE_WEBHOOK_SECRET'],
+  ] as const) {
+    if (env[key] && !env[secret])
+      problems.push(`${secret}: is required when ${key} is set`);
+    if (env[secret] && !env[key])
+      problems.push(`${key}: is required when ${secret} is set`);
   }
-  if (env.DATA_ENCRYPTION_KEY !== undefined && env.DATA_ENCRYPTION_KEY.length < 32) {
-    problems.push('DATA_ENCRYPTION_KEY: must be a random value of at least 32 characters');
+  if (
+    env.DATA_ENCRYPTION_KEY !== undefined &&
+    env.DATA_ENCRYPTION_KEY.length < 32
+  ) {
+    problems.push(
+      'DATA_ENCRYPTION_KEY: must be a random value of at least 32 characters',
+    );
   }
   for (const email of env.ADMIN_EMAILS) {
-    if (!email.includes('@')) problems.push(`ADMIN_EMAILS: "${email}" is not an email address`);
+    if (!email.includes('@'))
+      problems.push(`ADMIN_EMAILS: "${email}" is not an email address`);
   }
   return problems;
 }
@@ -77,15 +112,23 @@ function toAppConfig(env: Env): AppConfig {
       bodyLimitBytes: env.BODY_LIMIT_BYTES,
       shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
       // The document lists every route, admin and webhooks included: public only where asked in production.
-      apiDocs: env.API_DOCS ?? (env.NODE_ENV === 'production' ? 'off' : 'public'),
+      apiDocs:
+        env.API_DOCS ?? (env.NODE_ENV === 'production' ? 'off' : 'public'),
       trustProxy: env.TRUST_PROXY.length > 0 ? env.TRUST_PROXY : false,
       // The reference client at /: on in development, where `npm start` should open a working product.
-      webClient: (env.WEB_CLIENT ?? (env.NODE_ENV === 'production' ? 'off' : 'on')) === 'on',
-      webClientDir: env.WEB_CLIENT_DIR ? resolve(env.WEB_CLIENT_DIR) : WEB_CLIENT_DIR,
+      webClient:
+        (env.WEB_CLIENT ?? (env.NODE_ENV === 'production' ? 'off' : 'on')) ===
+        'on',
+      webClientDir: env.WEB_CLIENT_DIR
+        ? resolve(env.WEB_CLIENT_DIR)
+        : WEB_CLIENT_DIR,
     },
     log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT },
     metrics: { port: env.METRICS_PORT },
-    telemetry: { otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT, serviceName: env.OTEL_SERVICE_NAME },
+    telemetry: {
+      otlpEndpoint: env.OTEL_EXPORTER_OTLP_ENDPOINT,
+      serviceName: env.OTEL_SERVICE_NAME,
+    },
     database: {
       url: env.DATABASE_URL,
       poolSize: env.DATABASE_POOL_SIZE,
@@ -96,14 +139,22 @@ function toAppConfig(env: Env): AppConfig {
     redis: { url: env.REDIS_URL, keyPrefix: env.REDIS_KEY_PREFIX },
     appUrl,
     apiUrl: env.API_URL ? stripTrailingSlash(env.API_URL) : appUrl,
-    corsOrigins: env.CORS_ORIGINS.length > 0 ? env.CORS_ORIGINS.map(stripTrailingSlash) : [new URL(appUrl).origin],
+    corsOrigins:
+      env.CORS_ORIGINS.length > 0
+        ? env.CORS_ORIGINS.map(stripTrailingSlash)
+        : [new URL(appUrl).origin],
     secrets: {
       session: env.SESSION_SECRET ?? DEV_DEFAULTS.SESSION_SECRET,
       passwordPepper: env.PASSWORD_PEPPER ?? DEV_DEFAULTS.PASSWORD_PEPPER,
       dataEncryptionKey: env.DATA_ENCRYPTION_KEY,
     },
     requireEmailVerification: env.REQUIRE_EMAIL_VERIFICATION,
-    session: { ttlHours: env.SESSION_TTL_HOURS, cacheTtlMs: env.SESSION_CACHE_TTL_MS, cookieName: SESSION_COOKIE_NAME, secureCookie: appUrl.startsWith('https:') },
+    session: {
+      ttlHours: env.SESSION_TTL_HOURS,
+      cacheTtlMs: env.SESSION_CACHE_TTL_MS,
+      cookieName: SESSION_COOKIE_NAME,
+      secureCookie: appUrl.startsWith('https:'),
+    },
     adminEmails: env.ADMIN_EMAILS.map((email) => email.toLowerCase()),
     rateLimits: {
       'login-ip': env.RATE_LIMIT_LOGIN_IP,
@@ -126,8 +177,14 @@ function toAppConfig(env: Env): AppConfig {
     skillTemplatesFile: env.SKILL_TEMPLATES_FILE,
     providers: {
       echoDelayMs: env.ECHO_DELAY_MS,
-      openai: { apiKey: env.OPENAI_API_KEY, baseUrl: stripTrailingSlash(env.OPENAI_BASE_URL) },
-      anthropic: { apiKey: env.ANTHROPIC_API_KEY, baseUrl: stripTrailingSlash(env.ANTHROPIC_BASE_URL) },
+      openai: {
+        apiKey: env.OPENAI_API_KEY,
+        baseUrl: stripTrailingSlash(env.OPENAI_BASE_URL),
+      },
+      anthropic: {
+        apiKey: env.ANTHROPIC_API_KEY,
+        baseUrl: stripTrailingSlash(env.ANTHROPIC_BASE_URL),
+      },
     },
     chat: {
       providerTimeoutMs: env.PROVIDER_TIMEOUT_MS,
@@ -157,13 +214,25 @@ function toAppConfig(env: Env): AppConfig {
       timeoutMs: env.OAUTH_TIMEOUT_MS,
     },
     billing: {
-      stripe: { apiKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET, apiUrl: env.STRIPE_API_URL },
-      paddle: { apiKey: env.PADDLE_API_KEY, webhookSecret: env.PADDLE_WEBHOOK_SECRET, apiUrl: env.PADDLE_API_URL },
+      stripe: {
+        apiKey: env.STRIPE_SECRET_KEY,
+        webhookSecret: env.STRIPE_WEBHOOK_SECRET,
+        apiUrl: env.STRIPE_API_URL,
+      },
+      paddle: {
+        apiKey: env.PADDLE_API_KEY,
+        webhookSecret: env.PADDLE_WEBHOOK_SECRET,
+        apiUrl: env.PADDLE_API_URL,
+      },
       graceMs: env.BILLING_GRACE_DAYS * 24 * 3600 * 1000,
     },
     storage: {
       dir: env.STORAGE_DIR,
-      extraction: { enabled: env.FILE_EXTRACTION_ENABLED, timeoutMs: env.FILE_EXTRACTION_TIMEOUT_MS, memoryMb: env.FILE_EXTRACTION_MEMORY_MB },
+      extraction: {
+        enabled: env.FILE_EXTRACTION_ENABLED,
+        timeoutMs: env.FILE_EXTRACTION_TIMEOUT_MS,
+        memoryMb: env.FILE_EXTRACTION_MEMORY_MB,
+      },
       s3: env.S3_BUCKET
         ? {
             endpoint: env.S3_ENDPOINT,
@@ -181,7 +250,10 @@ function toAppConfig(env: Env): AppConfig {
 function isOrigin(value: string): boolean {
   try {
     const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === stripTrailingSlash(value);
+    return (
+      (url.protocol === 'http:' || url.protocol === 'https:') &&
+      url.origin === stripTrailingSlash(value)
+    );
   } catch {
     return false;
   }

@@ -10,7 +10,10 @@ export interface TreeMessage {
  * is the only one). `messages` come in stored order. Without a current message (or one not found), the
  * last stored message ends the branch.
  */
-export function currentBranch<M extends TreeMessage>(messages: M[], currentId: string | null): { message: M; alternatives: string[] }[] {
+export function currentBranch<M extends TreeMessage>(
+  messages: M[],
+  currentId: string | null,
+): { message: M; alternatives: string[] }[] {
   const byId = new Map(messages.map((message) => [message.id, message]));
   const children = new Map<string | null, string[]>();
   for (const message of messages) {
@@ -20,7 +23,12 @@ export function currentBranch<M extends TreeMessage>(messages: M[], currentId: s
   }
   const branch: { message: M; alternatives: string[] }[] = [];
   const seen = new Set<string>();
-  for (let message = (currentId ? byId.get(currentId) : undefined) ?? messages.at(-1); message && !seen.has(message.id); message = message.parentId ? byId.get(message.parentId) : undefined) {
+  for (
+    let message =
+      (currentId ? byId.get(currentId) : undefined) ?? messages.at(-1);
+    message && !seen.has(message.id);
+    message = message.parentId ? byId.get(message.parentId) : undefined
+  ) {
     seen.add(message.id);
     const siblings = children.get(message.parentId) ?? [];
     branch.push({ message, alternatives: siblings.length > 1 ? siblings : [] });

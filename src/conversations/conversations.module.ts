@@ -3,5 +3,9 @@ import { ConversationsController } from './conversations.controller';
 import { ConversationsRepository } from './conversations.repository';
 import { ConversationsService } from './conversations.service';
 
-@Module({ controllers: [ConversationsController], providers: [ConversationsRepository, ConversationsService], exports: [ConversationsRepository] })
+@Module({
+  controllers: [ConversationsController],
+  providers: [ConversationsRepository, ConversationsService],
+  exports: [ConversationsRepository],
+})
 export class ConversationsModule {}

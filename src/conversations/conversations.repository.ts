@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Cursor, olderThan } from '../common/pagination';
-import { PreparedStatement, PrismaService } from '../infra/prisma/prisma.service';
+import {
+  PreparedStatement,
+  PrismaService,
+} from '../infra/prisma/prisma.service';
 import { ChatMessage } from '../models/providers/model-provider';
 
 /**
@@ -24,7 +27,15 @@ const BRANCH_MESSAGES: PreparedStatement = {
          SELECT b.role::text AS role, b.content FROM owned LEFT JOIN branch b ON true ORDER BY b.depth`,
 };
 
-const SUMMARY = { id: true, title: true, skillId: true, skillVersionId: true, archivedAt: true, createdAt: true, updatedAt: true } as const;
+const SUMMARY = {
+  id: true,
+  title: true,
+  skillId: true,
+  skillVersionId: true,
+  archivedAt: true,
+  createdAt: true,
+  updatedAt: true,
+} as const;
 
 export interface ConversationSummaryRow {
   id: string;
@@ -62,9 +73,18 @@ export class ConversationsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   /** The owner's conversations, newest activity first, after the cursor; `limit` + 1 rows to know if more follow. */
-  findPageOfOwner(userId: string, archived: boolean, limit: number, after?: Cursor): Promise<ConversationSummaryRow[]> {
+  findPageOfOwner(
+    userId: string,
+    archived: boolean,
+    limit: number,
+    after?: Cursor,
+  ): Promise<ConversationSummaryRow[]> {
     return this.prisma.conversation.findMany({
-      where: { userId, archivedAt: archived ? { not: null } : null, ...olderThan('updatedAt', after) },
+      where: {
+        userId,
+        archivedAt: archived ? { not: null } : null,
+        ...olderThan('updatedAt', after),
+      },
       orderBy: [{ updatedAt: 'desc' }, { id: 'desc' }],
       take: limit + 1,
       select: SUMMARY,
@@ -76,7 +96,13 @@ export class ConversationsRepository {
    * 'simple' configuration, each word a prefix), best first: a title match weighs more than a message
    * match. `limit` + 1 rows from `offset`.
    */
-  searchOfOwner(userId: string, query: string, archived: boolean, limit: number, offset: number): Promise<ConversationSummaryRow[]> {
+  searchOfOwner(
+    userId: string,
+    query: string,
+    archived: boolean,
+    limit: number,
+    offset: number,
+  ): Promise<ConversationSummaryRow[]> {
     return this.prisma.$queryRaw<ConversationSummaryRow[]>`
       WITH q AS (
         SELECT to_tsquery('simple', string_agg(quote_literal(word) || ':*', ' & ')) AS q
@@ -119,8 +145,17 @@ export class ConversationsRepository {
             chatRequestId: true,
             chatRequest: {
               select: {
-                files: { orderBy: { position: 'asc' }, select: { fileId: true, name: true, kind: true } },
-                ledgerEntry: { select: { inputTokens: true, outputTokens: true, credits: true } },
+                files: {
+                  orderBy: { position: 'asc' },
+                  select: { fileId: true, name: true, kind: true },
+                },
+                ledgerEntry: {
+                  select: {
+                    inputTokens: true,
+                    outputTokens: true,
+                    credits: true,
+                  },
+                },
               },
             },
           },
@@ -133,8 +168,16 @@ export class ConversationsRepository {
    * The latest `maxMessages` messages of a conversation's branch, newest first, in one statement: the
    * current branch, or the one ending at `anchor.parentId` (none when null). Null if `userId` does not own it.
    */
-  async findOwnedBranchMessages(userId: string, id: string, maxMessages: number, anchor?: { parentId: string | null }): Promise<{ messages: ChatMessage[] } | null> {
-    const rows = await this.prisma.statement<{ role: ChatMessage['role'] | null; content: string | null }>(BRANCH_MESSAGES, [
+  async findOwnedBranchMessages(
+    userId: string,
+    id: string,
+    maxMessages: number,
+    anchor?: { parentId: string | null },
+  ): Promise<{ messages: ChatMessage[] } | null> {
+    const rows = await this.prisma.statement<{
+      role: ChatMessage['role'] | null;
+      content: string | null;
+    }>(BRANCH_MESSAGES, [
       id,
       userId,
       maxMessages,
@@ -142,16 +185,28 @@ export class ConversationsRepository {
       anchor?.parentId ?? null,
     ]);
     if (rows.length === 0) return null;
-    return { messages: rows.flatMap((row) => (row.role && row.content !== null ? [{ role: row.role, content: row.content }] : [])) };
+    return {
+      messages: rows.flatMap((row) =>
+        row.role && row.content !== null
+          ? [{ role: row.role, content: row.content }]
+          : [],
+      ),
+    };
   }
 
   /** Whether `userId` owns the conversation. */
   async isOwned(userId: string, id: string): Promise<boolean> {
-    return (await this.prisma.conversation.count({ where: { id, userId } })) > 0;
+    return (
+      (await this.prisma.conversation.count({ where: { id, userId } })) > 0
+    );
   }
 
   /** A message of a conversation `userId` owns, with the run that stored it; null if there is none. */
-  async findOwnedMessage(userId: string, conversationId: string, messageId: string): Promise<TurnOrigin | null> {
+  async findOwnedMessage(
+    userId: string,
+    conversationId: string,
+    messageId: string,
+  ): Promise<TurnOrigin | null> {
     const [row] = await this.prisma.$queryRaw<TurnOrigin[]>`
       SELECT m.id::text, m.role::text AS role, m."parentId"::text AS "parentId", r."modelId", r."skillId"::text AS "skillId",
              r."skillVersionId"::text AS "skillVersionId", v.instruction,
@@ -165,7 +220,10 @@ export class ConversationsRepository {
   }
 
   /** The latest user message of the conversation's current branch (null when it has none), with the run that stored it. */
-  async findLastUserMessageOfBranch(userId: string, conversationId: string): Promise<TurnOrigin | null> {
+  async findLastUserMessageOfBranch(
+    userId: string,
+    conversationId: string,
+  ): Promise<TurnOrigin | null> {
     const [row] = await this.prisma.$queryRaw<TurnOrigin[]>`
       WITH RECURSIVE walk AS (
         SELECT m.id, m."parentId", m.role, m."chatRequestId"
@@ -192,7 +250,11 @@ export class ConversationsRepository {
    * `currentMessageId`, that message is one of its own): the current message becomes the newest leaf
    * below the one given. The last activity (`updatedAt`) does not change. Null when nothing matched.
    */
-  async updateOwned(userId: string, id: string, changes: ConversationChanges): Promise<ConversationSummaryRow | null> {
+  async updateOwned(
+    userId: string,
+    id: string,
+    changes: ConversationChanges,
+  ): Promise<ConversationSummaryRow | null> {
     const [row] = await this.prisma.$queryRaw<ConversationSummaryRow[]>`
       WITH RECURSIVE target AS (
         SELECT c.id FROM "Conversation" c WHERE c.id = ${id}::uuid AND c."userId" = ${userId}::uuid
@@ -224,7 +286,9 @@ export class ConversationsRepository {
    */
   deleteOwned(userId: string, id: string): Promise<string[] | null> {
     return this.prisma.$transaction(async (tx) => {
-      const owned = await tx.$queryRaw<{ id: string }[]>`SELECT id::text FROM "Conversation" WHERE id = ${id}::uuid AND "userId" = ${userId}::uuid FOR UPDATE`;
+      const owned = await tx.$queryRaw<
+        { id: string }[]
+      >`SELECT id::text FROM "Conversation" WHERE id = ${id}::uuid AND "userId" = ${userId}::uuid FOR UPDATE`;
       if (owned.length === 0) return null;
       const runs = await tx.$queryRaw<{ id: string; live: boolean }[]>`
         UPDATE "ChatRequest" r
@@ -232,7 +296,9 @@ export class ConversationsRepository {
                "stopRequestedAt" = CASE WHEN r.status = 'streaming' THEN COALESCE(r."stopRequestedAt", now()) ELSE r."stopRequestedAt" END
          WHERE r."conversationId" = ${id}::uuid
         RETURNING r.id::text, r.status = 'streaming' AS live`;
-      await tx.chatRequestFile.deleteMany({ where: { chatRequestId: { in: runs.map((run) => run.id) } } });
+      await tx.chatRequestFile.deleteMany({
+        where: { chatRequestId: { in: runs.map((run) => run.id) } },
+      });
       await tx.conversation.delete({ where: { id }, select: { id: true } });
       return runs.filter((run) => run.live).map((run) => run.id);
     });

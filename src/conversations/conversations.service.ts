@@ -2,10 +2,28 @@ import { Injectable } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
 import { AppError } from '../common/errors/app-error';
 import { isUuid } from '../common/ids';
-import { decodeCursor, decodeOffsetCursor, DEFAULT_PAGE_SIZE, encodeOffsetCursor, toPage } from '../common/pagination';
-import { ConversationListQueryDto, UpdateConversationDto } from './dto/conversation-query.dto';
-import { AttachedFileDto, ConversationDto, ConversationMessageDto, ConversationPageDto, ConversationSummaryDto } from './dto/conversation.response';
-import { ConversationSummaryRow, ConversationsRepository } from './conversations.repository';
+import {
+  decodeCursor,
+  decodeOffsetCursor,
+  DEFAULT_PAGE_SIZE,
+  encodeOffsetCursor,
+  toPage,
+} from '../common/pagination';
+import {
+  ConversationListQueryDto,
+  UpdateConversationDto,
+} from './dto/conversation-query.dto';
+import {
+  AttachedFileDto,
+  ConversationDto,
+  ConversationMessageDto,
+  ConversationPageDto,
+  ConversationSummaryDto,
+} from './dto/conversation.response';
+import {
+  ConversationSummaryRow,
+  ConversationsRepository,
+} from './conversations.repository';
 import { currentBranch } from './conversation-branch';
 
 @Injectable()
@@ -13,46 +31,110 @@ export class ConversationsService {
   constructor(private readonly conversations: ConversationsRepository) {}
 
   /** Newest activity first; with `q`, best matches first (pages by position in the ranking). */
-  async list(user: SessionUser, query: ConversationListQueryDto): Promise<ConversationPageDto> {
+  async list(
+    user: SessionUser,
+    query: ConversationListQueryDto,
+  ): Promise<ConversationPageDto> {
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     const archived = query.archived ?? false;
     if (query.q !== undefined) {
       const offset = query.cursor ? decodeOffsetCursor(query.cursor) : 0;
-      const rows = await this.conversations.searchOfOwner(user.id, query.q, archived, limit, offset);
-      return { data: rows.slice(0, limit).map(toSummary), nextCursor: rows.length > limit ? encodeOffsetCursor(offset + limit) : null };
+      const rows = await this.conversations.searchOfOwner(
+        user.id,
+        query.q,
+        archived,
+        limit,
+        offset,
+      );
+      return {
+        data: rows.slice(0, limit).map(toSummary),
+        nextCursor:
+          rows.length > limit ? encodeOffsetCursor(offset + limit) : null,
+      };
     }
-    const rows = await this.conversations.findPageOfOwner(user.id, archived, limit, query.cursor ? decodeCursor(query.cursor) : undefined);
-    return toPage(rows, limit, (row) => ({ at: row.updatedAt, id: row.id }), toSummary);
+    const rows = await this.conversations.findPageOfOwner(
+      user.id,
+      archived,
+      limit,
+      query.cursor ? decodeCursor(query.cursor) : undefined,
+    );
+    return toPage(
+      rows,
+      limit,
+      (row) => ({ at: row.updatedAt, id: row.id }),
+      toSummary,
+    );
   }
 
   /** Another user's conversation and an unknown (or malformed) id get the same 404. */
   async get(user: SessionUser, id: string): Promise<ConversationDto> {
-    const row = isUuid(id) ? await this.conversations.findOwnedWithMessages(user.id, id) : null;
+    const row = isUuid(id)
+      ? await this.conversations.findOwnedWithMessages(user.id, id)
+      : null;
     if (!row) throw notFound();
     const branch = currentBranch(row.messages, row.currentMessageId);
     return {
       ...toSummary(row),
       currentMessageId: branch.at(-1)?.message.id ?? null,
-      messages: withAttachedFiles(branch.map(({ message, alternatives }) => ({ ...message, alternatives }))),
+      messages: withAttachedFiles(
+        branch.map(({ message, alternatives }) => ({
+          ...message,
+          alternatives,
+        })),
+      ),
     };
   }
 
   /** Renames, archives or restores, or switches branch; answers the conversation as GET does. */
-  async update(user: SessionUser, id: string, changes: UpdateConversationDto): Promise<ConversationDto> {
+  async update(
+    user: SessionUser,
+    id: string,
+    changes: UpdateConversationDto,
+  ): Promise<ConversationDto> {
     const { title, archived, currentMessageId } = changes;
     if (title == null && archived == null && currentMessageId == null) {
-      throw new AppError('validation_failed', 'Send at least one of title, archived and currentMessageId.', {
-        errors: [{ field: 'title', code: 'required', message: 'one of title, archived and currentMessageId is required' }],
-      });
+      throw new AppError(
+        'validation_failed',
+        'Send at least one of title, archived and currentMessageId.',
+        {
+          errors: [
+            {
+              field: 'title',
+              code: 'required',
+              message:
+                'one of title, archived and currentMessageId is required',
+            },
+          ],
+        },
+      );
     }
     const updated = isUuid(id)
-      ? await this.conversations.updateOwned(user.id, id, { title: title ?? undefined, archived: archived ?? undefined, currentMessageId: currentMessageId?.toLowerCase() })
+      ? await this.conversations.updateOwned(user.id, id, {
+          title: title ?? undefined,
+          archived: archived ?? undefined,
+          currentMessageId: currentMessageId?.toLowerCase(),
+        })
       : null;
     if (!updated) {
-      if (currentMessageId != null && isUuid(id) && (await this.conversations.isOwned(user.id, id))) {
-        throw new AppError('not_found', 'This conversation has no such message.', {
-          errors: [{ field: 'currentMessageId', code: 'not_found', message: 'currentMessageId must be a message of this conversation' }],
-        });
+      if (
+        currentMessageId != null &&
+        isUuid(id) &&
+        (await this.conversations.isOwned(user.id, id))
+      ) {
+        throw new AppError(
+          'not_found',
+          'This conversation has no such message.',
+          {
+            errors: [
+              {
+                field: 'currentMessageId',
+                code: 'not_found',
+                message:
+                  'currentMessageId must be a message of this conversation',
+              },
+            ],
+          },
+        );
       }
       throw notFound();
     }
@@ -74,14 +156,22 @@ type StoredMessage = {
   alternatives: string[];
   chatRequest: {
     files: { fileId: string; name: string; kind: AttachedFileDto['kind'] }[];
-    ledgerEntry: { inputTokens: number; outputTokens: number; credits: number } | null;
+    ledgerEntry: {
+      inputTokens: number;
+      outputTokens: number;
+      credits: number;
+    } | null;
   } | null;
 };
 
 /** A run's attached files go on its last user message (the turn's question); its usage on its answer. */
-function withAttachedFiles(messages: StoredMessage[]): ConversationMessageDto[] {
+function withAttachedFiles(
+  messages: StoredMessage[],
+): ConversationMessageDto[] {
   const lastUserOfRun = new Map<string, string>();
-  for (const message of messages) if (message.role === 'user' && message.chatRequestId) lastUserOfRun.set(message.chatRequestId, message.id);
+  for (const message of messages)
+    if (message.role === 'user' && message.chatRequestId)
+      lastUserOfRun.set(message.chatRequestId, message.id);
   return messages.map((message) => ({
     id: message.id,
     parentId: message.parentId,
@@ -89,11 +179,19 @@ function withAttachedFiles(messages: StoredMessage[]): ConversationMessageDto[] 
     content: message.content,
     createdAt: message.createdAt.toISOString(),
     files:
-      message.chatRequestId && lastUserOfRun.get(message.chatRequestId) === message.id
-        ? (message.chatRequest?.files ?? []).map((file) => ({ id: file.fileId, name: file.name, kind: file.kind }))
+      message.chatRequestId &&
+      lastUserOfRun.get(message.chatRequestId) === message.id
+        ? (message.chatRequest?.files ?? []).map((file) => ({
+            id: file.fileId,
+            name: file.name,
+            kind: file.kind,
+          }))
         : [],
     alternatives: message.alternatives,
-    usage: message.role === 'assistant' ? (message.chatRequest?.ledgerEntry ?? null) : null,
+    usage:
+      message.role === 'assistant'
+        ? (message.chatRequest?.ledgerEntry ?? null)
+        : null,
   }));
 }
 

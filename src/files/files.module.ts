@@ -15,11 +15,18 @@ import { MAX_UPLOAD_BYTES } from './upload/single-file.interceptor';
     // The storage engine of FileInterceptor (SingleFileUpload sets the limits).
     MulterModule.registerAsync({
       inject: [OBJECT_STORAGE, AppLogger],
-      useFactory: (storage: ObjectStorage, log: AppLogger) => ({ storage: new ObjectStorageEngine(storage, log, MAX_UPLOAD_BYTES) }),
+      useFactory: (storage: ObjectStorage, log: AppLogger) => ({
+        storage: new ObjectStorageEngine(storage, log, MAX_UPLOAD_BYTES),
+      }),
     }),
   ],
   controllers: [FilesController],
-  providers: [FilesRepository, FilesService, TextExtractionService, FileContextService],
+  providers: [
+    FilesRepository,
+    FilesService,
+    TextExtractionService,
+    FileContextService,
+  ],
   exports: [FileContextService],
 })
 export class FilesModule {}

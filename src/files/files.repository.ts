@@ -75,7 +75,15 @@ export class FilesRepository {
   }
 
   findOwnedObject(ownerId: string, id: string) {
-    return this.prisma.file.findFirst({ where: { id, ownerId }, select: { storageKey: true, originalName: true, mediaType: true, sizeBytes: true } });
+    return this.prisma.file.findFirst({
+      where: { id, ownerId },
+      select: {
+        storageKey: true,
+        originalName: true,
+        mediaType: true,
+        sizeBytes: true,
+      },
+    });
   }
 
   /**
@@ -95,25 +103,36 @@ export class FilesRepository {
   }
 
   /** Stores the text in chunks with their full-text vectors and marks it ready; nothing when the file is gone. */
-  async saveText(id: string, text: { chars: number; pages: number | null; chunks: string[] }): Promise<void> {
-    await this.prisma.$transaction(async (db) => {
-      const updated = await db.$executeRaw`
+  async saveText(
+    id: string,
+    text: { chars: number; pages: number | null; chunks: string[] },
+  ): Promise<void> {
+    await this.prisma.$transaction(
+      async (db) => {
+        const updated = await db.$executeRaw`
         UPDATE "File" SET "textStatus" = 'ready', "textChars" = ${text.chars}, "textPages" = ${text.pages}, "textError" = NULL, "textClaimedUntil" = NULL
         WHERE id = ${id}::uuid AND "textStatus" = 'pending'`;
-      if (updated === 0) return;
-      // In statements of CHUNKS_PER_INSERT chunks: one parameter array of a whole large text would be huge.
-      for (let first = 0; first < text.chunks.length; first += CHUNKS_PER_INSERT) {
-        const batch = text.chunks.slice(first, first + CHUNKS_PER_INSERT);
-        await db.$executeRaw`
+        if (updated === 0) return;
+        // In statements of CHUNKS_PER_INSERT chunks: one parameter array of a whole large text would be huge.
+        for (
+          let first = 0;
+          first < text.chunks.length;
+          first += CHUNKS_PER_INSERT
+        ) {
+          const batch = text.chunks.slice(first, first + CHUNKS_PER_INSERT);
+          await db.$executeRaw`
           INSERT INTO "FileChunk" ("fileId", "index", "text", "tsv")
           SELECT ${id}::uuid, (${first}::int + c.n - 1)::int, c.t, to_tsvector('simple', c.t) FROM unnest(${batch}::text[]) WITH ORDINALITY AS c(t, n)`;
-      }
-    }, { timeout: SAVE_TEXT_TIMEOUT_MS });
+        }
+      },
+      { timeout: SAVE_TEXT_TIMEOUT_MS },
+    );
   }
 
   /** Gives a claimed file back (this instance is stopping): the next instance takes it at once. */
   async releaseText(id: string): Promise<void> {
-    await this.prisma.$executeRaw`UPDATE "File" SET "textClaimedUntil" = NULL WHERE id = ${id}::uuid AND "textStatus" = 'pending'`;
+    await this.prisma
+      .$executeRaw`UPDATE "File" SET "textClaimedUntil" = NULL WHERE id = ${id}::uuid AND "textStatus" = 'pending'`;
   }
 
   async failText(id: string, code: string): Promise<void> {
@@ -122,11 +141,23 @@ export class FilesRepository {
   }
 
   findOwnedForContext(ownerId: string, ids: string[]) {
-    return this.prisma.file.findMany({ where: { ownerId, id: { in: ids } }, select: { id: true, originalName: true, kind: true, textStatus: true, textError: true } });
+    return this.prisma.file.findMany({
+      where: { ownerId, id: { in: ids } },
+      select: {
+        id: true,
+        originalName: true,
+        kind: true,
+        textStatus: true,
+        textError: true,
+      },
+    });
   }
 
   /** Every chunk of these files with its size and its rank for the query (0 without one, or no match). */
-  chunkRanks(fileIds: string[], query: string | null): Promise<{ fileId: string; index: number; bytes: number; rank: number }[]> {
+  chunkRanks(
+    fileIds: string[],
+    query: string | null,
+  ): Promise<{ fileId: string; index: number; bytes: number; rank: number }[]> {
     return this.prisma.$queryRaw`
       SELECT "fileId"::text AS "fileId", index, octet_length(text) AS bytes,
              CASE WHEN ${query}::text IS NULL THEN 0 ELSE ts_rank(tsv, to_tsquery('simple', ${query}::text)) END::float8 AS rank
@@ -134,7 +165,10 @@ export class FilesRepository {
   }
 
   /** The text of the chosen chunks, in document order per file. */
-  chunkTexts(fileIds: string[], indexes: number[]): Promise<{ fileId: string; index: number; text: string }[]> {
+  chunkTexts(
+    fileIds: string[],
+    indexes: number[],
+  ): Promise<{ fileId: string; index: number; text: string }[]> {
     return this.prisma.$queryRaw`
       SELECT c."fileId"::text AS "fileId", c.index, c.text
       FROM "FileChunk" c JOIN unnest(${fileIds}::uuid[], ${indexes}::int[]) AS k(f, i) ON c."fileId" = k.f AND c.index = k.i
@@ -142,7 +176,10 @@ export class FilesRepository {
   }
 
   findOwnedStorageKey(ownerId: string, id: string) {
-    return this.prisma.file.findFirst({ where: { id, ownerId }, select: { id: true, storageKey: true } });
+    return this.prisma.file.findFirst({
+      where: { id, ownerId },
+      select: { id: true, storageKey: true },
+    });
   }
 
   async deleteOwned(ownerId: string, id: string): Promise<void> {

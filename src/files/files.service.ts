@@ -4,8 +4,17 @@ import { SessionUser } from '../auth/session-user';
 import { AppError } from '../common/errors/app-error';
 import { isUuid } from '../common/ids';
 import { AppLogger } from '../common/logging/app-logger';
-import { decodeCursor, DEFAULT_PAGE_SIZE, PageQueryDto, toPage } from '../common/pagination';
-import { OBJECT_STORAGE, ObjectMissing, ObjectStorage } from '../infra/storage/object-storage';
+import {
+  decodeCursor,
+  DEFAULT_PAGE_SIZE,
+  PageQueryDto,
+  toPage,
+} from '../common/pagination';
+import {
+  OBJECT_STORAGE,
+  ObjectMissing,
+  ObjectStorage,
+} from '../infra/storage/object-storage';
 import { FileDto, FilePageDto } from './dto/file.response';
 import { TextExtractionService } from './extraction/text-extraction.service';
 import { FilesRepository } from './files.repository';
@@ -47,7 +56,15 @@ export class FilesService implements OnModuleInit {
    */
   async store(user: SessionUser, upload: StoredUpload): Promise<FileDto> {
     const row = await this.files
-      .insertWithinQuota({ ownerId: user.id, storageKey: upload.storageKey, originalName: upload.name, kind: upload.kind, mediaType: upload.mediaType, sizeBytes: upload.size, sha256: upload.sha256 })
+      .insertWithinQuota({
+        ownerId: user.id,
+        storageKey: upload.storageKey,
+        originalName: upload.name,
+        kind: upload.kind,
+        mediaType: upload.mediaType,
+        sizeBytes: upload.size,
+        sha256: upload.sha256,
+      })
       .catch(async (error: unknown) => {
         await this.removeOrphan(upload.storageKey);
         throw error;
@@ -68,22 +85,44 @@ export class FilesService implements OnModuleInit {
 
   /** The original bytes as a stream from the object storage (local disk or S3), never whole in memory. */
   async content(user: SessionUser, id: string): Promise<FileContent> {
-    const file = isUuid(id) ? await this.files.findOwnedObject(user.id, id) : null;
+    const file = isUuid(id)
+      ? await this.files.findOwnedObject(user.id, id)
+      : null;
     if (!file) throw notFound();
     try {
-      return { name: file.originalName, mediaType: file.mediaType, sizeBytes: file.sizeBytes, body: await this.storage.read(file.storageKey) };
+      return {
+        name: file.originalName,
+        mediaType: file.mediaType,
+        sizeBytes: file.sizeBytes,
+        body: await this.storage.read(file.storageKey),
+      };
     } catch (error) {
       // The object went first in a deletion that did not finish: the file is as good as deleted.
       if (error instanceof ObjectMissing) throw notFound();
-      this.log.error({ err: error, driver: this.storage.driver }, 'could not read a stored object');
-      throw new AppError('storage_unavailable', 'The file cannot be read right now. Retry the request.');
+      this.log.error(
+        { err: error, driver: this.storage.driver },
+        'could not read a stored object',
+      );
+      throw new AppError(
+        'storage_unavailable',
+        'The file cannot be read right now. Retry the request.',
+      );
     }
   }
 
   async list(user: SessionUser, query: PageQueryDto): Promise<FilePageDto> {
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-    const rows = await this.files.findPageOfOwner(user.id, limit, query.cursor ? decodeCursor(query.cursor) : undefined);
-    return toPage(rows, limit, (row) => ({ at: row.createdAt, id: row.id }), toDto);
+    const rows = await this.files.findPageOfOwner(
+      user.id,
+      limit,
+      query.cursor ? decodeCursor(query.cursor) : undefined,
+    );
+    return toPage(
+      rows,
+      limit,
+      (row) => ({ at: row.createdAt, id: row.id }),
+      toDto,
+    );
   }
 
   /**
@@ -91,23 +130,41 @@ export class FilesService implements OnModuleInit {
    * (503), so a retry completes it. Once the record is gone, the file is a 404.
    */
   async delete(user: SessionUser, id: string): Promise<void> {
-    const file = isUuid(id) ? await this.files.findOwnedStorageKey(user.id, id) : null;
+    const file = isUuid(id)
+      ? await this.files.findOwnedStorageKey(user.id, id)
+      : null;
     if (!file) throw notFound();
     try {
       await this.storage.delete(file.storageKey);
     } catch (error) {
-      this.log.error({ err: error, fileId: file.id, driver: this.storage.driver }, 'could not delete a stored object');
-      throw new AppError('storage_unavailable', 'The file could not be deleted right now; nothing was changed. Retry the request.');
+      this.log.error(
+        { err: error, fileId: file.id, driver: this.storage.driver },
+        'could not delete a stored object',
+      );
+      throw new AppError(
+        'storage_unavailable',
+        'The file could not be deleted right now; nothing was changed. Retry the request.',
+      );
     }
     await this.files.deleteOwned(user.id, file.id);
   }
 
   private quotaExceeded(size: number): AppError {
-    return new AppError('storage_quota_exceeded', `This file (${size} bytes) does not fit in the storage your plan includes. Delete files or upgrade the plan.`);
+    return new AppError(
+      'storage_quota_exceeded',
+      `This file (${size} bytes) does not fit in the storage your plan includes. Delete files or upgrade the plan.`,
+    );
   }
 
   private async removeOrphan(storageKey: string): Promise<void> {
-    await this.storage.delete(storageKey).catch((error: unknown) => this.log.error({ err: error, storageKey }, 'could not remove an object without a record'));
+    await this.storage
+      .delete(storageKey)
+      .catch((error: unknown) =>
+        this.log.error(
+          { err: error, storageKey },
+          'could not remove an object without a record',
+        ),
+      );
   }
 }
 
@@ -124,6 +181,11 @@ function toDto(row: FileRow): FileDto {
     sizeBytes: row.sizeBytes,
     sha256: row.sha256,
     createdAt: row.createdAt.toISOString(),
-    text: { status: row.textStatus, chars: row.textChars, pages: row.textPages, error: row.textError },
+    text: {
+      status: row.textStatus,
+      chars: row.textChars,
+      pages: row.textPages,
+      error: row.textError,
+    },
   };
 }

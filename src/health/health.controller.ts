@@ -1,8 +1,18 @@
 import { Controller, Get } from '@nestjs/common';
-import { ApiExtraModels, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import {
+  ApiExtraModels,
+  ApiOperation,
+  ApiResponse,
+  ApiTags,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { Public } from '../common/decorators/public.decorator';
 import { problemResponse } from '../common/openapi/api-problems.decorator';
-import { LivenessDto, ReadinessChecksDto, ReadinessDto } from './dto/health.response';
+import {
+  LivenessDto,
+  ReadinessChecksDto,
+  ReadinessDto,
+} from './dto/health.response';
 import { HealthService } from './health.service';
 
 @Public()
@@ -18,9 +28,17 @@ export class HealthController {
   }
 
   @Get('ready')
-  @ApiOperation({ summary: 'Readiness: 200 while the database answers (status degraded when Redis does not), 503 otherwise' })
+  @ApiOperation({
+    summary:
+      'Readiness: 200 while the database answers (status degraded when Redis does not), 503 otherwise',
+  })
   @ApiExtraModels(ReadinessChecksDto)
-  @ApiResponse({ status: 503, ...problemResponse(503, { checks: { $ref: getSchemaPath(ReadinessChecksDto) } }) })
+  @ApiResponse({
+    status: 503,
+    ...problemResponse(503, {
+      checks: { $ref: getSchemaPath(ReadinessChecksDto) },
+    }),
+  })
   ready(): Promise<ReadinessDto> {
     return this.health.readiness();
   }

@@ -3,5 +3,8 @@ import { HealthController } from './health.controller';
 import { HealthRepository } from './health.repository';
 import { HealthService } from './health.service';
 
-@Module({ controllers: [HealthController], providers: [HealthRepository, HealthService] })
+@Module({
+  controllers: [HealthController],
+  providers: [HealthRepository, HealthService],
+})
 export class HealthModule {}

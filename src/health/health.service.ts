@@ -22,22 +22,34 @@ export class HealthService {
   /** Ready when every configured dependency answers; otherwise 503 naming the ones down. */
   async readiness(): Promise<ReadinessDto> {
     if (this.drain.isDraining) {
-      throw new AppError('not_ready', 'Shutting down: send new requests to another instance.', { headers: { 'Retry-After': '5' } });
+      throw new AppError(
+        'not_ready',
+        'Shutting down: send new requests to another instance.',
+        { headers: { 'Retry-After': '5' } },
+      );
     }
     const [database, redis] = await Promise.all([
       this.check('database', () => this.health.pingDatabase()),
-      this.redis ? this.check('redis', () => this.redis!.ping()) : Promise.resolve('not_configured' as const),
+      this.redis
+        ? this.check('redis', () => this.redis!.ping())
+        : Promise.resolve('not_configured' as const),
     ]);
     const checks: ReadinessChecksDto = { database, redis };
     if (database === 'down') {
-      throw new AppError('not_ready', 'Not ready: database unavailable.', { extensions: { checks }, headers: { 'Retry-After': '5' } });
+      throw new AppError('not_ready', 'Not ready: database unavailable.', {
+        extensions: { checks },
+        headers: { 'Retry-After': '5' },
+      });
     }
     // Without Redis the instance still serves everything (rate limits count per instance meanwhile):
     // it stays in the load balancer and says what is missing.
     return { status: redis === 'down' ? 'degraded' : 'ok', checks };
   }
 
-  private async check(name: string, probe: () => Promise<unknown>): Promise<'up' | 'down'> {
+  private async check(
+    name: string,
+    probe: () => Promise<unknown>,
+  ): Promise<'up' | 'down'> {
     try {
       await withTimeout(probe(), CHECK_TIMEOUT_MS, `${name} check timed out`);
       return 'up';

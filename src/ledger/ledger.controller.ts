@@ -13,10 +13,16 @@ export class LedgerController {
   constructor(private readonly ledger: LedgerService) {}
 
   @Get('usage')
-  @ApiOperation({ summary: "The caller's ledger: billed runs and granted credits, newest first (cursor pagination)" })
+  @ApiOperation({
+    summary:
+      "The caller's ledger: billed runs and granted credits, newest first (cursor pagination)",
+  })
   @ApiOkResponse({ type: LedgerPageDto })
   @ApiProblems(401)
-  usage(@CurrentUser() user: SessionUser, @Query() query: PageQueryDto): Promise<LedgerPageDto> {
+  usage(
+    @CurrentUser() user: SessionUser,
+    @Query() query: PageQueryDto,
+  ): Promise<LedgerPageDto> {
     return this.ledger.listUsage(user, query);
   }
 }

@@ -21,16 +21,32 @@ export class ModelProviders implements OnModuleDestroy {
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     const { openai, anthropic } = config.providers;
-    const transport: TransportSettings = { connectTimeoutMs: CONNECT_TIMEOUT_MS, responseTimeoutMs: config.chat.providerTimeoutMs + RESPONSE_TIMEOUT_MARGIN_MS };
-    this.upstreams = [new OpenAiCompatibleProvider('openai', openai, transport), new AnthropicProvider('anthropic', anthropic, transport)];
-    this.providers = new Map<string, ModelProvider>([['local', new LocalEchoProvider(config.providers.echoDelayMs)], ...this.upstreams.map((provider): [string, ModelProvider] => [provider.name, provider])]);
+    const transport: TransportSettings = {
+      connectTimeoutMs: CONNECT_TIMEOUT_MS,
+      responseTimeoutMs:
+        config.chat.providerTimeoutMs + RESPONSE_TIMEOUT_MARGIN_MS,
+    };
+    this.upstreams = [
+      new OpenAiCompatibleProvider('openai', openai, transport),
+      new AnthropicProvider('anthropic', anthropic, transport),
+    ];
+    this.providers = new Map<string, ModelProvider>([
+      ['local', new LocalEchoProvider(config.providers.echoDelayMs)],
+      ...this.upstreams.map((provider): [string, ModelProvider] => [
+        provider.name,
+        provider,
+      ]),
+    ]);
   }
 
   /** The configured adapter of a catalog provider, or 503 provider_not_configured. */
   configured(name: string): ModelProvider {
     const provider = this.providers.get(name);
     if (!provider || !provider.isConfigured()) {
-      throw new AppError('provider_not_configured', `The ${name} provider is not configured on this server.`);
+      throw new AppError(
+        'provider_not_configured',
+        `The ${name} provider is not configured on this server.`,
+      );
     }
     return provider;
   }

@@ -3,5 +3,9 @@ import { CatalogModule } from '../catalog/catalog.module';
 import { PlansController } from './plans.controller';
 import { PlansService } from './plans.service';
 
-@Module({ imports: [CatalogModule], controllers: [PlansController], providers: [PlansService] })
+@Module({
+  imports: [CatalogModule],
+  controllers: [PlansController],
+  providers: [PlansService],
+})
 export class PlansModule {}

@@ -19,7 +19,11 @@ export class PlansService {
     const snapshot = await this.catalog.current();
     if (this.serialized?.version !== snapshot.version) {
       const body = JSON.stringify(toPlanList(snapshot));
-      this.serialized = { version: snapshot.version, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+      this.serialized = {
+        version: snapshot.version,
+        body,
+        etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
+      };
     }
     return this.serialized;
   }
@@ -34,7 +38,11 @@ function toPlanList(snapshot: CatalogSnapshot): PlanListDto {
         id: plan.code,
         code: plan.code,
         name: plan.name,
-        price: { amount: plan.priceAmount, currency: plan.priceCurrency, interval: plan.priceInterval },
+        price: {
+          amount: plan.priceAmount,
+          currency: plan.priceCurrency,
+          interval: plan.priceInterval,
+        },
         dailyCredits: plan.dailyCredits,
         checkoutAllowed: plan.checkoutAllowed,
         models: models
@@ -42,7 +50,11 @@ function toPlanList(snapshot: CatalogSnapshot): PlanListDto {
           .map((model) => ({
             id: model.id,
             name: model.name,
-            price: { perRequest: model.creditsPerRequest, per1kInputTokens: model.creditsPer1kInput, per1kOutputTokens: model.creditsPer1kOutput },
+            price: {
+              perRequest: model.creditsPerRequest,
+              per1kInputTokens: model.creditsPer1kInput,
+              per1kOutputTokens: model.creditsPer1kOutput,
+            },
           })),
       };
     }),

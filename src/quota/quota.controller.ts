@@ -12,7 +12,9 @@ export class QuotaController {
   constructor(private readonly quota: QuotaService) {}
 
   @Get('quota')
-  @ApiOperation({ summary: "The caller's daily credit limit, usage and remaining balance" })
+  @ApiOperation({
+    summary: "The caller's daily credit limit, usage and remaining balance",
+  })
   @ApiOkResponse({ type: QuotaDto })
   @ApiProblems(401)
   current(@CurrentUser() user: SessionUser): Promise<QuotaDto> {

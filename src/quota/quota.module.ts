@@ -3,5 +3,9 @@ import { QuotaController } from './quota.controller';
 import { QuotaRepository } from './quota.repository';
 import { QuotaService } from './quota.service';
 
-@Module({ controllers: [QuotaController], providers: [QuotaRepository, QuotaService], exports: [QuotaService, QuotaRepository] })
+@Module({
+  controllers: [QuotaController],
+  providers: [QuotaRepository, QuotaService],
+  exports: [QuotaService, QuotaRepository],
+})
 export class QuotaModule {}

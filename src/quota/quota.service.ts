@@ -21,7 +21,11 @@ export class QuotaService {
       this.quota.findUsageOfDay(user.id, day),
       this.quota.sumGrantsForDay(user.id, day),
     ]);
-    if (!account) throw new AppError('unauthenticated', 'This session has no account anymore.');
+    if (!account)
+      throw new AppError(
+        'unauthenticated',
+        'This session has no account anymore.',
+      );
     const limit = account.plan.dailyCredits + granted;
     const used = usage?.used ?? 0;
     const reserved = usage?.reserved ?? 0;

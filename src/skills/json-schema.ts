@@ -34,48 +34,112 @@ const metaValidator = new Ajv2020(OPTIONS);
 
 /** Problems that make `schema` unusable as a draft 2020-12 JSON Schema, reported under `field`. */
 export function schemaProblems(field: string, schema: unknown): FieldError[] {
-  if (typeof schema !== 'boolean' && (typeof schema !== 'object' || schema === null || Array.isArray(schema))) {
-    return [{ field, code: 'invalid_json_schema', message: `${field} must be a JSON Schema (an object or a boolean)` }];
+  if (
+    typeof schema !== 'boolean' &&
+    (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+  ) {
+    return [
+      {
+        field,
+        code: 'invalid_json_schema',
+        message: `${field} must be a JSON Schema (an object or a boolean)`,
+      },
+    ];
   }
   if (Buffer.byteLength(JSON.stringify(schema), 'utf8') > MAX_SCHEMA_BYTES) {
-    return [{ field, code: 'schema_too_large', message: `${field} must be at most ${MAX_SCHEMA_BYTES} bytes of JSON` }];
+    return [
+      {
+        field,
+        code: 'schema_too_large',
+        message: `${field} must be at most ${MAX_SCHEMA_BYTES} bytes of JSON`,
+      },
+    ];
   }
   const shapeProblem = structureProblem(field, schema);
   if (shapeProblem) return [shapeProblem];
-  const declared = typeof schema === 'object' ? (schema as Record<string, unknown>).$schema : undefined;
-  if (declared !== undefined && declared !== DRAFT_2020_12 && declared !== `${DRAFT_2020_12}#`) {
-    return [{ field, code: 'invalid_json_schema', message: `${field}.$schema must be ${DRAFT_2020_12} (draft 2020-12) or absent` }];
+  const declared =
+    typeof schema === 'object'
+      ? (schema as Record<string, unknown>).$schema
+      : undefined;
+  if (
+    declared !== undefined &&
+    declared !== DRAFT_2020_12 &&
+    declared !== `${DRAFT_2020_12}#`
+  ) {
+    return [
+      {
+        field,
+        code: 'invalid_json_schema',
+        message: `${field}.$schema must be ${DRAFT_2020_12} (draft 2020-12) or absent`,
+      },
+    ];
   }
   try {
-    if (!metaValidator.validateSchema(schema as object)) return toFieldErrors(field, metaValidator.errors ?? []);
+    if (!metaValidator.validateSchema(schema as object))
+      return toFieldErrors(field, metaValidator.errors ?? []);
     compile(schema);
     return [];
   } catch (error) {
-    return [{ field, code: 'invalid_json_schema', message: `${field}: ${error instanceof Error ? error.message.split('\n')[0] : 'cannot be compiled'}` }];
+    return [
+      {
+        field,
+        code: 'invalid_json_schema',
+        message: `${field}: ${error instanceof Error ? error.message.split('\n')[0] : 'cannot be compiled'}`,
+      },
+    ];
   }
 }
 
 /** Validation errors of `value` against a schema accepted by schemaProblems(). */
-export function valueProblems(field: string, schema: unknown, value: unknown, cacheKey: string): FieldError[] {
+export function valueProblems(
+  field: string,
+  schema: unknown,
+  value: unknown,
+  cacheKey: string,
+): FieldError[] {
   const validate = cachedValidator(cacheKey, schema);
   const valid = validate(value);
   if (valid === true) return [];
-  if (valid !== false) return [{ field, code: 'invalid_json_schema', message: `${field} cannot be checked: the input_schema is asynchronous` }];
+  if (valid !== false)
+    return [
+      {
+        field,
+        code: 'invalid_json_schema',
+        message: `${field} cannot be checked: the input_schema is asynchronous`,
+      },
+    ];
   return toFieldErrors(field, validate.errors ?? []);
 }
 
 /** Walks the schema once: too many nodes, a refused keyword or a number JSON cannot carry. */
 function structureProblem(field: string, schema: unknown): FieldError | null {
-  const pending: { value: unknown; path: string }[] = [{ value: schema, path: field }];
+  const pending: { value: unknown; path: string }[] = [
+    { value: schema, path: field },
+  ];
   let nodes = 0;
   while (pending.length > 0) {
     const { value, path } = pending.pop() as { value: unknown; path: string };
-    if (typeof value === 'number' && !Number.isFinite(value)) return { field: path, code: 'invalid_json_schema', message: `${path} must be a finite number` };
+    if (typeof value === 'number' && !Number.isFinite(value))
+      return {
+        field: path,
+        code: 'invalid_json_schema',
+        message: `${path} must be a finite number`,
+      };
     if (value === null || typeof value !== 'object') continue;
     nodes += 1;
-    if (nodes > MAX_SCHEMA_NODES) return { field, code: 'schema_too_complex', message: `${field} may hold at most ${MAX_SCHEMA_NODES} objects and arrays` };
+    if (nodes > MAX_SCHEMA_NODES)
+      return {
+        field,
+        code: 'schema_too_complex',
+        message: `${field} may hold at most ${MAX_SCHEMA_NODES} objects and arrays`,
+      };
     for (const [key, child] of Object.entries(value)) {
-      if (!Array.isArray(value) && REFUSED_KEYWORDS.has(key)) return { field: `${path}.${key}`, code: 'invalid_json_schema', message: `${path}.${key} is not supported` };
+      if (!Array.isArray(value) && REFUSED_KEYWORDS.has(key))
+        return {
+          field: `${path}.${key}`,
+          code: 'invalid_json_schema',
+          message: `${path}.${key} is not supported`,
+        };
       pending.push({ value: child, path: `${path}.${key}` });
     }
   }
@@ -90,7 +154,8 @@ function cachedValidator(key: string, schema: unknown): ValidateFunction {
   const cached = validators.get(key);
   if (cached) return cached;
   const validate = compile(schema);
-  if (validators.size >= MAX_CACHED_VALIDATORS) validators.delete(validators.keys().next().value as string);
+  if (validators.size >= MAX_CACHED_VALIDATORS)
+    validators.delete(validators.keys().next().value as string);
   validators.set(key, validate);
   return validate;
 }
@@ -107,6 +172,10 @@ function toFieldErrors(field: string, errors: ErrorObject[]): FieldError[] {
       .slice(1)
       .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'));
     const where = [field, ...path].join('.');
-    return { field: where, code: error.keyword, message: `${where} ${error.message ?? 'is invalid'}` };
+    return {
+      field: where,
+      code: error.keyword,
+      message: `${where} ${error.message ?? 'is invalid'}`,
+    };
   });
 }

@@ -7,10 +7,22 @@ const port = parentPort;
 if (port) {
   port.on('message', (job: SchemaJob) => {
     try {
-      const problems = job.op === 'check' ? schemaProblems(job.field, job.schema) : valueProblems(job.field, job.schema, job.value, job.cacheKey);
+      const problems =
+        job.op === 'check'
+          ? schemaProblems(job.field, job.schema)
+          : valueProblems(job.field, job.schema, job.value, job.cacheKey);
       port.postMessage({ type: 'result', problems });
     } catch (error) {
-      port.postMessage({ type: 'result', problems: [{ field: job.field, code: 'invalid_json_schema', message: `${job.field} cannot be checked (${error instanceof Error ? error.name : 'error'})` }] });
+      port.postMessage({
+        type: 'result',
+        problems: [
+          {
+            field: job.field,
+            code: 'invalid_json_schema',
+            message: `${job.field} cannot be checked (${error instanceof Error ? error.name : 'error'})`,
+          },
+        ],
+      });
     }
   });
   port.postMessage({ type: 'ready' });

@@ -10,7 +10,13 @@ import { SkillTemplatesSeederService } from './templates/skill-templates-seeder.
 @Module({
   imports: [ChatModule],
   controllers: [SkillsController],
-  providers: [JsonSchemaService, SkillsRepository, SkillsService, SkillTemplatesRepository, SkillTemplatesSeederService],
+  providers: [
+    JsonSchemaService,
+    SkillsRepository,
+    SkillsService,
+    SkillTemplatesRepository,
+    SkillTemplatesSeederService,
+  ],
   exports: [SkillTemplatesRepository, JsonSchemaService],
 })
 export class SkillsModule {}

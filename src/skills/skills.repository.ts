@@ -12,15 +12,35 @@ export interface VersionContent {
   outputSchema: StoredSchema;
 }
 
-const VERSION = { id: true, number: true, instruction: true, inputSchema: true, outputSchema: true, createdAt: true } as const;
-const SKILL = { id: true, ownerId: true, organizationId: true, allowedTools: true, name: true, latestVersion: true, createdAt: true, updatedAt: true } as const;
+const VERSION = {
+  id: true,
+  number: true,
+  instruction: true,
+  inputSchema: true,
+  outputSchema: true,
+  createdAt: true,
+} as const;
+const SKILL = {
+  id: true,
+  ownerId: true,
+  organizationId: true,
+  allowedTools: true,
+  name: true,
+  latestVersion: true,
+  createdAt: true,
+  updatedAt: true,
+} as const;
 
 /** A schema from a parsed JSON body or file (so JSON by construction); absent and null are both "none". */
 export function asStoredSchema(value: unknown): StoredSchema {
-  return value === undefined || value === null ? null : (value as Prisma.InputJsonValue);
+  return value === undefined || value === null
+    ? null
+    : (value as Prisma.InputJsonValue);
 }
 
-export function jsonColumn(value: StoredSchema): Prisma.InputJsonValue | typeof Prisma.DbNull {
+export function jsonColumn(
+  value: StoredSchema,
+): Prisma.InputJsonValue | typeof Prisma.DbNull {
   return value === null ? Prisma.DbNull : value;
 }
 
@@ -29,13 +49,25 @@ export class SkillsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   /** A new Skill with its first version numbered `number` (1, or the imported number). Never any tools. */
-  createWithFirstVersion(ownerId: string, name: string, number: number, content: VersionContent) {
+  createWithFirstVersion(
+    ownerId: string,
+    name: string,
+    number: number,
+    content: VersionContent,
+  ) {
     return this.prisma.skill.create({
       data: {
         ownerId,
         name,
         latestVersion: number,
-        versions: { create: { number, instruction: content.instruction, inputSchema: jsonColumn(content.inputSchema), outputSchema: jsonColumn(content.outputSchema) } },
+        versions: {
+          create: {
+            number,
+            instruction: content.instruction,
+            inputSchema: jsonColumn(content.inputSchema),
+            outputSchema: jsonColumn(content.outputSchema),
+          },
+        },
       },
       select: { ...SKILL, versions: { select: VERSION } },
     });
@@ -54,7 +86,13 @@ export class SkillsRepository {
         RETURNING "latestVersion"`;
       if (!bumped) return null;
       return db.skillVersion.create({
-        data: { skillId, number: bumped.latestVersion, instruction: content.instruction, inputSchema: jsonColumn(content.inputSchema), outputSchema: jsonColumn(content.outputSchema) },
+        data: {
+          skillId,
+          number: bumped.latestVersion,
+          instruction: content.instruction,
+          inputSchema: jsonColumn(content.inputSchema),
+          outputSchema: jsonColumn(content.outputSchema),
+        },
         select: VERSION,
       });
     });
@@ -70,11 +108,23 @@ export class SkillsRepository {
   }
 
   findOwnedWithVersions(ownerId: string, id: string) {
-    return this.prisma.skill.findFirst({ where: { id, ownerId }, select: { ...SKILL, versions: { orderBy: { number: 'asc' }, select: VERSION } } });
+    return this.prisma.skill.findFirst({
+      where: { id, ownerId },
+      select: {
+        ...SKILL,
+        versions: { orderBy: { number: 'asc' }, select: VERSION },
+      },
+    });
   }
 
   /** An owned Skill with only its latest version. */
   findOwnedWithLatestVersion(ownerId: string, id: string) {
-    return this.prisma.skill.findFirst({ where: { id, ownerId }, select: { ...SKILL, versions: { orderBy: { number: 'desc' }, take: 1, select: VERSION } } });
+    return this.prisma.skill.findFirst({
+      where: { id, ownerId },
+      select: {
+        ...SKILL,
+        versions: { orderBy: { number: 'desc' }, take: 1, select: VERSION },
+      },
+    });
   }
 }

@@ -6,20 +6,59 @@ import { ChatStream } from '../chat/chat-stream';
 import { fingerprintOf } from '../chat/fingerprint';
 import { AppError, FieldError } from '../common/errors/app-error';
 import { isUuid } from '../common/ids';
-import { decodeCursor, DEFAULT_PAGE_SIZE, PageQueryDto, toPage } from '../common/pagination';
+import {
+  decodeCursor,
+  DEFAULT_PAGE_SIZE,
+  PageQueryDto,
+  toPage,
+} from '../common/pagination';
 import { AppValidationPipe } from '../common/validation/validation.pipe';
-import { CreateSkillDto, ImportSkillDto, PORTABLE_FIELDS, PublishVersionDto, SkillVersionInputDto } from './dto/skill-input.dto';
-import { SkillDto, SkillExportDto, SkillPageDto, SkillSummaryDto, SkillTemplateDto, SkillTemplateListDto, SkillVersionDto } from './dto/skill.response';
+import {
+  CreateSkillDto,
+  ImportSkillDto,
+  PORTABLE_FIELDS,
+  PublishVersionDto,
+  SkillVersionInputDto,
+} from './dto/skill-input.dto';
+import {
+  SkillDto,
+  SkillExportDto,
+  SkillPageDto,
+  SkillSummaryDto,
+  SkillTemplateDto,
+  SkillTemplateListDto,
+  SkillVersionDto,
+} from './dto/skill.response';
 import { SkillRunDto } from './dto/skill-run.dto';
 import { JsonSchemaService } from './json-schema.service';
-import { asStoredSchema, SkillsRepository, VersionContent } from './skills.repository';
+import {
+  asStoredSchema,
+  SkillsRepository,
+  VersionContent,
+} from './skills.repository';
 import { SkillTemplatesRepository } from './templates/skill-templates.repository';
 
 /** Template ids are slugs; anything else is answered like an unknown template. */
 const TEMPLATE_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
-type SkillRow = { id: string; ownerId: string; organizationId: string | null; allowedTools: string[]; name: string; latestVersion: number; createdAt: Date; updatedAt: Date };
-type VersionRow = { id: string; number: number; instruction: string; inputSchema: unknown; outputSchema: unknown; createdAt: Date };
+type SkillRow = {
+  id: string;
+  ownerId: string;
+  organizationId: string | null;
+  allowedTools: string[];
+  name: string;
+  latestVersion: number;
+  createdAt: Date;
+  updatedAt: Date;
+};
+type VersionRow = {
+  id: string;
+  number: number;
+  instruction: string;
+  inputSchema: unknown;
+  outputSchema: unknown;
+  createdAt: Date;
+};
 
 @Injectable()
 export class SkillsService {
@@ -31,46 +70,108 @@ export class SkillsService {
   ) {}
 
   async create(user: SessionUser, input: CreateSkillDto): Promise<SkillDto> {
-    return toSkill(await this.skills.createWithFirstVersion(user.id, input.name, 1, await this.checkedContent(input)));
+    return toSkill(
+      await this.skills.createWithFirstVersion(
+        user.id,
+        input.name,
+        1,
+        await this.checkedContent(input),
+      ),
+    );
   }
 
   async list(user: SessionUser, query: PageQueryDto): Promise<SkillPageDto> {
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
-    const rows = await this.skills.findPageOfOwner(user.id, limit, query.cursor ? decodeCursor(query.cursor) : undefined);
-    return toPage(rows, limit, (row) => ({ at: row.createdAt, id: row.id }), toSummary);
+    const rows = await this.skills.findPageOfOwner(
+      user.id,
+      limit,
+      query.cursor ? decodeCursor(query.cursor) : undefined,
+    );
+    return toPage(
+      rows,
+      limit,
+      (row) => ({ at: row.createdAt, id: row.id }),
+      toSummary,
+    );
   }
 
   async get(user: SessionUser, id: string): Promise<SkillDto> {
-    const skill = isUuid(id) ? await this.skills.findOwnedWithVersions(user.id, id) : null;
+    const skill = isUuid(id)
+      ? await this.skills.findOwnedWithVersions(user.id, id)
+      : null;
     if (!skill) throw notFound();
     return toSkill(skill);
   }
 
-  async publish(user: SessionUser, id: string, input: PublishVersionDto): Promise<SkillVersionDto> {
+  async publish(
+    user: SessionUser,
+    id: string,
+    input: PublishVersionDto,
+  ): Promise<SkillVersionDto> {
     const content = await this.checkedContent(input);
-    const version = isUuid(id) ? await this.skills.publishVersion(user.id, id, content) : null;
+    const version = isUuid(id)
+      ? await this.skills.publishVersion(user.id, id, content)
+      : null;
     if (!version) throw notFound();
     return toVersion(version);
   }
 
   async export(user: SessionUser, id: string): Promise<SkillExportDto> {
     const { skill, latest } = await this.latestOf(user, id);
-    return { name: skill.name, instruction: latest.instruction, input_schema: latest.inputSchema, output_schema: latest.outputSchema, version: latest.number };
+    return {
+      name: skill.name,
+      instruction: latest.instruction,
+      input_schema: latest.inputSchema,
+      output_schema: latest.outputSchema,
+      version: latest.number,
+    };
   }
 
   /** Accepts exactly the export shape: any other field is refused, named, before anything else is checked. */
   async import(user: SessionUser, body: unknown): Promise<SkillDto> {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new AppError('validation_failed', 'The body must be a JSON object.', { errors: [{ field: 'body', code: 'invalid_body', message: 'the body must be a JSON object' }] });
+      throw new AppError(
+        'validation_failed',
+        'The body must be a JSON object.',
+        {
+          errors: [
+            {
+              field: 'body',
+              code: 'invalid_body',
+              message: 'the body must be a JSON object',
+            },
+          ],
+        },
+      );
     }
-    const forbidden = Object.keys(body).filter((field) => !(PORTABLE_FIELDS as readonly string[]).includes(field));
+    const forbidden = Object.keys(body).filter(
+      (field) => !(PORTABLE_FIELDS as readonly string[]).includes(field),
+    );
     if (forbidden.length > 0) {
-      throw new AppError('forbidden_field', `Not accepted on import: ${forbidden.join(', ')}. An import carries exactly ${PORTABLE_FIELDS.join(', ')}.`, {
-        errors: forbidden.map((field) => ({ field, code: 'forbidden_field', message: `${field} is not accepted on import` })),
-      });
+      throw new AppError(
+        'forbidden_field',
+        `Not accepted on import: ${forbidden.join(', ')}. An import carries exactly ${PORTABLE_FIELDS.join(', ')}.`,
+        {
+          errors: forbidden.map((field) => ({
+            field,
+            code: 'forbidden_field',
+            message: `${field} is not accepted on import`,
+          })),
+        },
+      );
     }
-    const input = (await new AppValidationPipe().transform(body, { type: 'body', metatype: ImportSkillDto })) as ImportSkillDto;
-    return toSkill(await this.skills.createWithFirstVersion(user.id, input.name, input.version ?? 1, await this.checkedContent(input)));
+    const input = (await new AppValidationPipe().transform(body, {
+      type: 'body',
+      metatype: ImportSkillDto,
+    })) as ImportSkillDto;
+    return toSkill(
+      await this.skills.createWithFirstVersion(
+        user.id,
+        input.name,
+        input.version ?? 1,
+        await this.checkedContent(input),
+      ),
+    );
   }
 
   async listTemplates(): Promise<SkillTemplateListDto> {
@@ -78,8 +179,13 @@ export class SkillsService {
     return { data: rows.map(toTemplate) };
   }
 
-  async duplicateTemplate(user: SessionUser, templateId: string): Promise<SkillDto> {
-    const template = TEMPLATE_ID.test(templateId) ? await this.templates.findActiveById(templateId) : null;
+  async duplicateTemplate(
+    user: SessionUser,
+    templateId: string,
+  ): Promise<SkillDto> {
+    const template = TEMPLATE_ID.test(templateId)
+      ? await this.templates.findActiveById(templateId)
+      : null;
     if (!template) throw new AppError('not_found', 'No such Skill template.');
     return toSkill(
       await this.skills.createWithFirstVersion(user.id, template.name, 1, {
@@ -95,15 +201,30 @@ export class SkillsService {
    * the single user message. An input refused by the version's input_schema is a 422 before anything is
    * claimed or billed.
    */
-  async run(user: SessionUser, id: string, request: SkillRunDto, runRequest: RunRequest = {}): Promise<ChatStream> {
+  async run(
+    user: SessionUser,
+    id: string,
+    request: SkillRunDto,
+    runRequest: RunRequest = {},
+  ): Promise<ChatStream> {
     const { skill, latest } = await this.latestOf(user, id);
-    const content = typeof request.input === 'string' ? request.input : JSON.stringify(request.input);
+    const content =
+      typeof request.input === 'string'
+        ? request.input
+        : JSON.stringify(request.input);
     return this.pipeline.start(
       user,
       {
         model: request.model,
         idempotencyKey: request.idempotencyKey,
-        fingerprint: fingerprintOf({ kind: 'skill', skillId: skill.id, model: request.model, conversationId: request.conversationId ?? null, input: request.input, fileIds: request.fileIds }),
+        fingerprint: fingerprintOf({
+          kind: 'skill',
+          skillId: skill.id,
+          model: request.model,
+          conversationId: request.conversationId ?? null,
+          input: request.input,
+          fileIds: request.fileIds,
+        }),
         conversationId: request.conversationId,
         fileIds: request.fileIds,
         messages: [{ role: 'user', content }],
@@ -118,20 +239,40 @@ export class SkillsService {
   /** 422 when the input does not match the version's input_schema (checked with a time budget). */
   private async checkInput(version: VersionRow, input: unknown): Promise<void> {
     if (version.inputSchema === null) return;
-    const problems = await this.jsonSchema.valueProblems('input', version.inputSchema, input, version.id);
+    const problems = await this.jsonSchema.valueProblems(
+      'input',
+      version.inputSchema,
+      input,
+      version.id,
+    );
     if (problems.length > 0) {
-      throw new AppError('input_invalid', `input does not match the input_schema of version ${version.number}: ${problems.map((problem) => problem.message).join('; ')}.`, { errors: problems });
+      throw new AppError(
+        'input_invalid',
+        `input does not match the input_schema of version ${version.number}: ${problems.map((problem) => problem.message).join('; ')}.`,
+        { errors: problems },
+      );
     }
   }
 
   /** The version content with its schemas checked as draft 2020-12 JSON Schemas (400 naming each problem). */
-  private async checkedContent(input: SkillVersionInputDto): Promise<VersionContent> {
+  private async checkedContent(
+    input: SkillVersionInputDto,
+  ): Promise<VersionContent> {
     await this.jsonSchema.assertValidSchemas(input);
-    return { instruction: input.instruction, inputSchema: asStoredSchema(input.input_schema), outputSchema: asStoredSchema(input.output_schema) };
+    return {
+      instruction: input.instruction,
+      inputSchema: asStoredSchema(input.input_schema),
+      outputSchema: asStoredSchema(input.output_schema),
+    };
   }
 
-  private async latestOf(user: SessionUser, id: string): Promise<{ skill: SkillRow; latest: VersionRow }> {
-    const skill = isUuid(id) ? await this.skills.findOwnedWithLatestVersion(user.id, id) : null;
+  private async latestOf(
+    user: SessionUser,
+    id: string,
+  ): Promise<{ skill: SkillRow; latest: VersionRow }> {
+    const skill = isUuid(id)
+      ? await this.skills.findOwnedWithLatestVersion(user.id, id)
+      : null;
     const latest = skill?.versions[0];
     if (!skill || !latest) throw notFound();
     return { skill, latest };
@@ -143,17 +284,49 @@ function notFound(): AppError {
 }
 
 function toSummary(row: SkillRow): SkillSummaryDto {
-  return { id: row.id, name: row.name, version: row.latestVersion, created_at: row.createdAt.toISOString(), updated_at: row.updatedAt.toISOString() };
+  return {
+    id: row.id,
+    name: row.name,
+    version: row.latestVersion,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
 }
 
 function toSkill(row: SkillRow & { versions: VersionRow[] }): SkillDto {
-  return { ...toSummary(row), owner_id: row.ownerId, organization_id: row.organizationId, allowed_tools: row.allowedTools, versions: row.versions.map(toVersion) };
+  return {
+    ...toSummary(row),
+    owner_id: row.ownerId,
+    organization_id: row.organizationId,
+    allowed_tools: row.allowedTools,
+    versions: row.versions.map(toVersion),
+  };
 }
 
 function toVersion(row: VersionRow): SkillVersionDto {
-  return { version: row.number, instruction: row.instruction, input_schema: row.inputSchema, output_schema: row.outputSchema, created_at: row.createdAt.toISOString() };
+  return {
+    version: row.number,
+    instruction: row.instruction,
+    input_schema: row.inputSchema,
+    output_schema: row.outputSchema,
+    created_at: row.createdAt.toISOString(),
+  };
 }
 
-function toTemplate(row: { id: string; name: string; description: string; instruction: string; inputSchema: unknown; outputSchema: unknown }): SkillTemplateDto {
-  return { id: row.id, name: row.name, description: row.description, instruction: row.instruction, input_schema: row.inputSchema, output_schema: row.outputSchema };
+function toTemplate(row: {
+  id: string;
+  name: string;
+  description: string;
+  instruction: string;
+  inputSchema: unknown;
+  outputSchema: unknown;
+}): SkillTemplateDto {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    instruction: row.instruction,
+    input_schema: row.inputSchema,
+    output_schema: row.outputSchema,
+  };
 }

@@ -5,10 +5,17 @@ import { AppConfig } from '../config/app-config';
  * (emails are stored lower-cased): a password sign-up proves nothing, so it starts as a user and is promoted
  * when its verification link is followed (see EmailVerificationService).
  */
-export function initialRole(config: Pick<AppConfig, 'adminEmails'>, email: string, emailVerified: boolean): 'admin' | 'user' {
+export function initialRole(
+  config: Pick<AppConfig, 'adminEmails'>,
+  email: string,
+  emailVerified: boolean,
+): 'admin' | 'user' {
   return emailVerified && isConfiguredAdmin(config, email) ? 'admin' : 'user';
 }
 
-export function isConfiguredAdmin(config: Pick<AppConfig, 'adminEmails'>, email: string): boolean {
+export function isConfiguredAdmin(
+  config: Pick<AppConfig, 'adminEmails'>,
+  email: string,
+): boolean {
   return config.adminEmails.includes(email.toLowerCase());
 }

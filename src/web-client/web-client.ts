@@ -13,21 +13,41 @@ const API_PATHS = /^\/(v1|docs)(\/|$|-json)/;
  * other GET that asks for a page (client-side routes such as /chat or /reset-password). API paths, and
  * requests that prefer JSON (or take anything), go on to the API (a problem+json 404 for an unknown one).
  */
-export function serveWebClient(app: NestExpressApplication, log: Logger, dir: string): void {
+export function serveWebClient(
+  app: NestExpressApplication,
+  log: Logger,
+  dir: string,
+): void {
   const index = join(dir, 'index.html');
   if (!existsSync(index)) {
-    log.warn({ dir }, 'WEB_CLIENT is on but the client is not built: run `npm run build:web` (or `npm run build`)');
+    log.warn(
+      { dir },
+      'WEB_CLIENT is on but the client is not built: run `npm run build:web` (or `npm run build`)',
+    );
     return;
   }
   const files = express.static(dir, {
     index: false,
     fallthrough: true,
-    setHeaders: (res, path) => res.setHeader('Cache-Control', path.includes(`${join(dir, 'assets')}`) ? 'public, max-age=31536000, immutable' : 'no-cache'),
+    setHeaders: (res, path) =>
+      res.setHeader(
+        'Cache-Control',
+        path.includes(`${join(dir, 'assets')}`)
+          ? 'public, max-age=31536000, immutable'
+          : 'no-cache',
+      ),
   });
-  app.use((req: Request, res: Response, next: NextFunction) => (API_PATHS.test(req.path) ? next() : files(req, res, next)));
+  app.use((req: Request, res: Response, next: NextFunction) =>
+    API_PATHS.test(req.path) ? next() : files(req, res, next),
+  );
   app.use((req: Request, res: Response, next: NextFunction) => {
     // A browser asks for text/html; an API client (*/*, JSON) gets the API's own 404 instead.
-    if ((req.method !== 'GET' && req.method !== 'HEAD') || API_PATHS.test(req.path) || req.accepts(['json', 'html']) !== 'html') return next();
+    if (
+      (req.method !== 'GET' && req.method !== 'HEAD') ||
+      API_PATHS.test(req.path) ||
+      req.accepts(['json', 'html']) !== 'html'
+    )
+      return next();
     res.setHeader('Cache-Control', 'no-cache');
     res.sendFile(index);
   });

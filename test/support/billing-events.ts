@@ -8,7 +8,11 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 // --- Stripe -----------------------------------------------------------------------------------------------
 
-export function stripeEvent(type: string, object: Record<string, unknown>, options: { id?: string; created?: number } = {}): string {
+export function stripeEvent(
+  type: string,
+  object: Record<string, unknown>,
+  options: { id?: string; created?: number } = {},
+): string {
   return JSON.stringify({
     id: options.id ?? `evt_${randomUUID().replace(/-/g, '')}`,
     object: 'event',
@@ -40,13 +44,34 @@ export function stripeSubscription(fields: {
     cancel_at_period_end: fields.cancelAtPeriodEnd ?? false,
     cancel_at: null,
     canceled_at: fields.canceledAt ?? null,
-    ended_at: fields.status === 'canceled' ? (fields.canceledAt ?? nowSeconds()) : null,
-    items: { object: 'list', data: [{ id: 'si_1', object: 'subscription_item', current_period_start: fields.periodEnd - 30 * 86400, current_period_end: fields.periodEnd }] },
-    metadata: fields.checkoutId ? { checkoutId: fields.checkoutId, userId: fields.userId ?? '', planCode: 'pro' } : {},
+    ended_at:
+      fields.status === 'canceled' ? (fields.canceledAt ?? nowSeconds()) : null,
+    items: {
+      object: 'list',
+      data: [
+        {
+          id: 'si_1',
+          object: 'subscription_item',
+          current_period_start: fields.periodEnd - 30 * 86400,
+          current_period_end: fields.periodEnd,
+        },
+      ],
+    },
+    metadata: fields.checkoutId
+      ? {
+          checkoutId: fields.checkoutId,
+          userId: fields.userId ?? '',
+          planCode: 'pro',
+        }
+      : {},
   };
 }
 
-export function stripeCheckoutSession(sessionId: string, subscriptionId: string, checkoutId: string): Record<string, unknown> {
+export function stripeCheckoutSession(
+  sessionId: string,
+  subscriptionId: string,
+  checkoutId: string,
+): Record<string, unknown> {
   return {
     id: sessionId,
     object: 'checkout.session',
@@ -61,23 +86,41 @@ export function stripeCheckoutSession(sessionId: string, subscriptionId: string,
 }
 
 /** Stripe's own test helper signs the payload (t=..,v1=..). */
-export function stripeSignature(payload: string, options: { secret?: string; timestamp?: number } = {}): string {
-  return Stripe.webhooks.generateTestHeaderString({ payload, secret: options.secret ?? STRIPE_WEBHOOK_SECRET, timestamp: options.timestamp });
+export function stripeSignature(
+  payload: string,
+  options: { secret?: string; timestamp?: number } = {},
+): string {
+  return Stripe.webhooks.generateTestHeaderString({
+    payload,
+    secret: options.secret ?? STRIPE_WEBHOOK_SECRET,
+    timestamp: options.timestamp,
+  });
 }
 
 // --- Paddle -----------------------------------------------------------------------------------------------
 
-export function paddleEvent(type: string, data: Record<string, unknown>, options: { id?: string; occurredAt?: Date } = {}): string {
+export function paddleEvent(
+  type: string,
+  data: Record<string, unknown>,
+  options: { id?: string; occurredAt?: Date } = {},
+): string {
   return JSON.stringify({
     event_id: options.id ?? `evt_${randomUUID().replace(/-/g, '')}`,
     event_type: type,
-    occurred_at: (options.occurredAt ?? new Date()).toISOString().replace('Z', '000Z'),
+    occurred_at: (options.occurredAt ?? new Date())
+      .toISOString()
+      .replace('Z', '000Z'),
     notification_id: `ntf_${randomUUID().replace(/-/g, '')}`,
     data,
   });
 }
 
-export function paddleTransaction(fields: { id: string; subscriptionId: string | null; checkoutId?: string; periodEnd: Date }): Record<string, unknown> {
+export function paddleTransaction(fields: {
+  id: string;
+  subscriptionId: string | null;
+  checkoutId?: string;
+  periodEnd: Date;
+}): Record<string, unknown> {
   return {
     id: fields.id,
     status: 'completed',
@@ -85,7 +128,12 @@ export function paddleTransaction(fields: { id: string; subscriptionId: string |
     subscription_id: fields.subscriptionId,
     origin: fields.checkoutId ? 'web' : 'subscription_recurring',
     custom_data: fields.checkoutId ? { checkoutId: fields.checkoutId } : null,
-    billing_period: { starts_at: new Date(fields.periodEnd.getTime() - 30 * 86400_000).toISOString(), ends_at: fields.periodEnd.toISOString() },
+    billing_period: {
+      starts_at: new Date(
+        fields.periodEnd.getTime() - 30 * 86400_000,
+      ).toISOString(),
+      ends_at: fields.periodEnd.toISOString(),
+    },
     items: [],
     details: { totals: { subtotal: '2000', currency_code: 'USD' } },
   };
@@ -104,8 +152,21 @@ export function paddleSubscription(fields: {
     id: fields.id,
     status: fields.status,
     customer_id: 'ctm_test_1',
-    current_billing_period: fields.periodEnd ? { starts_at: new Date(fields.periodEnd.getTime() - 30 * 86400_000).toISOString(), ends_at: fields.periodEnd.toISOString() } : null,
-    scheduled_change: fields.scheduledCancel ? { action: 'cancel', effective_at: fields.periodEnd?.toISOString(), resume_at: null } : null,
+    current_billing_period: fields.periodEnd
+      ? {
+          starts_at: new Date(
+            fields.periodEnd.getTime() - 30 * 86400_000,
+          ).toISOString(),
+          ends_at: fields.periodEnd.toISOString(),
+        }
+      : null,
+    scheduled_change: fields.scheduledCancel
+      ? {
+          action: 'cancel',
+          effective_at: fields.periodEnd?.toISOString(),
+          resume_at: null,
+        }
+      : null,
     canceled_at: fields.canceledAt ? fields.canceledAt.toISOString() : null,
     custom_data: fields.checkoutId ? { checkoutId: fields.checkoutId } : null,
     transaction_id: fields.transactionId ?? null,
@@ -114,8 +175,14 @@ export function paddleSubscription(fields: {
 }
 
 /** Paddle's scheme, computed here: ts=<seconds>;h1=<HMAC-SHA256 hex of "<ts>:<body>">, one h1 per secret. */
-export function paddleSignature(payload: string, options: { secrets?: string[]; timestamp?: number } = {}): string {
+export function paddleSignature(
+  payload: string,
+  options: { secrets?: string[]; timestamp?: number } = {},
+): string {
   const ts = options.timestamp ?? nowSeconds();
-  const signatures = (options.secrets ?? [PADDLE_WEBHOOK_SECRET]).map((secret) => `h1=${createHmac('sha256', secret).update(`${ts}:${payload}`).digest('hex')}`);
+  const signatures = (options.secrets ?? [PADDLE_WEBHOOK_SECRET]).map(
+    (secret) =>
+      `h1=${createHmac('sha256', secret).update(`${ts}:${payload}`).digest('hex')}`,
+  );
   return [`ts=${ts}`, ...signatures].join(';');
 }

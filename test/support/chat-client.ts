@@ -28,7 +28,13 @@ export interface ChatCall {
 }
 
 /** POSTs JSON and records the streamed answer piece by piece. */
-export function post(baseUrl: string, path: string, cookie: string, body: unknown, headers: Record<string, string> = {}): ChatCall {
+export function post(
+  baseUrl: string,
+  path: string,
+  cookie: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): ChatCall {
   let abort = () => undefined as void;
   let resolveFirst!: (text: string) => void;
   const firstChunk = new Promise<string>((resolve) => (resolveFirst = resolve));
@@ -36,7 +42,13 @@ export function post(baseUrl: string, path: string, cookie: string, body: unknow
     const payload = JSON.stringify(body);
     const req = httpRequest(`${baseUrl}${path}`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(payload), Cookie: cookie, Connection: 'close', ...headers },
+      headers: {
+        'Content-Type': 'application/json',
+        'Content-Length': Buffer.byteLength(payload),
+        Cookie: cookie,
+        Connection: 'close',
+        ...headers,
+      },
     });
     abort = () => req.destroy();
     req.on('error', (error) => {
@@ -52,7 +64,13 @@ export function post(baseUrl: string, path: string, cookie: string, body: unknow
       });
       const finish = () => {
         resolveFirst('');
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, chunks, body: chunks.map((chunk) => chunk.text).join(''), complete: res.complete });
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          chunks,
+          body: chunks.map((chunk) => chunk.text).join(''),
+          complete: res.complete,
+        });
       };
       res.on('end', finish);
       res.on('error', finish);
@@ -81,8 +99,14 @@ export function parseEvents(body: string): ReceivedEvent[] {
     .filter((block) => block.trim() !== '')
     .map((block) => {
       const lines = block.split('\n');
-      const event = lines.find((line) => line.startsWith('event: '))?.slice('event: '.length) ?? 'message';
-      const data = lines.filter((line) => line.startsWith('data: ')).map((line) => line.slice('data: '.length)).join('\n');
+      const event =
+        lines
+          .find((line) => line.startsWith('event: '))
+          ?.slice('event: '.length) ?? 'message';
+      const data = lines
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice('data: '.length))
+        .join('\n');
       return { event, data: JSON.parse(data) as Record<string, unknown> };
     });
 }

@@ -11,7 +11,10 @@ export function uniqueEmail(label = 'user'): string {
 }
 
 /** The `name=value` part of the session cookie in a response, for the next request's Cookie header. */
-export function sessionCookie(res: { headers: Record<string, unknown> }, name = 'sid'): string {
+export function sessionCookie(
+  res: { headers: Record<string, unknown> },
+  name = 'sid',
+): string {
   const cookies = (res.headers['set-cookie'] as string[] | undefined) ?? [];
   const cookie = cookies.find((value) => value.startsWith(`${name}=`));
   if (!cookie) throw new Error(`no ${name} cookie in the response`);
@@ -19,9 +22,15 @@ export function sessionCookie(res: { headers: Record<string, unknown> }, name = 
 }
 
 /** Registers a fresh account through the API and answers its email and session cookie. */
-export async function registerUser(http: Http, overrides: { email?: string; password?: string } = {}) {
+export async function registerUser(
+  http: Http,
+  overrides: { email?: string; password?: string } = {},
+) {
   const email = overrides.email ?? uniqueEmail();
-  const res = await http.post('/v1/auth/register').send({ email, password: overrides.password ?? PASSWORD }).expect(201);
+  const res = await http
+    .post('/v1/auth/register')
+    .send({ email, password: overrides.password ?? PASSWORD })
+    .expect(201);
   return { email, id: res.body.id as string, cookie: sessionCookie(res) };
 }
 
@@ -29,7 +38,11 @@ export async function registerUser(http: Http, overrides: { email?: string; pass
  * Proves the account's email through the real POST /v1/auth/verify-email, with a link token planted in the
  * database (as if read from the mail). This is also what makes an ADMIN_EMAILS address an admin.
  */
-export async function verifyEmail(http: Http, account: { id: string; email: string }, databaseUrl?: string): Promise<void> {
+export async function verifyEmail(
+  http: Http,
+  account: { id: string; email: string },
+  databaseUrl?: string,
+): Promise<void> {
   const token = randomBytes(32).toString('base64url');
   const tokenHash = createHash('sha256').update(token).digest('hex');
   await sql(
@@ -41,7 +54,10 @@ export async function verifyEmail(http: Http, account: { id: string; email: stri
 }
 
 /** A fresh account with a verified email (an admin when the email is in the app's ADMIN_EMAILS). */
-export async function registerVerifiedUser(http: Http, overrides: { email?: string; password?: string } = {}) {
+export async function registerVerifiedUser(
+  http: Http,
+  overrides: { email?: string; password?: string } = {},
+) {
   const account = await registerUser(http, overrides);
   await verifyEmail(http, account);
   return account;

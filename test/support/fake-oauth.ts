@@ -41,7 +41,9 @@ export class FakeOAuthProvider extends LoopbackServer {
       [`${prefix}_AUTHORIZATION_URL`]: `${this.baseUrl}/authorize`,
       [`${prefix}_TOKEN_URL`]: `${this.baseUrl}/token`,
       [`${prefix}_USERINFO_URL`]: `${this.baseUrl}/${this.kind === 'google' ? 'userinfo' : 'user'}`,
-      ...(prefix === 'GITHUB' ? { GITHUB_EMAILS_URL: `${this.baseUrl}/user/emails` } : {}),
+      ...(prefix === 'GITHUB'
+        ? { GITHUB_EMAILS_URL: `${this.baseUrl}/user/emails` }
+        : {}),
     };
   }
 
@@ -58,28 +60,73 @@ export class FakeOAuthProvider extends LoopbackServer {
     return code;
   }
 
-  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
     const url = new URL(req.url ?? '/', this.baseUrl);
     const fault = this.faults.get(url.pathname);
     if (fault === 'hang') return;
-    if (fault !== undefined) return void res.writeHead(200, { 'Content-Type': 'application/json' }).end(fault);
-    if (req.method === 'POST' && url.pathname === '/token') return this.token(new URLSearchParams(await readBody(req)), res);
-    const account = this.tokens.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
+    if (fault !== undefined)
+      return void res
+        .writeHead(200, { 'Content-Type': 'application/json' })
+        .end(fault);
+    if (req.method === 'POST' && url.pathname === '/token')
+      return this.token(new URLSearchParams(await readBody(req)), res);
+    const account = this.tokens.get(
+      (req.headers.authorization ?? '').replace(/^Bearer /, ''),
+    );
     if (!account) return json(res, 401, { error: 'invalid_token' });
-    if (url.pathname === '/userinfo') return json(res, 200, { sub: account.id, email: account.email, email_verified: account.verified });
-    if (url.pathname === '/user') return json(res, 200, { id: Number(account.id), login: `user${account.id}`, email: account.email });
-    if (url.pathname === '/user/emails') return json(res, 200, account.email ? [{ email: account.email, primary: true, verified: account.verified }] : []);
+    if (url.pathname === '/userinfo')
+      return json(res, 200, {
+        sub: account.id,
+        email: account.email,
+        email_verified: account.verified,
+      });
+    if (url.pathname === '/user')
+      return json(res, 200, {
+        id: Number(account.id),
+        login: `user${account.id}`,
+        email: account.email,
+      });
+    if (url.pathname === '/user/emails')
+      return json(
+        res,
+        200,
+        account.email
+          ? [
+              {
+                email: account.email,
+                primary: true,
+                verified: account.verified,
+              },
+            ]
+          : [],
+      );
     json(res, 404, { error: 'not_found' });
   }
 
   private token(form: URLSearchParams, res: ServerResponse): void {
     this.tokenRequests.push(form);
     const grant = this.grants.get(form.get('code') ?? '');
-    if (!grant || form.get('client_id') !== CLIENT_ID || form.get('client_secret') !== CLIENT_SECRET || form.get('redirect_uri') !== grant.redirectUri) {
+    if (
+      !grant ||
+      form.get('client_id') !== CLIENT_ID ||
+      form.get('client_secret') !== CLIENT_SECRET ||
+      form.get('redirect_uri') !== grant.redirectUri
+    ) {
       return json(res, 400, { error: 'invalid_grant' });
     }
-    if (grant.codeChallenge && createHash('sha256').update(form.get('code_verifier') ?? '').digest('base64url') !== grant.codeChallenge) {
-      return json(res, 400, { error: 'invalid_grant', error_description: 'PKCE verification failed' });
+    if (
+      grant.codeChallenge &&
+      createHash('sha256')
+        .update(form.get('code_verifier') ?? '')
+        .digest('base64url') !== grant.codeChallenge
+    ) {
+      return json(res, 400, {
+        error: 'invalid_grant',
+        error_description: 'PKCE verification failed',
+      });
     }
     this.grants.delete(form.get('code')!);
     const accessToken = randomBytes(16).toString('hex');
@@ -88,7 +135,8 @@ export class FakeOAuthProvider extends LoopbackServer {
   }
 }
 
-
 function json(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+  res
+    .writeHead(status, { 'Content-Type': 'application/json' })
+    .end(JSON.stringify(body));
 }

@@ -1,4 +1,9 @@
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import {
+  createServer,
+  IncomingMessage,
+  Server,
+  ServerResponse,
+} from 'node:http';
 import { AddressInfo } from 'node:net';
 
 /** One span as OTLP/JSON carries it, attributes flattened to their values. */
@@ -36,7 +41,10 @@ interface OtlpSpan {
   status?: { code?: number; message?: string };
 }
 interface OtlpTraces {
-  resourceSpans?: { resource?: { attributes?: OtlpAttribute[] }; scopeSpans?: { scope?: { name?: string }; spans?: OtlpSpan[] }[] }[];
+  resourceSpans?: {
+    resource?: { attributes?: OtlpAttribute[] };
+    scopeSpans?: { scope?: { name?: string }; spans?: OtlpSpan[] }[];
+  }[];
 }
 
 /**
@@ -52,7 +60,9 @@ export class FakeOtlpCollector {
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((done) => this.server!.listen(0, '127.0.0.1', done));
+    await new Promise<void>((done) =>
+      this.server!.listen(0, '127.0.0.1', done),
+    );
     return this;
   }
 
@@ -61,23 +71,36 @@ export class FakeOtlpCollector {
   }
 
   close(): Promise<void> {
-    return new Promise((done) => (this.server ? this.server.close(() => done()) : done()));
+    return new Promise((done) =>
+      this.server ? this.server.close(() => done()) : done(),
+    );
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     this.paths.push(`${req.method} ${req.url}`);
     this.contentTypes.push(String(req.headers['content-type']));
-    if (req.method === 'POST' && req.url === '/v1/traces' && String(req.headers['content-type']).startsWith('application/json')) {
-      this.receive(JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpTraces);
+    if (
+      req.method === 'POST' &&
+      req.url === '/v1/traces' &&
+      String(req.headers['content-type']).startsWith('application/json')
+    ) {
+      this.receive(
+        JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpTraces,
+      );
     }
     res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
   }
 
   private receive(request: OtlpTraces): void {
     for (const resourceSpans of request.resourceSpans ?? []) {
-      const service = String(flatten(resourceSpans.resource?.attributes)['service.name'] ?? '');
+      const service = String(
+        flatten(resourceSpans.resource?.attributes)['service.name'] ?? '',
+      );
       for (const scopeSpans of resourceSpans.scopeSpans ?? []) {
         for (const span of scopeSpans.spans ?? []) {
           this.spans.push({
@@ -98,7 +121,9 @@ export class FakeOtlpCollector {
   }
 }
 
-function flatten(attributes: OtlpAttribute[] = []): Record<string, string | number | boolean> {
+function flatten(
+  attributes: OtlpAttribute[] = [],
+): Record<string, string | number | boolean> {
   const flat: Record<string, string | number | boolean> = {};
   for (const { key, value } of attributes) {
     if (value.stringValue !== undefined) flat[key] = value.stringValue;

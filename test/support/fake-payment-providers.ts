@@ -40,16 +40,21 @@ abstract class FakePaymentProvider extends LoopbackServer {
       body: await readBody(req),
     };
     this.requests.push(recorded);
-    if (this.delayMs > 0) await new Promise((done) => setTimeout(done, this.delayMs));
+    if (this.delayMs > 0)
+      await new Promise((done) => setTimeout(done, this.delayMs));
     return recorded;
   }
 
   protected send(res: ServerResponse, status: number, body: unknown): void {
-    res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+    res
+      .writeHead(status, { 'Content-Type': 'application/json' })
+      .end(JSON.stringify(body));
   }
 
   creations(): RecordedRequest[] {
-    return this.requests.filter((request) => request.method === 'POST' && !this.isCancellation(request));
+    return this.requests.filter(
+      (request) => request.method === 'POST' && !this.isCancellation(request),
+    );
   }
 
   cancellations(): RecordedRequest[] {
@@ -69,22 +74,39 @@ export class FakeStripe extends FakePaymentProvider {
   readonly subscriptions = new Map<string, Record<string, unknown>>();
   private readonly byIdempotencyKey = new Map<string, unknown>();
 
-  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
     const request = await this.record(req);
     const path = request.path;
-    if (request.method === 'POST' && path === '/v1/checkout/sessions') return this.createSession(request, res);
+    if (request.method === 'POST' && path === '/v1/checkout/sessions')
+      return this.createSession(request, res);
     const subscription = /^\/v1\/subscriptions\/([^/]+)$/.exec(path);
     if (request.method === 'GET' && subscription) {
       const found = this.subscriptions.get(decodeURIComponent(subscription[1]));
       if (found) return this.send(res, 200, found);
-      return this.send(res, 404, noSuchSubscription(decodeURIComponent(subscription[1])));
+      return this.send(
+        res,
+        404,
+        noSuchSubscription(decodeURIComponent(subscription[1])),
+      );
     }
-    if (request.method === 'DELETE' && subscription) return this.cancelSubscription(decodeURIComponent(subscription[1]), res);
-    this.send(res, 404, { error: { type: 'invalid_request_error', message: `Unrecognized request URL (${request.method}: ${path})` } });
+    if (request.method === 'DELETE' && subscription)
+      return this.cancelSubscription(decodeURIComponent(subscription[1]), res);
+    this.send(res, 404, {
+      error: {
+        type: 'invalid_request_error',
+        message: `Unrecognized request URL (${request.method}: ${path})`,
+      },
+    });
   }
 
   protected isCancellation(request: RecordedRequest): boolean {
-    return request.method === 'DELETE' && /^\/v1\/subscriptions\/[^/?]+/.test(request.path);
+    return (
+      request.method === 'DELETE' &&
+      /^\/v1\/subscriptions\/[^/?]+/.test(request.path)
+    );
   }
 
   /**
@@ -92,11 +114,22 @@ export class FakeStripe extends FakePaymentProvider {
    * already canceled (Stripe treats it as deleted), answers 404 resource_missing.
    */
   private cancelSubscription(id: string, res: ServerResponse): void {
-    if (this.cancelFailWith) return this.send(res, this.cancelFailWith, { error: { type: 'api_error', message: 'Stripe fake failure' } });
+    if (this.cancelFailWith)
+      return this.send(res, this.cancelFailWith, {
+        error: { type: 'api_error', message: 'Stripe fake failure' },
+      });
     const found = this.subscriptions.get(id);
-    if (!found || found.status === 'canceled') return this.send(res, 404, noSuchSubscription(id));
+    if (!found || found.status === 'canceled')
+      return this.send(res, 404, noSuchSubscription(id));
     const now = Math.floor(Date.now() / 1000);
-    const canceled = { ...found, status: 'canceled', canceled_at: now, ended_at: now, cancel_at_period_end: false, cancel_at: null };
+    const canceled = {
+      ...found,
+      status: 'canceled',
+      canceled_at: now,
+      ended_at: now,
+      cancel_at_period_end: false,
+      cancel_at: null,
+    };
     this.subscriptions.set(id, canceled);
     this.send(res, 200, canceled);
   }
@@ -108,8 +141,12 @@ export class FakeStripe extends FakePaymentProvider {
 
   private createSession(request: RecordedRequest, res: ServerResponse): void {
     const key = request.headers['idempotency-key'];
-    if (typeof key === 'string' && this.byIdempotencyKey.has(key)) return this.send(res, 200, this.byIdempotencyKey.get(key));
-    if (this.failWith) return this.send(res, this.failWith, { error: { type: 'api_error', message: 'Stripe fake failure' } });
+    if (typeof key === 'string' && this.byIdempotencyKey.has(key))
+      return this.send(res, 200, this.byIdempotencyKey.get(key));
+    if (this.failWith)
+      return this.send(res, this.failWith, {
+        error: { type: 'api_error', message: 'Stripe fake failure' },
+      });
     const fields = FakeStripe.fields(request);
     const id = this.newId('cs_test_');
     const session = {
@@ -133,18 +170,36 @@ export class FakePaddle extends FakePaymentProvider {
   /** Subscriptions Paddle knows, by id, as its API shows them (snake_case, see paddleSubscription). */
   readonly subscriptions = new Map<string, Record<string, unknown>>();
 
-  protected async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  protected async handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
     const request = await this.record(req);
     const cancel = /^\/subscriptions\/([^/?]+)\/cancel$/.exec(request.path);
-    if (request.method === 'POST' && cancel) return this.cancelSubscription(decodeURIComponent(cancel[1]), request, res);
+    if (request.method === 'POST' && cancel)
+      return this.cancelSubscription(
+        decodeURIComponent(cancel[1]),
+        request,
+        res,
+      );
     if (request.method !== 'POST' || request.path !== '/transactions') {
-      return this.send(res, 404, { error: { type: 'request_error', code: 'not_found', detail: 'not found' }, meta: { request_id: 'r' } });
+      return this.send(res, 404, {
+        error: {
+          type: 'request_error',
+          code: 'not_found',
+          detail: 'not found',
+        },
+        meta: { request_id: 'r' },
+      });
     }
     this.createTransaction(request, res);
   }
 
   protected isCancellation(request: RecordedRequest): boolean {
-    return request.method === 'POST' && /^\/subscriptions\/[^/?]+\/cancel$/.test(request.path);
+    return (
+      request.method === 'POST' &&
+      /^\/subscriptions\/[^/?]+\/cancel$/.test(request.path)
+    );
   }
 
   /**
@@ -152,26 +207,86 @@ export class FakePaddle extends FakePaymentProvider {
    * cancellation is scheduled for the period's end. Unknown ids answer 404 not_found, canceled ones 400
    * subscription_is_canceled_action_invalid.
    */
-  private cancelSubscription(id: string, request: RecordedRequest, res: ServerResponse): void {
-    if (this.cancelFailWith) return this.send(res, this.cancelFailWith, paddleError('internal_error', 'api_error', 'Paddle fake failure'));
+  private cancelSubscription(
+    id: string,
+    request: RecordedRequest,
+    res: ServerResponse,
+  ): void {
+    if (this.cancelFailWith)
+      return this.send(
+        res,
+        this.cancelFailWith,
+        paddleError('internal_error', 'api_error', 'Paddle fake failure'),
+      );
     const found = this.subscriptions.get(id);
-    if (!found) return this.send(res, 404, paddleError('not_found', 'request_error', `Entity ${id} not found`));
-    if (found.status === 'canceled') return this.send(res, 400, paddleError('subscription_is_canceled_action_invalid', 'request_error', "action can't be performed on canceled subscription", 'subscriptions'));
-    const body = (request.body ? JSON.parse(request.body) : {}) as { effective_from?: string };
+    if (!found)
+      return this.send(
+        res,
+        404,
+        paddleError('not_found', 'request_error', `Entity ${id} not found`),
+      );
+    if (found.status === 'canceled')
+      return this.send(
+        res,
+        400,
+        paddleError(
+          'subscription_is_canceled_action_invalid',
+          'request_error',
+          "action can't be performed on canceled subscription",
+          'subscriptions',
+        ),
+      );
+    const body = (request.body ? JSON.parse(request.body) : {}) as {
+      effective_from?: string;
+    };
     const at = new Date().toISOString();
-    const period = found.current_billing_period as { ends_at?: string } | null | undefined;
+    const period = found.current_billing_period as
+      { ends_at?: string } | null | undefined;
     const changed =
       body.effective_from === 'immediately'
-        ? { ...found, status: 'canceled', canceled_at: at, scheduled_change: null, next_billed_at: null, current_billing_period: null, updated_at: at }
-        : { ...found, scheduled_change: { action: 'cancel', effective_at: period?.ends_at ?? at, resume_at: null }, updated_at: at };
+        ? {
+            ...found,
+            status: 'canceled',
+            canceled_at: at,
+            scheduled_change: null,
+            next_billed_at: null,
+            current_billing_period: null,
+            updated_at: at,
+          }
+        : {
+            ...found,
+            scheduled_change: {
+              action: 'cancel',
+              effective_at: period?.ends_at ?? at,
+              resume_at: null,
+            },
+            updated_at: at,
+          };
     this.subscriptions.set(id, changed);
-    this.send(res, 200, { data: { ...PADDLE_SUBSCRIPTION_DEFAULTS, ...changed }, meta: { request_id: 'r' } });
+    this.send(res, 200, {
+      data: { ...PADDLE_SUBSCRIPTION_DEFAULTS, ...changed },
+      meta: { request_id: 'r' },
+    });
   }
 
-  private createTransaction(request: RecordedRequest, res: ServerResponse): void {
-    if (this.failWith) return this.send(res, this.failWith, { error: { type: 'api_error', code: 'internal_error', detail: 'Paddle fake failure' }, meta: { request_id: 'r' } });
+  private createTransaction(
+    request: RecordedRequest,
+    res: ServerResponse,
+  ): void {
+    if (this.failWith)
+      return this.send(res, this.failWith, {
+        error: {
+          type: 'api_error',
+          code: 'internal_error',
+          detail: 'Paddle fake failure',
+        },
+        meta: { request_id: 'r' },
+      });
     const id = this.newId('txn_');
-    const body = JSON.parse(request.body) as { custom_data?: unknown; collection_mode?: string };
+    const body = JSON.parse(request.body) as {
+      custom_data?: unknown;
+      collection_mode?: string;
+    };
     const at = new Date().toISOString();
     // The fields of a real transaction that Paddle's SDK reads (its entities map `items` and `payments`).
     this.send(res, 201, {
@@ -199,11 +314,31 @@ export class FakePaddle extends FakePaymentProvider {
 }
 
 function noSuchSubscription(id: string) {
-  return { error: { type: 'invalid_request_error', code: 'resource_missing', param: 'id', message: `No such subscription: '${id}'` } };
+  return {
+    error: {
+      type: 'invalid_request_error',
+      code: 'resource_missing',
+      param: 'id',
+      message: `No such subscription: '${id}'`,
+    },
+  };
 }
 
-function paddleError(code: string, type: string, detail: string, group = 'shared') {
-  return { error: { type, code, detail, documentation_url: `https://developer.paddle.com/errors/${group}/${code}` }, meta: { request_id: 'r' } };
+function paddleError(
+  code: string,
+  type: string,
+  detail: string,
+  group = 'shared',
+) {
+  return {
+    error: {
+      type,
+      code,
+      detail,
+      documentation_url: `https://developer.paddle.com/errors/${group}/${code}`,
+    },
+    meta: { request_id: 'r' },
+  };
 }
 
 /** Fields of a Paddle subscription entity the SDK reads that a test's subscription may leave out. */

@@ -8,7 +8,12 @@ export interface CapturedMail {
 }
 
 /** A real SMTP server on loopback that keeps every message it receives. */
-export async function startFakeSmtp(): Promise<{ url: string; mails: CapturedMail[]; waitForMail: (to: string, subject?: string) => Promise<CapturedMail>; close: () => Promise<void> }> {
+export async function startFakeSmtp(): Promise<{
+  url: string;
+  mails: CapturedMail[];
+  waitForMail: (to: string, subject?: string) => Promise<CapturedMail>;
+  close: () => Promise<void>;
+}> {
   const mails: CapturedMail[] = [];
   const server = new SMTPServer({
     authOptional: true,
@@ -18,7 +23,10 @@ export async function startFakeSmtp(): Promise<{ url: string; mails: CapturedMai
       let raw = '';
       stream.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
       stream.on('end', () => {
-        mails.push({ to: session.envelope.rcptTo.map((rcpt) => rcpt.address), raw });
+        mails.push({
+          to: session.envelope.rcptTo.map((rcpt) => rcpt.address),
+          raw,
+        });
         done();
       });
     },
@@ -30,8 +38,14 @@ export async function startFakeSmtp(): Promise<{ url: string; mails: CapturedMai
     mails,
     /** The first mail to `to` (with this subject, when given: sign-up also sends a verification mail). */
     waitForMail: async (to, subject) => {
-      const matches = (mail: CapturedMail) => mail.to.includes(to) && (subject === undefined || mail.raw.includes(`Subject: ${subject}`));
-      await waitFor(() => mails.some(matches), 10_000, () => `no mail to ${to}${subject ? ` with subject ${subject}` : ''}`);
+      const matches = (mail: CapturedMail) =>
+        mail.to.includes(to) &&
+        (subject === undefined || mail.raw.includes(`Subject: ${subject}`));
+      await waitFor(
+        () => mails.some(matches),
+        10_000,
+        () => `no mail to ${to}${subject ? ` with subject ${subject}` : ''}`,
+      );
       return mails.find(matches)!;
     },
     close: () => new Promise((done) => server.close(() => done())),

@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedPostgres } from '../../src/infra/database/embedded-postgres';
 import { applyMigrations } from '../../src/infra/prisma/migrator';
-import { createScratchDatabase, withDatabase } from '../../scripts/lib/scratch-database';
+import {
+  createScratchDatabase,
+  withDatabase,
+} from '../../scripts/lib/scratch-database';
 import { freePort } from './service-process';
 import { MIGRATIONS_DIR } from './test-database';
 
@@ -30,7 +33,10 @@ export default async function globalSetup(): Promise<void> {
     };
   }
   const database = await createScratchDatabase(serverUrl, 'chat_test');
-  await applyMigrations({ databaseUrl: database.url, migrationsDir: MIGRATIONS_DIR });
+  await applyMigrations({
+    databaseUrl: database.url,
+    migrationsDir: MIGRATIONS_DIR,
+  });
   globalThis.__TEST_DATABASE_DROP__ = database.drop;
   process.env.TEST_DATABASE_SERVER_URL = serverUrl;
   process.env.TEST_DATABASE_URL = database.url;
@@ -47,10 +53,24 @@ export default async function globalSetup(): Promise<void> {
  */
 function buildWebClient(): void {
   const outDir = mkdtempSync(join(tmpdir(), 'chat-test-web-'));
-  execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'web/vite.config.mts', '--outDir', outDir, '--emptyOutDir', '--logLevel', 'error'], {
-    cwd: join(__dirname, '..', '..'),
-    stdio: 'inherit',
-  });
+  execFileSync(
+    process.execPath,
+    [
+      'node_modules/vite/bin/vite.js',
+      'build',
+      '--config',
+      'web/vite.config.mts',
+      '--outDir',
+      outDir,
+      '--emptyOutDir',
+      '--logLevel',
+      'error',
+    ],
+    {
+      cwd: join(__dirname, '..', '..'),
+      stdio: 'inherit',
+    },
+  );
   process.env.TEST_WEB_CLIENT_DIR = outDir;
   globalThis.__TEST_WEB_CLIENT_DIR__ = outDir;
 }

@@ -1,4 +1,9 @@
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import {
+  createServer,
+  IncomingMessage,
+  Server,
+  ServerResponse,
+} from 'node:http';
 import { AddressInfo } from 'node:net';
 
 /** Base of the fake upstream servers: an HTTP server on 127.0.0.1 with a random port. */
@@ -6,7 +11,10 @@ export abstract class LoopbackServer {
   private server!: Server;
   baseUrl = '';
 
-  protected abstract handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
+  protected abstract handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void>;
 
   async start(): Promise<this> {
     this.server = createServer((req, res) => void this.handle(req, res));

@@ -1,7 +1,15 @@
 import { Body, Controller, Get, Module, Post } from '@nestjs/common';
 import { Type } from 'class-transformer';
 import { Public } from '../../src/common/decorators/public.decorator';
-import { IsEmail, IsInt, IsString, Max, Min, MinLength, ValidateNested } from 'class-validator';
+import {
+  IsEmail,
+  IsInt,
+  IsString,
+  Max,
+  Min,
+  MinLength,
+  ValidateNested,
+} from 'class-validator';
 
 class ProbeAddressDto {
   @IsString()
@@ -40,7 +48,9 @@ class ProbeController {
 
   @Get('crash')
   crash(): never {
-    throw new Error('SELECT password_hash FROM "User" WHERE email = \'leak@example.com\'\n    at Object.<anonymous> (secret.ts:1:1)');
+    throw new Error(
+      'SELECT password_hash FROM "User" WHERE email = \'leak@example.com\'\n    at Object.<anonymous> (secret.ts:1:1)',
+    );
   }
 }
 

@@ -22,20 +22,38 @@ export interface StartOptions {
   args?: string[];
 }
 
-export function startService(env: Record<string, string | undefined>, options: StartOptions = {}): ServiceProcess {
+export function startService(
+  env: Record<string, string | undefined>,
+  options: StartOptions = {},
+): ServiceProcess {
   const baseEnv = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !/^(DATABASE_URL|REDIS_URL|TEST_|JEST_|NODE_ENV)/.test(name)),
+    Object.entries(process.env).filter(
+      ([name]) => !/^(DATABASE_URL|REDIS_URL|TEST_|JEST_|NODE_ENV)/.test(name),
+    ),
   );
   const child = spawn(process.execPath, options.args ?? ['dist/main.js'], {
     cwd: ROOT,
     // Extraction only where a test asks for it, over the shared storage (see testEnv).
-    env: { ...baseEnv, LOG_LEVEL: 'info', FILE_EXTRACTION_ENABLED: 'false', ...env } as NodeJS.ProcessEnv,
+    env: {
+      ...baseEnv,
+      LOG_LEVEL: 'info',
+      FILE_EXTRACTION_ENABLED: 'false',
+      ...env,
+    } as NodeJS.ProcessEnv,
     detached: options.detached ?? false,
   });
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  child.stdout?.on(
+    'data',
+    (chunk: Buffer) => (output += chunk.toString('utf8')),
+  );
+  child.stderr?.on(
+    'data',
+    (chunk: Buffer) => (output += chunk.toString('utf8')),
+  );
+  const exited = new Promise<number | null>((done) =>
+    child.on('exit', (code) => done(code)),
+  );
   return {
     child,
     port: Number(env.PORT),
@@ -46,8 +64,15 @@ export function startService(env: Record<string, string | undefined>, options: S
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as Record<string, unknown>),
     waitForLine: async (pattern, timeoutMs = 30_000) => {
-      await waitFor(() => pattern.test(output) || child.exitCode !== null, timeoutMs, () => `no line matching ${pattern} in:\n${output}`);
-      if (!pattern.test(output)) throw new Error(`exited with ${child.exitCode} before a line matching ${pattern}:\n${output}`);
+      await waitFor(
+        () => pattern.test(output) || child.exitCode !== null,
+        timeoutMs,
+        () => `no line matching ${pattern} in:\n${output}`,
+      );
+      if (!pattern.test(output))
+        throw new Error(
+          `exited with ${child.exitCode} before a line matching ${pattern}:\n${output}`,
+        );
     },
     exited,
     stop: async (signal = 'SIGTERM') => {
@@ -57,7 +82,11 @@ export function startService(env: Record<string, string | undefined>, options: S
   };
 }
 
-export async function waitFor(condition: () => boolean, timeoutMs: number, describe: () => string): Promise<void> {
+export async function waitFor(
+  condition: () => boolean,
+  timeoutMs: number,
+  describe: () => string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(describe());

@@ -1,8 +1,11 @@
 // Runs the @nestjs/swagger CLI plugin inside ts-jest (same options as nest-cli.json), so the OpenAPI
 // document under test is the one `nest build` produces. Bump `version` when the options change.
 const plugin = require('@nestjs/swagger/plugin');
-const options = require('../../nest-cli.json').compilerOptions.plugins.find((p) => p.name === '@nestjs/swagger').options;
+const options = require('../../nest-cli.json').compilerOptions.plugins.find(
+  (p) => p.name === '@nestjs/swagger',
+).options;
 
 module.exports.name = 'nestjs-swagger-transformer';
 module.exports.version = 1;
-module.exports.factory = (compilerInstance) => plugin.before(options, compilerInstance.program);
+module.exports.factory = (compilerInstance) =>
+  plugin.before(options, compilerInstance.program);

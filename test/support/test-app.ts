@@ -22,11 +22,16 @@ export interface TestApp {
 /** What a suite that needs text extraction boots with: extraction on, over the storage those suites share. */
 export function extractionEnv(): Record<string, string> {
   const dir = process.env.TEST_SHARED_STORAGE_DIR;
-  if (!dir) throw new Error('TEST_SHARED_STORAGE_DIR is not set: run the tests through jest (global-setup)');
+  if (!dir)
+    throw new Error(
+      'TEST_SHARED_STORAGE_DIR is not set: run the tests through jest (global-setup)',
+    );
   return { FILE_EXTRACTION_ENABLED: 'true', STORAGE_DIR: dir };
 }
 
-export function testEnv(overrides: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+export function testEnv(
+  overrides: Record<string, string | undefined> = {},
+): NodeJS.ProcessEnv {
   return {
     NODE_ENV: 'test',
     LOG_LEVEL: 'debug',
@@ -54,7 +59,10 @@ export function testEnv(overrides: Record<string, string | undefined> = {}): Nod
 }
 
 /** Boots the real application (createApp, as main.ts does) on the suite's database, with captured logs. */
-export async function bootTestApp(overrides: Record<string, string | undefined> = {}, extraModules: Type[] = []): Promise<TestApp> {
+export async function bootTestApp(
+  overrides: Record<string, string | undefined> = {},
+  extraModules: Type[] = [],
+): Promise<TestApp> {
   const config = loadConfig(testEnv(overrides));
   const lines: string[] = [];
   const sink = new Writable({
@@ -64,7 +72,11 @@ export async function bootTestApp(overrides: Record<string, string | undefined> 
       done();
     },
   });
-  const app = await createApp(config, createRootLogger(config.log.level, sink), extraModules);
+  const app = await createApp(
+    config,
+    createRootLogger(config.log.level, sink),
+    extraModules,
+  );
   try {
     await app.init();
   } catch (error) {

@@ -25,7 +25,10 @@ export class CountingProxy {
   ) {}
 
   /** PostgreSQL: every Sync (end of an extended-protocol query) and every simple Query is a round trip. */
-  static postgres(target: { host: string; port: number }): Promise<CountingProxy> {
+  static postgres(target: {
+    host: string;
+    port: number;
+  }): Promise<CountingProxy> {
     return new CountingProxy(target, postgresParser).start();
   }
 
@@ -52,7 +55,9 @@ export class CountingProxy {
     this.server = createServer((client) => {
       const upstream = connect(this.target.port, this.target.host);
       this.sockets.add(client).add(upstream);
-      const parse = this.parserFor((text) => this.requests.push({ at: Date.now(), text }));
+      const parse = this.parserFor((text) =>
+        this.requests.push({ at: Date.now(), text }),
+      );
       client.on('data', (chunk: Buffer) => {
         parse(chunk);
         upstream.write(chunk);
@@ -101,11 +106,21 @@ function postgresParser(record: (text: string) => void): Parser {
       if (type === 'P') {
         // Parse: statement name \0 query \0 ...
         const nameEnd = payload.indexOf(0);
-        statements.set(payload.subarray(0, nameEnd).toString('utf8'), payload.subarray(nameEnd + 1, payload.indexOf(0, nameEnd + 1)).toString('utf8'));
+        statements.set(
+          payload.subarray(0, nameEnd).toString('utf8'),
+          payload
+            .subarray(nameEnd + 1, payload.indexOf(0, nameEnd + 1))
+            .toString('utf8'),
+        );
       } else if (type === 'B') {
         // Bind: portal name \0 statement name \0 ...
         const portalEnd = payload.indexOf(0);
-        lastQuery = statements.get(payload.subarray(portalEnd + 1, payload.indexOf(0, portalEnd + 1)).toString('utf8')) ?? '';
+        lastQuery =
+          statements.get(
+            payload
+              .subarray(portalEnd + 1, payload.indexOf(0, portalEnd + 1))
+              .toString('utf8'),
+          ) ?? '';
       } else if (type === 'S') {
         record(lastQuery);
       } else if (type === 'Q') {
@@ -129,17 +144,25 @@ function redisParser(record: (text: string) => void): Parser {
   };
 }
 
-function parseCommand(buffer: Buffer): { words: string[]; length: number } | undefined {
+function parseCommand(
+  buffer: Buffer,
+): { words: string[]; length: number } | undefined {
   const lineEnd = buffer.indexOf('\r\n');
   if (lineEnd === -1) return undefined;
-  if (buffer[0] !== 0x2a) return { words: buffer.subarray(0, lineEnd).toString('utf8').split(' '), length: lineEnd + 2 };
+  if (buffer[0] !== 0x2a)
+    return {
+      words: buffer.subarray(0, lineEnd).toString('utf8').split(' '),
+      length: lineEnd + 2,
+    };
   const count = Number(buffer.subarray(1, lineEnd).toString('utf8'));
   const words: string[] = [];
   let offset = lineEnd + 2;
   for (let index = 0; index < count; index += 1) {
     const headerEnd = buffer.indexOf('\r\n', offset);
     if (headerEnd === -1) return undefined;
-    const size = Number(buffer.subarray(offset + 1, headerEnd).toString('utf8'));
+    const size = Number(
+      buffer.subarray(offset + 1, headerEnd).toString('utf8'),
+    );
     const start = headerEnd + 2;
     if (buffer.length < start + size + 2) return undefined;
     words.push(buffer.subarray(start, start + size).toString('utf8'));

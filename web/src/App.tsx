@@ -6,7 +6,11 @@ import { RouteLink, SignInScreen, SignUpScreen } from './screens/AuthScreens';
 import { ChatScreen } from './screens/ChatScreen';
 import { ConversationsScreen } from './screens/ConversationsScreen';
 import { FilesScreen } from './screens/FilesScreen';
-import { ForgotPasswordScreen, ResetPasswordScreen, VerifyEmailScreen } from './screens/PasswordScreens';
+import {
+  ForgotPasswordScreen,
+  ResetPasswordScreen,
+  VerifyEmailScreen,
+} from './screens/PasswordScreens';
 import { PlansScreen, QuotaBadge } from './screens/PlansScreen';
 import { SkillsScreen } from './screens/SkillsScreen';
 
@@ -48,10 +52,16 @@ export function App() {
     navigate('/sign-in');
   };
 
-  if (user === undefined) return <p className="loading" role="status">Loading…</p>;
+  if (user === undefined)
+    return (
+      <p className="loading" role="status">
+        Loading…
+      </p>
+    );
   // Reachable signed in or not: the links in mails land here.
   if (path === '/reset-password') return <ResetPasswordScreen />;
-  if (path === '/verify-email') return <VerifyEmailScreen onVerified={refreshUser} />;
+  if (path === '/verify-email')
+    return <VerifyEmailScreen onVerified={refreshUser} />;
   if (user === null) {
     if (path === '/sign-up') return <SignUpScreen onSignedIn={refreshUser} />;
     if (path === '/forgot-password') return <ForgotPasswordScreen />;
@@ -66,7 +76,10 @@ export function App() {
       <header className="topbar">
         <nav aria-label="Main" className="sections">
           {SECTIONS.map((section) => (
-            <span key={section.path} aria-current={isIn(path, section.path) ? 'page' : undefined}>
+            <span
+              key={section.path}
+              aria-current={isIn(path, section.path) ? 'page' : undefined}
+            >
               <RouteLink to={section.path}>{section.label}</RouteLink>
             </span>
           ))}
@@ -85,11 +98,14 @@ export function App() {
 }
 
 function isIn(path: string, section: string): boolean {
-  return section === '/' ? path === '/' || path.startsWith('/chat') : path === section || path.startsWith(`${section}/`);
+  return section === '/'
+    ? path === '/' || path.startsWith('/chat')
+    : path === section || path.startsWith(`${section}/`);
 }
 
 function screenFor(path: string, props: ScreenProps) {
-  if (path.startsWith('/conversations')) return <ConversationsScreen {...props} />;
+  if (path.startsWith('/conversations'))
+    return <ConversationsScreen {...props} />;
   if (path.startsWith('/files')) return <FilesScreen {...props} />;
   if (path.startsWith('/skills')) return <SkillsScreen {...props} />;
   if (path.startsWith('/plans')) return <PlansScreen {...props} />;

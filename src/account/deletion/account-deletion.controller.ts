@@ -1,4 +1,11 @@
-import { Body, Controller, Delete, HttpCode, Inject, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  HttpCode,
+  Inject,
+  Res,
+} from '@nestjs/common';
 import { ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Response } from 'express';
 import { sessionCookieOptions } from '../../auth/cookies';
@@ -23,17 +30,27 @@ export class AccountDeletionController {
   @Delete('me')
   @HttpCode(204)
   @ApiOperation({
-    summary: 'Delete the account and its personal data (GDPR art. 17); cannot be undone',
+    summary:
+      'Delete the account and its personal data (GDPR art. 17); cannot be undone',
     description:
       'Needs the password, or for an account without one (Google or GitHub only) a sign-in in the last 10 minutes, and `confirm: "DELETE"`. ' +
       'Active subscriptions are canceled at the payment provider; sessions, sign-in identities, Skills, conversations, files and tokens are deleted. ' +
       'Ledger, checkout and subscription records are kept for accounting, no longer tied to the email, which can register again. ' +
       '503 (payment provider or storage unavailable): nothing was deleted, retry.',
   })
-  @ApiNoContentResponse({ description: 'Deleted; the session cookie is cleared.' })
+  @ApiNoContentResponse({
+    description: 'Deleted; the session cookie is cleared.',
+  })
   @ApiProblems(400, 401, 403, 409, 429, 503)
-  async deleteAccount(@CurrentUser() user: SessionUser, @Body() body: DeleteAccountDto, @Res({ passthrough: true }) res: Response): Promise<void> {
+  async deleteAccount(
+    @CurrentUser() user: SessionUser,
+    @Body() body: DeleteAccountDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<void> {
     await this.deletion.deleteOwnAccount(user, body);
-    res.clearCookie(this.config.session.cookieName, sessionCookieOptions(this.config));
+    res.clearCookie(
+      this.config.session.cookieName,
+      sessionCookieOptions(this.config),
+    );
   }
 }

@@ -8,7 +8,12 @@ import { Prisma } from '../../infra/prisma/generated/client';
 import { Db, PrismaService } from '../../infra/prisma/prisma.service';
 
 /** Subscriptions that still grant a plan or may bill again: these are canceled at the provider first. */
-export const BILLABLE_STATUSES = ['active', 'past_due', 'incomplete', 'paused'] as const;
+export const BILLABLE_STATUSES = [
+  'active',
+  'past_due',
+  'incomplete',
+  'paused',
+] as const;
 
 export interface ErasableAccount {
   id: string;
@@ -45,8 +50,18 @@ export interface ErasureAudit {
   after: Prisma.InputJsonObject;
 }
 
-const ACCOUNT = { id: true, role: true, planCode: true, disabledAt: true, deletedAt: true } as const;
-const BILLABLE = { id: true, provider: true, providerSubscriptionId: true } as const;
+const ACCOUNT = {
+  id: true,
+  role: true,
+  planCode: true,
+  disabledAt: true,
+  deletedAt: true,
+} as const;
+const BILLABLE = {
+  id: true,
+  provider: true,
+  providerSubscriptionId: true,
+} as const;
 
 /** The domain the tombstone's address is in: `.invalid` is reserved (RFC 2606), no mail can ever reach it. */
 export function tombstoneEmail(userId: string): string {
@@ -62,25 +77,51 @@ export class AccountDeletionRepository {
     return this.prisma.$transaction(work, { maxWait: 10_000, timeout: 60_000 });
   }
 
-  findAccount(id: string, db: Db = this.prisma): Promise<ErasableAccount | null> {
+  findAccount(
+    id: string,
+    db: Db = this.prisma,
+  ): Promise<ErasableAccount | null> {
     return db.user.findUnique({ where: { id }, select: ACCOUNT });
   }
 
   countOtherActiveAdmins(id: string, db: Db = this.prisma): Promise<number> {
-    return db.user.count({ where: { role: 'admin', disabledAt: null, deletedAt: null, id: { not: id } } });
+    return db.user.count({
+      where: {
+        role: 'admin',
+        disabledAt: null,
+        deletedAt: null,
+        id: { not: id },
+      },
+    });
   }
 
-  findBillableSubscriptions(userId: string, db: Db = this.prisma): Promise<BillableSubscription[]> {
-    return db.subscription.findMany({ where: { userId, status: { in: [...BILLABLE_STATUSES] } }, orderBy: { id: 'asc' }, select: BILLABLE });
+  findBillableSubscriptions(
+    userId: string,
+    db: Db = this.prisma,
+  ): Promise<BillableSubscription[]> {
+    return db.subscription.findMany({
+      where: { userId, status: { in: [...BILLABLE_STATUSES] } },
+      orderBy: { id: 'asc' },
+      select: BILLABLE,
+    });
   }
 
-  async findFileStorageKeys(userId: string, db: Db = this.prisma): Promise<string[]> {
-    const rows = await db.file.findMany({ where: { ownerId: userId }, select: { storageKey: true } });
+  async findFileStorageKeys(
+    userId: string,
+    db: Db = this.prisma,
+  ): Promise<string[]> {
+    const rows = await db.file.findMany({
+      where: { ownerId: userId },
+      select: { storageKey: true },
+    });
     return rows.map((row) => row.storageKey);
   }
 
   async findLiveRunIds(userId: string): Promise<string[]> {
-    const rows = await this.prisma.chatRequest.findMany({ where: { userId, status: 'streaming' }, select: { id: true } });
+    const rows = await this.prisma.chatRequest.findMany({
+      where: { userId, status: 'streaming' },
+      select: { id: true },
+    });
     return rows.map((row) => row.id);
   }
 
@@ -95,12 +136,17 @@ export class AccountDeletionRepository {
    * Called before `lockAccount`.
    */
   async lockSubscriptionsOfUser(db: Db, userId: string): Promise<void> {
-    const subscriptions = await db.subscription.findMany({ where: { userId }, orderBy: { id: 'asc' }, select: { id: true, provider: true, providerSubscriptionId: true } });
+    const subscriptions = await db.subscription.findMany({
+      where: { userId },
+      orderBy: { id: 'asc' },
+      select: { id: true, provider: true, providerSubscriptionId: true },
+    });
     for (const subscription of subscriptions) {
       await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${subscriptionLockKey(subscription.provider, subscription.providerSubscriptionId)}::text, 0))`;
     }
     const ids = subscriptions.map((subscription) => subscription.id);
-    if (ids.length > 0) await db.$queryRaw`SELECT id FROM "Subscription" WHERE id = ANY(${ids}::uuid[]) ORDER BY id FOR UPDATE`;
+    if (ids.length > 0)
+      await db.$queryRaw`SELECT id FROM "Subscription" WHERE id = ANY(${ids}::uuid[]) ORDER BY id FOR UPDATE`;
   }
 
   /**
@@ -114,12 +160,30 @@ export class AccountDeletionRepository {
   }
 
   /** Canceled here as at the provider: terminal, so later events of these subscriptions change nothing. */
-  async markSubscriptionsCanceled(db: Db, ids: string[], at: Date): Promise<number> {
+  async markSubscriptionsCanceled(
+    db: Db,
+    ids: string[],
+    at: Date,
+  ): Promise<number> {
     if (ids.length === 0) return 0;
-    const grantsUntil = grantEndsAt({ status: 'canceled', currentPeriodEnd: null, cancelAtPeriodEnd: false, pastDueSince: null }, 0);
+    const grantsUntil = grantEndsAt(
+      {
+        status: 'canceled',
+        currentPeriodEnd: null,
+        cancelAtPeriodEnd: false,
+        pastDueSince: null,
+      },
+      0,
+    );
     const result = await db.subscription.updateMany({
       where: { id: { in: ids }, status: { not: 'canceled' } },
-      data: { status: 'canceled', canceledAt: at, cancelAtPeriodEnd: false, pastDueSince: null, grantsUntil },
+      data: {
+        status: 'canceled',
+        canceledAt: at,
+        cancelAtPeriodEnd: false,
+        pastDueSince: null,
+        grantsUntil,
+      },
     });
     return result.count;
   }
@@ -132,7 +196,9 @@ export class AccountDeletionRepository {
    */
   async deletePersonalData(db: Db, userId: string): Promise<ErasedData> {
     const storageKeys = await this.findFileStorageKeys(userId, db);
-    const conversations = await db.conversation.deleteMany({ where: { userId } });
+    const conversations = await db.conversation.deleteMany({
+      where: { userId },
+    });
     const chatRequests = await db.chatRequest.deleteMany({ where: { userId } });
     const skills = await db.skill.deleteMany({ where: { ownerId: userId } });
     const files = await db.file.deleteMany({ where: { ownerId: userId } });
@@ -184,7 +250,15 @@ export class AccountDeletionRepository {
 
   async recordErasure(db: Db, audit: ErasureAudit): Promise<void> {
     await db.auditLog.create({
-      data: { adminId: audit.adminId, action: 'user.delete', targetType: 'user', targetId: audit.userId, before: audit.before, after: audit.after, reason: audit.reason },
+      data: {
+        adminId: audit.adminId,
+        action: 'user.delete',
+        targetType: 'user',
+        targetId: audit.userId,
+        before: audit.before,
+        after: audit.after,
+        reason: audit.reason,
+      },
       select: { id: true },
     });
   }

@@ -8,8 +8,15 @@ import { Clock } from '../../common/clock';
 import { AppError } from '../../common/errors/app-error';
 import { AppLogger } from '../../common/logging/app-logger';
 import { Db } from '../../infra/prisma/prisma.service';
-import { OBJECT_STORAGE, ObjectStorage } from '../../infra/storage/object-storage';
-import { AccountDeletionRepository, ErasableAccount, ErasedData } from './account-deletion.repository';
+import {
+  OBJECT_STORAGE,
+  ObjectStorage,
+} from '../../infra/storage/object-storage';
+import {
+  AccountDeletionRepository,
+  ErasableAccount,
+  ErasedData,
+} from './account-deletion.repository';
 import { DeleteAccountDto } from './dto/delete-account.dto';
 
 /** Object deletions in flight at once: an account with thousands of files must not take one round trip each in turn. */
@@ -45,15 +52,25 @@ export class AccountDeletionService {
   ) {}
 
   /** The password, or for an account without one a sign-in in the last 10 minutes, then the erasure. */
-  async deleteOwnAccount(user: SessionUser, input: DeleteAccountDto): Promise<void> {
+  async deleteOwnAccount(
+    user: SessionUser,
+    input: DeleteAccountDto,
+  ): Promise<void> {
     await this.reauthentication.confirm(user, input.password);
-    await this.erase({ userId: user.id, adminId: null, reason: 'Deleted by the account owner' });
+    await this.erase({
+      userId: user.id,
+      adminId: null,
+      reason: 'Deleted by the account owner',
+    });
   }
 
   async erase(request: ErasureRequest): Promise<void> {
     const { userId } = request;
     // Checked before anything irreversible happens, and again under the locks.
-    await this.refuseUnerasable(userId, await this.accounts.findAccount(userId));
+    await this.refuseUnerasable(
+      userId,
+      await this.accounts.findAccount(userId),
+    );
     const canceledSubscriptions = await this.cancelSubscriptions(userId);
     const removedObjects = await this.removeFileObjects(userId);
     await this.stops.stop(await this.accounts.findLiveRunIds(userId));
@@ -62,17 +79,34 @@ export class AccountDeletionService {
       await request.enter?.(db);
       await this.accounts.lockAdminActions(db);
       await this.accounts.lockSubscriptionsOfUser(db, userId);
-      const account = await this.refuseUnerasable(userId, await this.accounts.lockAccount(db, userId), db);
-      await this.refuseUncanceledSubscriptions(db, userId, canceledSubscriptions);
+      const account = await this.refuseUnerasable(
+        userId,
+        await this.accounts.lockAccount(db, userId),
+        db,
+      );
+      await this.refuseUncanceledSubscriptions(
+        db,
+        userId,
+        canceledSubscriptions,
+      );
       const now = this.clock.now();
-      const subscriptionsCanceled = await this.accounts.markSubscriptionsCanceled(db, canceledSubscriptions, now);
+      const subscriptionsCanceled =
+        await this.accounts.markSubscriptionsCanceled(
+          db,
+          canceledSubscriptions,
+          now,
+        );
       const data = await this.accounts.deletePersonalData(db, userId);
       await this.accounts.turnIntoTombstone(db, userId, now);
       await this.accounts.recordErasure(db, {
         adminId: request.adminId,
         userId,
         reason: request.reason,
-        before: { role: account.role, planCode: account.planCode, disabled: account.disabledAt !== null },
+        before: {
+          role: account.role,
+          planCode: account.planCode,
+          disabled: account.disabledAt !== null,
+        },
         after: { deleted: true, subscriptionsCanceled, ...counts(data) },
       });
       return data;
@@ -80,14 +114,27 @@ export class AccountDeletionService {
     // Every instance hears of it from the database (sessions and user changed); this one forgets it before answering.
     this.sessions.forgetUser(userId);
     await this.removeLateObjects(erased.storageKeys, removedObjects);
-    this.log.info({ user: userId, admin: request.adminId, ...counts(erased) }, 'account erased');
+    this.log.info(
+      { user: userId, admin: request.adminId, ...counts(erased) },
+      'account erased',
+    );
   }
 
-  private async refuseUnerasable(userId: string, account: ErasableAccount | null, db?: Db): Promise<ErasableAccount> {
+  private async refuseUnerasable(
+    userId: string,
+    account: ErasableAccount | null,
+    db?: Db,
+  ): Promise<ErasableAccount> {
     if (!account) throw new AppError('not_found', 'There is no such user.');
     if (account.deletedAt) throw accountDeleted();
-    if (account.role === 'admin' && (await this.accounts.countOtherActiveAdmins(userId, db)) === 0) {
-      throw new AppError('last_admin', 'The last active admin cannot be deleted; promote another account first.');
+    if (
+      account.role === 'admin' &&
+      (await this.accounts.countOtherActiveAdmins(userId, db)) === 0
+    ) {
+      throw new AppError(
+        'last_admin',
+        'The last active admin cannot be deleted; promote another account first.',
+      );
     }
     return account;
   }
@@ -99,16 +146,25 @@ export class AccountDeletionService {
   private async cancelSubscriptions(userId: string): Promise<string[]> {
     const subscriptions = await this.accounts.findBillableSubscriptions(userId);
     for (const subscription of subscriptions) {
-      await this.gateways.get(subscription.provider).cancelSubscription(subscription.providerSubscriptionId);
+      await this.gateways
+        .get(subscription.provider)
+        .cancelSubscription(subscription.providerSubscriptionId);
     }
     return subscriptions.map((subscription) => subscription.id);
   }
 
   /** A subscription bought between the cancellations and the lock was not canceled at its provider: erasing now would leave it billing. */
-  private async refuseUncanceledSubscriptions(db: Db, userId: string, canceled: string[]): Promise<void> {
+  private async refuseUncanceledSubscriptions(
+    db: Db,
+    userId: string,
+    canceled: string[],
+  ): Promise<void> {
     const billable = await this.accounts.findBillableSubscriptions(userId, db);
     if (billable.some((subscription) => !canceled.includes(subscription.id))) {
-      throw new AppError('conflict', 'A subscription of the account started during the deletion; nothing was deleted. Retry the request.');
+      throw new AppError(
+        'conflict',
+        'A subscription of the account started during the deletion; nothing was deleted. Retry the request.',
+      );
     }
   }
 
@@ -116,12 +172,26 @@ export class AccountDeletionService {
   private async removeFileObjects(userId: string): Promise<Set<string>> {
     const keys = await this.accounts.findFileStorageKeys(userId);
     try {
-      for (let first = 0; first < keys.length; first += PARALLEL_OBJECT_DELETES) {
-        await Promise.all(keys.slice(first, first + PARALLEL_OBJECT_DELETES).map((key) => this.storage.delete(key)));
+      for (
+        let first = 0;
+        first < keys.length;
+        first += PARALLEL_OBJECT_DELETES
+      ) {
+        await Promise.all(
+          keys
+            .slice(first, first + PARALLEL_OBJECT_DELETES)
+            .map((key) => this.storage.delete(key)),
+        );
       }
     } catch (error) {
-      this.log.error({ err: error, user: userId, driver: this.storage.driver }, 'could not delete a stored object of an account being erased');
-      throw new AppError('storage_unavailable', 'The account’s files could not be deleted right now; the account was not deleted. Retry the request.');
+      this.log.error(
+        { err: error, user: userId, driver: this.storage.driver },
+        'could not delete a stored object of an account being erased',
+      );
+      throw new AppError(
+        'storage_unavailable',
+        'The account’s files could not be deleted right now; the account was not deleted. Retry the request.',
+      );
     }
     return new Set(keys);
   }
@@ -130,19 +200,50 @@ export class AccountDeletionService {
    * An upload recorded after the objects were listed lost its record in the transaction: its object is
    * removed now. The account is already erased, so a failure here is logged for an operator, not answered.
    */
-  private async removeLateObjects(storageKeys: string[], removed: Set<string>): Promise<void> {
-    for (const key of storageKeys.filter((candidate) => !removed.has(candidate))) {
-      await this.storage.delete(key).catch((error: unknown) => this.log.error({ err: error, storageKey: key }, 'could not remove an object of an erased account'));
+  private async removeLateObjects(
+    storageKeys: string[],
+    removed: Set<string>,
+  ): Promise<void> {
+    for (const key of storageKeys.filter(
+      (candidate) => !removed.has(candidate),
+    )) {
+      await this.storage
+        .delete(key)
+        .catch((error: unknown) =>
+          this.log.error(
+            { err: error, storageKey: key },
+            'could not remove an object of an erased account',
+          ),
+        );
     }
   }
 }
 
 /** The audit entry and the log keep how much was removed, never what. */
 function counts(data: ErasedData): Omit<ErasedData, 'storageKeys'> {
-  const { sessions, identities, skills, conversations, chatRequests, files, tokens } = data;
-  return { sessions, identities, skills, conversations, chatRequests, files, tokens };
+  const {
+    sessions,
+    identities,
+    skills,
+    conversations,
+    chatRequests,
+    files,
+    tokens,
+  } = data;
+  return {
+    sessions,
+    identities,
+    skills,
+    conversations,
+    chatRequests,
+    files,
+    tokens,
+  };
 }
 
 export function accountDeleted(): AppError {
-  return new AppError('account_deleted', 'This account was deleted; it can no longer be changed.');
+  return new AppError(
+    'account_deleted',
+    'This account was deleted; it can no longer be changed.',
+  );
 }

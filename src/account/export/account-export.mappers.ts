@@ -39,19 +39,42 @@ export function toAccount(row: AccountRow): AccountExportAccountDto {
     createdAt: iso(row.createdAt),
     emailVerified: row.emailVerifiedAt !== null,
     twoFactorEnabled: row.totpEnabledAt !== null,
-    identities: row.identities.map((identity) => ({ provider: identity.provider, email: identity.email, createdAt: iso(identity.createdAt) })),
+    identities: row.identities.map((identity) => ({
+      provider: identity.provider,
+      email: identity.email,
+      createdAt: iso(identity.createdAt),
+    })),
   };
 }
 
-export function toSkill(row: SkillRow): Omit<AccountExportSkillDto, 'versions'> {
-  return { id: row.id, name: row.name, latestVersion: row.latestVersion, createdAt: iso(row.createdAt), updatedAt: iso(row.updatedAt) };
+export function toSkill(
+  row: SkillRow,
+): Omit<AccountExportSkillDto, 'versions'> {
+  return {
+    id: row.id,
+    name: row.name,
+    latestVersion: row.latestVersion,
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+  };
 }
 
-export function toSkillVersion(row: SkillVersionRow): AccountExportSkillVersionDto {
-  return { id: row.id, number: row.number, instruction: row.instruction, inputSchema: row.inputSchema, outputSchema: row.outputSchema, createdAt: iso(row.createdAt) };
+export function toSkillVersion(
+  row: SkillVersionRow,
+): AccountExportSkillVersionDto {
+  return {
+    id: row.id,
+    number: row.number,
+    instruction: row.instruction,
+    inputSchema: row.inputSchema,
+    outputSchema: row.outputSchema,
+    createdAt: iso(row.createdAt),
+  };
 }
 
-export function toConversation(row: ConversationRow): Omit<AccountExportConversationDto, 'messages'> {
+export function toConversation(
+  row: ConversationRow,
+): Omit<AccountExportConversationDto, 'messages'> {
   return {
     id: row.id,
     title: row.title,
@@ -65,7 +88,13 @@ export function toConversation(row: ConversationRow): Omit<AccountExportConversa
 }
 
 export function toMessage(row: MessageRow): AccountExportMessageDto {
-  return { id: row.id, parentId: row.parentId, role: row.role, content: row.content, createdAt: iso(row.createdAt) };
+  return {
+    id: row.id,
+    parentId: row.parentId,
+    role: row.role,
+    content: row.content,
+    createdAt: iso(row.createdAt),
+  };
 }
 
 export function toFile(row: FileRow): AccountExportFileDto {
@@ -101,11 +130,22 @@ export function toLedgerEntry(row: LedgerRow): AccountExportLedgerEntryDto {
   };
 }
 
-export function toCreditGrant(row: CreditGrantRow): AccountExportCreditGrantDto {
-  return { id: row.id, credits: row.credits, firstDay: day(row.firstDay), lastDay: day(row.lastDay), reason: row.reason, createdAt: iso(row.createdAt) };
+export function toCreditGrant(
+  row: CreditGrantRow,
+): AccountExportCreditGrantDto {
+  return {
+    id: row.id,
+    credits: row.credits,
+    firstDay: day(row.firstDay),
+    lastDay: day(row.lastDay),
+    reason: row.reason,
+    createdAt: iso(row.createdAt),
+  };
 }
 
-export function toSubscription(row: SubscriptionRow): AccountExportSubscriptionDto {
+export function toSubscription(
+  row: SubscriptionRow,
+): AccountExportSubscriptionDto {
   return {
     id: row.id,
     planCode: row.planCode,

@@ -4,5 +4,8 @@ import { AccountExportRepository } from './account-export.repository';
 import { AccountExportService } from './account-export.service';
 
 /** GET /v1/auth/me/export: the caller's data as one streamed JSON document. */
-@Module({ controllers: [AccountExportController], providers: [AccountExportRepository, AccountExportService] })
+@Module({
+  controllers: [AccountExportController],
+  providers: [AccountExportRepository, AccountExportService],
+})
 export class AccountExportModule {}

@@ -18,13 +18,29 @@ import {
   AccountExportSkillVersionDto,
   AccountExportSubscriptionDto,
 } from './dto/account-export.response';
-import { toAccount, toCheckout, toConversation, toCreditGrant, toFile, toLedgerEntry, toMessage, toSkill, toSkillVersion, toSubscription } from './account-export.mappers';
+import {
+  toAccount,
+  toCheckout,
+  toConversation,
+  toCreditGrant,
+  toFile,
+  toLedgerEntry,
+  toMessage,
+  toSkill,
+  toSkillVersion,
+  toSubscription,
+} from './account-export.mappers';
 
 /** Name and major version of the document: a consumer can tell what it parses; a breaking change bumps it. */
 export const ACCOUNT_EXPORT_FORMAT = 'chat-backend.account-export/1';
 
-export type ExportedSkill = Omit<AccountExportSkillDto, 'versions'> & { versions: PagedArray<AccountExportSkillVersionDto> };
-export type ExportedConversation = Omit<AccountExportConversationDto, 'messages'> & { messages: PagedArray<AccountExportMessageDto> };
+export type ExportedSkill = Omit<AccountExportSkillDto, 'versions'> & {
+  versions: PagedArray<AccountExportSkillVersionDto>;
+};
+export type ExportedConversation = Omit<
+  AccountExportConversationDto,
+  'messages'
+> & { messages: PagedArray<AccountExportMessageDto> };
 
 /** AccountExportDto with its lists still to be read: what the JSON writer streams. */
 export interface AccountExportDocument {
@@ -45,7 +61,10 @@ export interface AccountExport {
   document: AccountExportDocument;
 }
 
-const newestFirstKey = (row: { createdAt: Date; id: string }): Cursor => ({ at: row.createdAt, id: row.id });
+const newestFirstKey = (row: { createdAt: Date; id: string }): Cursor => ({
+  at: row.createdAt,
+  id: row.id,
+});
 
 @Injectable()
 export class AccountExportService {
@@ -60,7 +79,11 @@ export class AccountExportService {
    */
   async exportAccount(user: SessionUser): Promise<AccountExport> {
     const account = await this.repository.findAccount(user.id);
-    if (!account) throw new AppError('unauthenticated', 'The account of this session no longer exists.');
+    if (!account)
+      throw new AppError(
+        'unauthenticated',
+        'The account of this session no longer exists.',
+      );
     const exportedAt = this.clock.now();
     return {
       fileName: `account-export-${exportedAt.toISOString().slice(0, 10)}.json`,
@@ -70,11 +93,36 @@ export class AccountExportService {
         account: toAccount(account),
         skills: this.skills(user.id),
         conversations: this.conversations(user.id),
-        files: keysetArray((after, limit) => this.repository.findFilesPage(user.id, after, limit), newestFirstKey, toFile),
-        ledger: keysetArray((after, limit) => this.repository.findLedgerPage(user.id, after, limit), newestFirstKey, toLedgerEntry),
-        creditGrants: keysetArray((after, limit) => this.repository.findCreditGrantsPage(user.id, after, limit), newestFirstKey, toCreditGrant),
-        subscriptions: keysetArray((after, limit) => this.repository.findSubscriptionsPage(user.id, after, limit), newestFirstKey, toSubscription),
-        checkouts: keysetArray((after, limit) => this.repository.findCheckoutsPage(user.id, after, limit), newestFirstKey, toCheckout),
+        files: keysetArray(
+          (after, limit) =>
+            this.repository.findFilesPage(user.id, after, limit),
+          newestFirstKey,
+          toFile,
+        ),
+        ledger: keysetArray(
+          (after, limit) =>
+            this.repository.findLedgerPage(user.id, after, limit),
+          newestFirstKey,
+          toLedgerEntry,
+        ),
+        creditGrants: keysetArray(
+          (after, limit) =>
+            this.repository.findCreditGrantsPage(user.id, after, limit),
+          newestFirstKey,
+          toCreditGrant,
+        ),
+        subscriptions: keysetArray(
+          (after, limit) =>
+            this.repository.findSubscriptionsPage(user.id, after, limit),
+          newestFirstKey,
+          toSubscription,
+        ),
+        checkouts: keysetArray(
+          (after, limit) =>
+            this.repository.findCheckoutsPage(user.id, after, limit),
+          newestFirstKey,
+          toCheckout,
+        ),
       },
     };
   }
@@ -85,18 +133,34 @@ export class AccountExportService {
       newestFirstKey,
       (row): ExportedSkill => ({
         ...toSkill(row),
-        versions: keysetArray((after: number | undefined, limit: number) => this.repository.findSkillVersionsPage(ownerId, row.id, after, limit), (version) => version.number, toSkillVersion),
+        versions: keysetArray(
+          (after: number | undefined, limit: number) =>
+            this.repository.findSkillVersionsPage(
+              ownerId,
+              row.id,
+              after,
+              limit,
+            ),
+          (version) => version.number,
+          toSkillVersion,
+        ),
       }),
     );
   }
 
   private conversations(userId: string): PagedArray<ExportedConversation> {
     return keysetArray(
-      (after, limit) => this.repository.findConversationsPage(userId, after, limit),
+      (after, limit) =>
+        this.repository.findConversationsPage(userId, after, limit),
       newestFirstKey,
       (row): ExportedConversation => ({
         ...toConversation(row),
-        messages: keysetArray((after: bigint | undefined, limit: number) => this.repository.findMessagesPage(userId, row.id, after, limit), (message) => message.seq, toMessage),
+        messages: keysetArray(
+          (after: bigint | undefined, limit: number) =>
+            this.repository.findMessagesPage(userId, row.id, after, limit),
+          (message) => message.seq,
+          toMessage,
+        ),
       }),
     );
   }

@@ -19,7 +19,8 @@ class FakeResponse extends EventEmitter {
   }
 
   set(headers: Record<string, string>): this {
-    for (const [name, value] of Object.entries(headers)) this.setHeader(name, value);
+    for (const [name, value] of Object.entries(headers))
+      this.setHeader(name, value);
     return this;
   }
 
@@ -69,11 +70,17 @@ describe('sendJsonAttachment', () => {
   it('sends the document with the download headers and ends it', async () => {
     const res = new FakeResponse();
     const { log, appLogger } = fakeLog();
-    await sendJsonAttachment(res as unknown as Response, 'account-export-2026-01-02.json', { a: [1] }, appLogger);
+    await sendJsonAttachment(
+      res as unknown as Response,
+      'account-export-2026-01-02.json',
+      { a: [1] },
+      appLogger,
+    );
     expect(res.statusCode).toBe(200);
     expect(Object.fromEntries(res.headers)).toEqual({
       'content-type': 'application/json; charset=utf-8',
-      'content-disposition': 'attachment; filename="account-export-2026-01-02.json"',
+      'content-disposition':
+        'attachment; filename="account-export-2026-01-02.json"',
       'cache-control': 'no-store',
     });
     expect(JSON.parse(res.chunks.join(''))).toEqual({ a: [1] });
@@ -85,9 +92,18 @@ describe('sendJsonAttachment', () => {
     const res = new FakeResponse();
     const { log, appLogger } = fakeLog();
     // A BigInt is not JSON: the writer fails on it before anything is written.
-    await expect(sendJsonAttachment(res as unknown as Response, 'x.json', { bad: 1n }, appLogger)).rejects.toThrow(TypeError);
+    await expect(
+      sendJsonAttachment(
+        res as unknown as Response,
+        'x.json',
+        { bad: 1n },
+        appLogger,
+      ),
+    ).rejects.toThrow(TypeError);
     expect(res.chunks).toEqual([]);
-    expect(Object.fromEntries(res.headers)).toEqual({ 'cache-control': 'private' });
+    expect(Object.fromEntries(res.headers)).toEqual({
+      'cache-control': 'private',
+    });
     expect(res.destroyed).toBe(false);
     expect(log.error).not.toHaveBeenCalled();
   });
@@ -95,11 +111,21 @@ describe('sendJsonAttachment', () => {
   it('destroys the connection and logs when a read fails after the first byte, never ending the document', async () => {
     const res = new FakeResponse();
     const { log, appLogger } = fakeLog();
-    await sendJsonAttachment(res as unknown as Response, 'x.json', { list: failingAfter(2) }, appLogger);
+    await sendJsonAttachment(
+      res as unknown as Response,
+      'x.json',
+      { list: failingAfter(2) },
+      appLogger,
+    );
     expect(res.chunks.join('')).toContain('{"page":2}');
     expect(res.destroyed).toBe(true);
     expect(res.writableFinished).toBe(false);
-    expect(log.error).toHaveBeenCalledWith(expect.objectContaining({ err: expect.objectContaining({ message: 'database gone' }) }), expect.any(String));
+    expect(log.error).toHaveBeenCalledWith(
+      expect.objectContaining({
+        err: expect.objectContaining({ message: 'database gone' }),
+      }),
+      expect.any(String),
+    );
   });
 
   it('stops reading and logs no error when the client leaves', async () => {
@@ -111,7 +137,12 @@ describe('sendJsonAttachment', () => {
       pages += 1;
       if (pages === 3) res.emit('close'); // the client goes away while page 3 is read
     });
-    await sendJsonAttachment(res as unknown as Response, 'x.json', { list }, appLogger);
+    await sendJsonAttachment(
+      res as unknown as Response,
+      'x.json',
+      { list },
+      appLogger,
+    );
     expect(pages).toBe(3);
     expect(res.destroyed).toBe(true);
     expect(log.error).not.toHaveBeenCalled();

@@ -10,14 +10,21 @@ import { ReaderGone, writeJson } from './json-stream.writer';
  * destroyed without the final chunk, so the client sees a broken download rather than a truncated document
  * that might still parse, and the failure is logged. A client that leaves only stops the reading.
  */
-export async function sendJsonAttachment(res: Response, fileName: string, document: unknown, log: AppLogger): Promise<void> {
+export async function sendJsonAttachment(
+  res: Response,
+  fileName: string,
+  document: unknown,
+  log: AppLogger,
+): Promise<void> {
   const headers = {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Disposition': `attachment; filename="${fileName}"`,
     // Personal data: no shared or browser cache keeps a copy.
     'Cache-Control': 'no-store',
   };
-  const previous = Object.keys(headers).map((name) => [name, res.getHeader(name)] as const);
+  const previous = Object.keys(headers).map(
+    (name) => [name, res.getHeader(name)] as const,
+  );
   res.status(200).set(headers);
   try {
     await writeJson(document, res, { signal: abortWhenClientLeaves(res) });
@@ -31,8 +38,16 @@ export async function sendJsonAttachment(res: Response, fileName: string, docume
       }
       throw error;
     }
-    if (error instanceof ReaderGone) log.info({ fileName }, 'export download ended by the client; reading stopped');
-    else log.error({ err: error, fileName }, 'export failed after its first byte; connection destroyed');
+    if (error instanceof ReaderGone)
+      log.info(
+        { fileName },
+        'export download ended by the client; reading stopped',
+      );
+    else
+      log.error(
+        { err: error, fileName },
+        'export failed after its first byte; connection destroyed',
+      );
     res.destroy();
   }
 }

@@ -1,9 +1,16 @@
 import { EventEmitter } from 'node:events';
 import { keysetArray } from './keyset-pages';
-import { JsonSink, PagedArray, ReaderGone, writeJson } from './json-stream.writer';
+import {
+  JsonSink,
+  PagedArray,
+  ReaderGone,
+  writeJson,
+} from './json-stream.writer';
 
 /** One event of a run: a page read from a source, or a chunk written to the sink (with its text). */
-type Event = { type: 'read'; source: string; page: number } | { type: 'write'; text: string };
+type Event =
+  | { type: 'read'; source: string; page: number }
+  | { type: 'write'; text: string };
 
 /**
  * A writable like an HTTP response: records every chunk. From its `fullAfter`-th write on, every write
@@ -23,7 +30,8 @@ class FakeSink extends EventEmitter implements JsonSink {
   }
 
   write(chunk: string): boolean {
-    if (this.waitingForDrain) throw new Error('written while full: the writer did not wait for drain');
+    if (this.waitingForDrain)
+      throw new Error('written while full: the writer did not wait for drain');
     this.events.push({ type: 'write', text: chunk });
     this.writes += 1;
     this.waitingForDrain = this.writes > this.fullAfter;
@@ -36,13 +44,24 @@ class FakeSink extends EventEmitter implements JsonSink {
   }
 
   get text(): string {
-    return this.events.flatMap((event) => (event.type === 'write' ? [event.text] : [])).join('');
+    return this.events
+      .flatMap((event) => (event.type === 'write' ? [event.text] : []))
+      .join('');
   }
 }
 
 /** A paged source of `count` items in pages of `size`, recording each read; optionally failing at a page. */
-function source(name: string, events: Event[], count: number, size: number, options: { onRead?: () => void; failAtPage?: number; closed?: string[] } = {}) {
-  const items = Array.from({ length: count }, (_, index) => ({ id: `${name}-${index}`, text: `item ${index} of ${name} "quoted" \u2028 ✓` }));
+function source(
+  name: string,
+  events: Event[],
+  count: number,
+  size: number,
+  options: { onRead?: () => void; failAtPage?: number; closed?: string[] } = {},
+) {
+  const items = Array.from({ length: count }, (_, index) => ({
+    id: `${name}-${index}`,
+    text: `item ${index} of ${name} "quoted" \u2028 ✓`,
+  }));
   let pages = 0;
   return {
     items,
@@ -52,7 +71,8 @@ function source(name: string, events: Event[], count: number, size: number, opti
           pages += 1;
           options.onRead?.();
           events.push({ type: 'read', source: name, page: pages });
-          if (pages === options.failAtPage) throw new Error(`page ${pages} of ${name} failed`);
+          if (pages === options.failAtPage)
+            throw new Error(`page ${pages} of ${name} failed`);
           await Promise.resolve(); // a query takes at least a tick
           yield items.slice(first, first + size);
         }
@@ -84,25 +104,42 @@ describe('writeJson', () => {
     await writeJson(value, sink, { signal: open() });
     const parsed: unknown = JSON.parse(sink.text);
     expect(sink.text).toBe(
-      JSON.stringify({ ...value, conversations: [{ id: 'c1', archivedAt: null, messages: messages.items }], empty: [] }),
+      JSON.stringify({
+        ...value,
+        conversations: [
+          { id: 'c1', archivedAt: null, messages: messages.items },
+        ],
+        empty: [],
+      }),
     );
-    expect(parsed).toEqual(expect.objectContaining({ at: '2026-01-02T03:04:05.006Z', empty: [] }));
+    expect(parsed).toEqual(
+      expect.objectContaining({ at: '2026-01-02T03:04:05.006Z', empty: [] }),
+    );
   });
 
   it('reads page by page, writing what each page produced before reading the next', async () => {
     const events: Event[] = [];
     const sink = new FakeSink(events);
     const ledger = source('ledger', events, 10, 3);
-    await writeJson({ ledger: ledger.array }, sink, { signal: open(), chunkChars: 1_000_000 });
+    await writeJson({ ledger: ledger.array }, sink, {
+      signal: open(),
+      chunkChars: 1_000_000,
+    });
 
-    const reads = events.flatMap((event, index) => (event.type === 'read' ? [index] : []));
+    const reads = events.flatMap((event, index) =>
+      event.type === 'read' ? [index] : [],
+    );
     expect(reads).toHaveLength(4);
     // Between two reads there is a write, and it carries the items of the page just read.
     for (let page = 1; page < reads.length; page += 1) {
       const between = events.slice(reads[page - 1] + 1, reads[page]);
       expect(between.map((event) => event.type)).toEqual(['write']);
       const lastOfPage = ledger.items[page * 3 - 1];
-      expect(between.map((event) => (event.type === 'write' ? event.text : '')).join('')).toContain(lastOfPage.id);
+      expect(
+        between
+          .map((event) => (event.type === 'write' ? event.text : ''))
+          .join(''),
+      ).toContain(lastOfPage.id);
     }
     expect(JSON.parse(sink.text)).toEqual({ ledger: ledger.items });
   });
@@ -111,12 +148,19 @@ describe('writeJson', () => {
     const events: Event[] = [];
     const sink = new FakeSink(events);
     const big = new PagedArray(async function* () {
-      yield Array.from({ length: 10 }, (_, index) => ({ index, content: 'x'.repeat(1_000) }));
+      yield Array.from({ length: 10 }, (_, index) => ({
+        index,
+        content: 'x'.repeat(1_000),
+      }));
     });
     await writeJson({ big }, sink, { signal: open(), chunkChars: 2_500 });
-    const writes = events.filter((event): event is Extract<Event, { type: 'write' }> => event.type === 'write');
+    const writes = events.filter(
+      (event): event is Extract<Event, { type: 'write' }> =>
+        event.type === 'write',
+    );
     expect(writes.length).toBeGreaterThanOrEqual(4);
-    for (const write of writes) expect(write.text.length).toBeLessThan(2_500 + 1_100);
+    for (const write of writes)
+      expect(write.text.length).toBeLessThan(2_500 + 1_100);
     expect((JSON.parse(sink.text) as { big: unknown[] }).big).toHaveLength(10);
   });
 
@@ -133,18 +177,35 @@ describe('writeJson', () => {
       ];
     });
     await writeJson({ conversations }, sink, { signal: open() });
-    const reads = events.flatMap((event) => (event.type === 'read' ? [`${event.source}#${event.page}`] : []));
-    expect(reads).toEqual(['conversations#1', 'messages-1#1', 'messages-1#2', 'messages-2#1', 'messages-2#2']);
-    expect(JSON.parse(sink.text)).toEqual({ conversations: [{ id: 'c1', messages: first.items }, { id: 'c2', messages: second.items }] });
+    const reads = events.flatMap((event) =>
+      event.type === 'read' ? [`${event.source}#${event.page}`] : [],
+    );
+    expect(reads).toEqual([
+      'conversations#1',
+      'messages-1#1',
+      'messages-1#2',
+      'messages-2#1',
+      'messages-2#2',
+    ]);
+    expect(JSON.parse(sink.text)).toEqual({
+      conversations: [
+        { id: 'c1', messages: first.items },
+        { id: 'c2', messages: second.items },
+      ],
+    });
   });
 
   it('waits for drain when the sink is full and reads nothing meanwhile', async () => {
     const events: Event[] = [];
     const sink = new FakeSink(events, 0);
     let readsWhileFull = 0;
-    const files = source('files', events, 9, 2, { onRead: () => (readsWhileFull += sink.waitingForDrain ? 1 : 0) });
+    const files = source('files', events, 9, 2, {
+      onRead: () => (readsWhileFull += sink.waitingForDrain ? 1 : 0),
+    });
     let done = false;
-    const writing = writeJson({ files: files.array }, sink, { signal: open() }).then(() => (done = true));
+    const writing = writeJson({ files: files.array }, sink, {
+      signal: open(),
+    }).then(() => (done = true));
     let drains = 0;
     while (!done) {
       await tick();
@@ -170,12 +231,18 @@ describe('writeJson', () => {
     const closed: string[] = [];
     const messages = source('messages', events, 1_000, 10, { closed });
     const reader = new AbortController();
-    const writing = writeJson({ messages: messages.array }, sink, { signal: reader.signal });
+    const writing = writeJson({ messages: messages.array }, sink, {
+      signal: reader.signal,
+    });
     while (!sink.waitingForDrain) await tick();
-    const readsBeforeLeaving = events.filter((event) => event.type === 'read').length;
+    const readsBeforeLeaving = events.filter(
+      (event) => event.type === 'read',
+    ).length;
     reader.abort();
     await expect(writing).rejects.toBeInstanceOf(ReaderGone);
-    expect(events.filter((event) => event.type === 'read')).toHaveLength(readsBeforeLeaving);
+    expect(events.filter((event) => event.type === 'read')).toHaveLength(
+      readsBeforeLeaving,
+    );
     expect(readsBeforeLeaving).toBe(2);
     expect(closed).toEqual(['messages']);
   });
@@ -184,7 +251,11 @@ describe('writeJson', () => {
     const events: Event[] = [];
     const reader = new AbortController();
     reader.abort();
-    await expect(writeJson({ a: source('a', events, 5, 2).array }, new FakeSink(events), { signal: reader.signal })).rejects.toBeInstanceOf(ReaderGone);
+    await expect(
+      writeJson({ a: source('a', events, 5, 2).array }, new FakeSink(events), {
+        signal: reader.signal,
+      }),
+    ).rejects.toBeInstanceOf(ReaderGone);
     expect(events).toEqual([]);
   });
 
@@ -194,7 +265,11 @@ describe('writeJson', () => {
     const closed: string[] = [];
     const failing = source('ledger', events, 10, 2, { failAtPage: 2, closed });
     const after = source('after', events, 2, 2);
-    await expect(writeJson({ ledger: failing.array, after: after.array }, sink, { signal: open() })).rejects.toThrow('page 2 of ledger failed');
+    await expect(
+      writeJson({ ledger: failing.array, after: after.array }, sink, {
+        signal: open(),
+      }),
+    ).rejects.toThrow('page 2 of ledger failed');
     expect(events.filter((event) => event.type === 'read')).toHaveLength(2);
     expect(closed).toEqual(['ledger']);
   });
@@ -202,12 +277,17 @@ describe('writeJson', () => {
 
 describe('keysetArray', () => {
   it('continues each page after the key of the last row and stops at a short page', async () => {
-    const rows = Array.from({ length: 7 }, (_, index) => ({ seq: BigInt(index + 1), content: `m${index + 1}` }));
+    const rows = Array.from({ length: 7 }, (_, index) => ({
+      seq: BigInt(index + 1),
+      content: `m${index + 1}`,
+    }));
     const calls: (bigint | undefined)[] = [];
     const array = keysetArray(
       async (after: bigint | undefined, limit: number) => {
         calls.push(after);
-        return rows.filter((row) => after === undefined || row.seq > after).slice(0, limit);
+        return rows
+          .filter((row) => after === undefined || row.seq > after)
+          .slice(0, limit);
       },
       (row) => row.seq,
       (row) => row.content,
@@ -215,7 +295,15 @@ describe('keysetArray', () => {
     );
     const sink = new FakeSink([]);
     await writeJson(array, sink, { signal: open() });
-    expect(JSON.parse(sink.text)).toEqual(['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7']);
+    expect(JSON.parse(sink.text)).toEqual([
+      'm1',
+      'm2',
+      'm3',
+      'm4',
+      'm5',
+      'm6',
+      'm7',
+    ]);
     expect(calls).toEqual([undefined, 3n, 6n]);
   });
 
@@ -223,10 +311,29 @@ describe('keysetArray', () => {
     const calls: (number | undefined)[] = [];
     const read = async (after: number | undefined, limit: number) => {
       calls.push(after);
-      return [1, 2, 3, 4].filter((n) => after === undefined || n > after).slice(0, limit);
+      return [1, 2, 3, 4]
+        .filter((n) => after === undefined || n > after)
+        .slice(0, limit);
     };
     const sink = new FakeSink([]);
-    await writeJson({ full: keysetArray(read, (n) => n, (n) => n, 2), none: keysetArray(async () => [], (n: number) => n, (n) => n, 2) }, sink, { signal: open() });
+    await writeJson(
+      {
+        full: keysetArray(
+          read,
+          (n) => n,
+          (n) => n,
+          2,
+        ),
+        none: keysetArray(
+          async () => [],
+          (n: number) => n,
+          (n) => n,
+          2,
+        ),
+      },
+      sink,
+      { signal: open() },
+    );
     expect(JSON.parse(sink.text)).toEqual({ full: [1, 2, 3, 4], none: [] });
     expect(calls).toEqual([undefined, 2, 4]);
   });

@@ -36,8 +36,16 @@ const DEFAULT_CHUNK_CHARS = 64 * 1024;
  * so memory holds about one page whatever the size of the document. Rejects with ReaderGone once
  * `signal` aborts; the page being read is then the last one (its iterator is closed).
  */
-export async function writeJson(value: unknown, sink: JsonSink, options: JsonWriteOptions): Promise<void> {
-  const writer = new JsonStreamWriter(sink, options.signal, options.chunkChars ?? DEFAULT_CHUNK_CHARS);
+export async function writeJson(
+  value: unknown,
+  sink: JsonSink,
+  options: JsonWriteOptions,
+): Promise<void> {
+  const writer = new JsonStreamWriter(
+    sink,
+    options.signal,
+    options.chunkChars ?? DEFAULT_CHUNK_CHARS,
+  );
   await writer.value(value);
   await writer.flush();
 }
@@ -96,7 +104,9 @@ class JsonStreamWriter {
     for (const [index, item] of items.entries()) {
       if (index > 0) this.push(',');
       // JSON.stringify writes null for what JSON cannot hold (undefined, functions) inside arrays.
-      await this.value(item === undefined || typeof item === 'function' ? null : item);
+      await this.value(
+        item === undefined || typeof item === 'function' ? null : item,
+      );
     }
     this.push(']');
   }

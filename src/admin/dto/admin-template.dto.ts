@@ -1,7 +1,18 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { JSON_SCHEMA_PROPERTY, MAX_INSTRUCTION_CHARACTERS, MAX_NAME_CHARACTERS, SkillVersionInputDto } from '../../skills/dto/skill-input.dto';
+import {
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+} from 'class-validator';
+import {
+  JSON_SCHEMA_PROPERTY,
+  MAX_INSTRUCTION_CHARACTERS,
+  MAX_NAME_CHARACTERS,
+  SkillVersionInputDto,
+} from '../../skills/dto/skill-input.dto';
 import { SkillTemplateDto } from '../../skills/dto/skill.response';
 import { RawJson } from '../../common/validation/raw-json';
 
@@ -10,7 +21,11 @@ const MAX_DESCRIPTION_CHARACTERS = 1000;
 
 /** A required-when-present text field: a string, not blank, at most `max` characters. */
 function NonBlankText(field: string, max: number): PropertyDecorator {
-  return applyDecorators(IsString(), Matches(/\S/, { message: `${field} must not be blank` }), MaxLength(max));
+  return applyDecorators(
+    IsString(),
+    Matches(/\S/, { message: `${field} must not be blank` }),
+    MaxLength(max),
+  );
 }
 
 export class TemplateReasonDto {
@@ -28,7 +43,9 @@ export class CreateTemplateDto extends SkillVersionInputDto {
   /** A slug: lower-case letters, digits and dashes, 1 to 64 characters. */
   @ApiProperty({ example: 'meeting-notes' })
   @IsString()
-  @Matches(TEMPLATE_ID, { message: 'id must be a slug: a-z, 0-9 and dashes, 1 to 64 characters' })
+  @Matches(TEMPLATE_ID, {
+    message: 'id must be a slug: a-z, 0-9 and dashes, 1 to 64 characters',
+  })
   id!: string;
 
   @ApiProperty({ maxLength: MAX_NAME_CHARACTERS })

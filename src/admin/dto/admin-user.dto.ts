@@ -1,5 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
+import {
+  IsIn,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  MaxLength,
+} from 'class-validator';
 import { SubscriptionDto } from '../../billing/dto/subscription.response';
 import { PageQueryDto } from '../../common/pagination';
 import { QuotaDto } from '../../quota/dto/quota.response';
@@ -81,7 +87,11 @@ export class AdminUserDetailDto extends AdminUserSummaryDto {
 
 /** Every admin change says why; the reason goes to the audit log. */
 export class ReasonDto {
-  @ApiProperty({ minLength: 1, maxLength: 500, example: 'Refund requested by the customer' })
+  @ApiProperty({
+    minLength: 1,
+    maxLength: 500,
+    example: 'Refund requested by the customer',
+  })
   @IsString()
   @IsNotEmpty()
   @MaxLength(500)

@@ -1,6 +1,13 @@
 import { Transform } from 'class-transformer';
 import { normalizeEmail } from '../../common/email';
-import { IsEmail, IsString, MaxLength, registerDecorator, ValidationArguments, ValidationOptions } from 'class-validator';
+import {
+  IsEmail,
+  IsString,
+  MaxLength,
+  registerDecorator,
+  ValidationArguments,
+  ValidationOptions,
+} from 'class-validator';
 import { passwordProblem } from '../password-policy';
 
 /**
@@ -14,14 +21,21 @@ function IsAcceptablePassword(options?: ValidationOptions): PropertyDecorator {
       target: target.constructor,
       propertyName: String(propertyName),
       options: {
-        message: (args: ValidationArguments) => (typeof args.value === 'string' ? passwordProblem(args.value) : null) ?? 'password must be a string',
+        message: (args: ValidationArguments) =>
+          (typeof args.value === 'string'
+            ? passwordProblem(args.value)
+            : null) ?? 'password must be a string',
         ...options,
       },
-      validator: { validate: (value: unknown) => typeof value === 'string' && passwordProblem(value) === null },
+      validator: {
+        validate: (value: unknown) =>
+          typeof value === 'string' && passwordProblem(value) === null,
+      },
     });
 }
 
-const normalizedEmail = ({ value }: { value: unknown }) => (typeof value === 'string' ? normalizeEmail(value) : value);
+const normalizedEmail = ({ value }: { value: unknown }) =>
+  typeof value === 'string' ? normalizeEmail(value) : value;
 
 export class RegisterDto {
   /** Trimmed, NFC-normalized and lower-cased before use. */

@@ -8,13 +8,20 @@ export class SessionDto {
   @ApiProperty({ format: 'date-time', description: 'When it signed in.' })
   createdAt!: string;
 
-  @ApiProperty({ format: 'date-time', description: 'Its last request (recorded at most once a minute).' })
+  @ApiProperty({
+    format: 'date-time',
+    description: 'Its last request (recorded at most once a minute).',
+  })
   lastSeenAt!: string;
 
   @ApiProperty({ format: 'date-time' })
   expiresAt!: string;
 
-  @ApiProperty({ type: String, nullable: true, example: 'Mozilla/5.0 (X11; Linux x86_64)' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'Mozilla/5.0 (X11; Linux x86_64)',
+  })
   userAgent!: string | null;
 
   @ApiProperty({ type: String, nullable: true, example: '203.0.113.7' })
@@ -25,6 +32,9 @@ export class SessionDto {
 }
 
 export class SessionListDto {
-  @ApiProperty({ type: [SessionDto], description: 'Live sessions, most recently active first (at most 100).' })
+  @ApiProperty({
+    type: [SessionDto],
+    description: 'Live sessions, most recently active first (at most 100).',
+  })
   items!: SessionDto[];
 }

@@ -1,5 +1,10 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiNoContentResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiAcceptedResponse,
+  ApiNoContentResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { Public } from '../../common/decorators/public.decorator';
 import { ApiProblems } from '../../common/openapi/api-problems.decorator';
 import { RateLimit } from '../../common/rate-limit/rate-limit.decorator';
@@ -18,7 +23,10 @@ export class EmailVerificationController {
   @RateLimit('verify-email-ip')
   @Post('verify-email')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Verify the account’s email with the token of a verification link (no session needed)' })
+  @ApiOperation({
+    summary:
+      'Verify the account’s email with the token of a verification link (no session needed)',
+  })
   @ApiNoContentResponse({ description: 'The email is verified.' })
   @ApiProblems(400, 429)
   verify(@Body() body: VerifyEmailDto): Promise<void> {
@@ -28,7 +36,10 @@ export class EmailVerificationController {
   @RateLimit('resend-verification-user')
   @Post('resend-verification')
   @HttpCode(202)
-  @ApiOperation({ summary: 'Mail a new verification link to the signed-in account (earlier links keep working until used or expired)' })
+  @ApiOperation({
+    summary:
+      'Mail a new verification link to the signed-in account (earlier links keep working until used or expired)',
+  })
   @ApiAcceptedResponse({ type: MessageDto })
   @ApiProblems(401, 409, 429)
   async resend(@CurrentUser() user: SessionUser): Promise<MessageDto> {

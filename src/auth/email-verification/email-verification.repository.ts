@@ -11,12 +11,23 @@ export class EmailVerificationRepository {
 
   /** Whether the account's address is verified (read from the database, not the session cache). */
   async isVerified(userId: string): Promise<boolean> {
-    const row = await this.prisma.user.findUnique({ where: { id: userId }, select: { emailVerifiedAt: true } });
+    const row = await this.prisma.user.findUnique({
+      where: { id: userId },
+      select: { emailVerifiedAt: true },
+    });
     return row?.emailVerifiedAt != null;
   }
 
-  async createToken(userId: string, email: string, tokenHash: string, expiresAt: Date): Promise<void> {
-    await this.prisma.emailVerificationToken.create({ data: { userId, email, tokenHash, expiresAt }, select: { id: true } });
+  async createToken(
+    userId: string,
+    email: string,
+    tokenHash: string,
+    expiresAt: Date,
+  ): Promise<void> {
+    await this.prisma.emailVerificationToken.create({
+      data: { userId, email, tokenHash, expiresAt },
+      select: { id: true },
+    });
   }
 
   /**
@@ -25,7 +36,11 @@ export class EmailVerificationRepository {
    * links; mark the address verified (and apply ADMIN_EMAILS). The account id, or null for an unknown,
    * used, expired or stale token.
    */
-  consumeToken(tokenHash: string, adminEmails: string[], now: Date): Promise<string | null> {
+  consumeToken(
+    tokenHash: string,
+    adminEmails: string[],
+    now: Date,
+  ): Promise<string | null> {
     return this.prisma.$transaction(async (db) => {
       const consumed = await db.$queryRaw<{ userId: string }[]>`
         UPDATE "EmailVerificationToken" t SET "usedAt" = ${now}
@@ -35,7 +50,10 @@ export class EmailVerificationRepository {
         RETURNING t."userId"::text AS "userId"`;
       const userId = consumed[0]?.userId;
       if (!userId) return null;
-      await db.emailVerificationToken.updateMany({ where: { userId, usedAt: null }, data: { usedAt: now } });
+      await db.emailVerificationToken.updateMany({
+        where: { userId, usedAt: null },
+        data: { usedAt: now },
+      });
       await this.users.markEmailVerified(userId, adminEmails, now, db);
       return userId;
     });

@@ -30,29 +30,55 @@ export class EmailVerificationService {
 
   /** After sign-up: the mail goes in the background; the sign-up does not wait for SMTP. */
   sendAfterSignUp(account: { id: string; email: string }): void {
-    void this.sendLink(account).catch((error: unknown) => this.log.error({ err: error }, 'verification mail failed'));
+    void this.sendLink(account).catch((error: unknown) =>
+      this.log.error({ err: error }, 'verification mail failed'),
+    );
   }
 
   async resend(user: SessionUser): Promise<void> {
-    if (await this.verifications.isVerified(user.id)) throw new AppError('email_already_verified', 'This email address is already verified.');
+    if (await this.verifications.isVerified(user.id))
+      throw new AppError(
+        'email_already_verified',
+        'This email address is already verified.',
+      );
     try {
       await this.sendLink(user);
     } catch (error) {
       this.log.error({ err: error }, 'verification mail failed');
-      throw new AppError('service_unavailable', 'The verification mail could not be sent right now; try again in a few minutes.', { headers: { 'Retry-After': '60' } });
+      throw new AppError(
+        'service_unavailable',
+        'The verification mail could not be sent right now; try again in a few minutes.',
+        { headers: { 'Retry-After': '60' } },
+      );
     }
   }
 
   async verify(token: string): Promise<void> {
-    const userId = await this.verifications.consumeToken(sha256Hex(token), this.config.adminEmails, this.clock.now());
-    if (!userId) throw new AppError('invalid_verification_token', 'This verification link is not valid: it may have expired, been used already, or belong to an older address.');
+    const userId = await this.verifications.consumeToken(
+      sha256Hex(token),
+      this.config.adminEmails,
+      this.clock.now(),
+    );
+    if (!userId)
+      throw new AppError(
+        'invalid_verification_token',
+        'This verification link is not valid: it may have expired, been used already, or belong to an older address.',
+      );
     // Every instance hears of it from the database; this one applies it before answering.
     this.sessions.forgetUser(userId);
   }
 
-  private async sendLink(account: { id: string; email: string }): Promise<void> {
+  private async sendLink(account: {
+    id: string;
+    email: string;
+  }): Promise<void> {
     const { token, hash } = newSecretToken();
-    await this.verifications.createToken(account.id, account.email, hash, new Date(this.clock.now().getTime() + VERIFICATION_TOKEN_TTL_MS));
+    await this.verifications.createToken(
+      account.id,
+      account.email,
+      hash,
+      new Date(this.clock.now().getTime() + VERIFICATION_TOKEN_TTL_MS),
+    );
     // Built from APP_URL only: a forged Host header cannot send the token to another site.
     const link = `${this.config.appUrl}/verify-email?token=${encodeURIComponent(token)}`;
     await this.mail.send({

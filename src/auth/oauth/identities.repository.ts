@@ -4,14 +4,23 @@ import { Prisma } from '../../infra/prisma/generated/client';
 import { Db, PrismaService } from '../../infra/prisma/prisma.service';
 import { OAuthProviderName } from './oauth-providers';
 
-const account = { id: true, disabledAt: true, passwordHash: true, totpEnabledAt: true, emailVerifiedAt: true } as const;
+const account = {
+  id: true,
+  disabledAt: true,
+  passwordHash: true,
+  totpEnabledAt: true,
+  emailVerifiedAt: true,
+} as const;
 export type OAuthAccount = Prisma.UserGetPayload<{ select: typeof account }>;
 
 @Injectable()
 export class IdentitiesRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  async findUserByIdentity(provider: OAuthProviderName, providerUserId: string): Promise<OAuthAccount | null> {
+  async findUserByIdentity(
+    provider: OAuthProviderName,
+    providerUserId: string,
+  ): Promise<OAuthAccount | null> {
     const identity = await this.prisma.oAuthIdentity.findUnique({
       where: { provider_providerUserId: { provider, providerUserId } },
       select: { user: { select: account } },
@@ -45,16 +54,35 @@ export class IdentitiesRepository {
    */
   async linkIdentity(
     userId: string,
-    identity: { provider: OAuthProviderName; providerUserId: string; email: string },
+    identity: {
+      provider: OAuthProviderName;
+      providerUserId: string;
+      email: string;
+    },
     takeOver: boolean,
     then: (db: Db) => Promise<void>,
   ): Promise<OAuthAccount | null> {
     await this.prisma.$transaction(async (db) => {
-      const linked = await db.oAuthIdentity.createMany({ data: [{ userId, ...identity }], skipDuplicates: true });
+      const linked = await db.oAuthIdentity.createMany({
+        data: [{ userId, ...identity }],
+        skipDuplicates: true,
+      });
       if (takeOver && linked.count > 0) {
-        await db.user.update({ where: { id: userId }, data: { passwordHash: null, totpSecret: null, totpEnabledAt: null, totpLastStep: null }, select: { id: true } });
+        await db.user.update({
+          where: { id: userId },
+          data: {
+            passwordHash: null,
+            totpSecret: null,
+            totpEnabledAt: null,
+            totpLastStep: null,
+          },
+          select: { id: true },
+        });
         await db.session.deleteMany({ where: { userId } });
-        await db.passwordResetToken.updateMany({ where: { userId, usedAt: null }, data: { usedAt: new Date() } });
+        await db.passwordResetToken.updateMany({
+          where: { userId, usedAt: null },
+          data: { usedAt: new Date() },
+        });
         await db.recoveryCode.deleteMany({ where: { userId } });
         await db.twoFactorChallenge.deleteMany({ where: { userId } });
       }
@@ -64,15 +92,36 @@ export class IdentitiesRepository {
   }
 
   /** A new password-less account with its identity, in one transaction; null if the email was taken meanwhile. */
-  async createUserWithIdentity(email: string, provider: OAuthProviderName, providerUserId: string, role: 'admin' | 'user'): Promise<OAuthAccount | null> {
+  async createUserWithIdentity(
+    email: string,
+    provider: OAuthProviderName,
+    providerUserId: string,
+    role: 'admin' | 'user',
+  ): Promise<OAuthAccount | null> {
     try {
       return await this.prisma.$transaction(async (db) => {
-        const created = await db.user.create({ data: { email, role, emailVerifiedAt: new Date(), identities: { create: { provider, providerUserId, email } } }, select: account });
-        if (role === 'admin') await db.auditLog.create({ data: configuredAdminAudit(created.id), select: { id: true } });
+        const created = await db.user.create({
+          data: {
+            email,
+            role,
+            emailVerifiedAt: new Date(),
+            identities: { create: { provider, providerUserId, email } },
+          },
+          select: account,
+        });
+        if (role === 'admin')
+          await db.auditLog.create({
+            data: configuredAdminAudit(created.id),
+            select: { id: true },
+          });
         return created;
       });
     } catch (error) {
-      if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') return null;
+      if (
+        error instanceof Prisma.PrismaClientKnownRequestError &&
+        error.code === 'P2002'
+      )
+        return null;
       throw error;
     }
   }

@@ -1,6 +1,13 @@
 /** Why a callback failed; sent to the web app as `?error=<code>`. No session is created. */
 export class OAuthFailure extends Error {
-  constructor(readonly code: 'oauth_state_invalid' | 'oauth_denied' | 'oauth_exchange_failed' | 'oauth_email_unverified' | 'account_disabled') {
+  constructor(
+    readonly code:
+      | 'oauth_state_invalid'
+      | 'oauth_denied'
+      | 'oauth_exchange_failed'
+      | 'oauth_email_unverified'
+      | 'account_disabled',
+  ) {
     super(code);
   }
 }

@@ -15,16 +15,29 @@ export interface ProviderProfile {
 /** A passport profile with the provider's own JSON (both strategies keep it). */
 export type PassportProfile = Profile & { _json?: unknown };
 
-export function isConfigured(config: OAuthProviderConfig): config is OAuthProviderConfig & { clientId: string; clientSecret: string } {
+export function isConfigured(
+  config: OAuthProviderConfig,
+): config is OAuthProviderConfig & { clientId: string; clientSecret: string } {
   return Boolean(config.clientId && config.clientSecret);
 }
 
 /** Google's OpenID Connect userinfo: `sub`, `email`, `email_verified` (a boolean, or the string "true"). */
 export function googleProfile(profile: PassportProfile): ProviderProfile {
-  const info = (profile._json ?? {}) as { sub?: unknown; email?: unknown; email_verified?: unknown };
-  if (typeof info.sub !== 'string' || !info.sub) throw new OAuthFailure('oauth_exchange_failed');
-  const email = typeof info.email === 'string' ? info.email.trim().toLowerCase() : null;
-  return { providerUserId: info.sub, email, emailVerified: info.email_verified === true || info.email_verified === 'true' };
+  const info = (profile._json ?? {}) as {
+    sub?: unknown;
+    email?: unknown;
+    email_verified?: unknown;
+  };
+  if (typeof info.sub !== 'string' || !info.sub)
+    throw new OAuthFailure('oauth_exchange_failed');
+  const email =
+    typeof info.email === 'string' ? info.email.trim().toLowerCase() : null;
+  return {
+    providerUserId: info.sub,
+    email,
+    emailVerified:
+      info.email_verified === true || info.email_verified === 'true',
+  };
 }
 
 /**
@@ -33,9 +46,19 @@ export function googleProfile(profile: PassportProfile): ProviderProfile {
  */
 export function githubProfile(profile: PassportProfile): ProviderProfile {
   const user = (profile._json ?? {}) as { id?: unknown };
-  if ((typeof user.id !== 'number' && typeof user.id !== 'string') || user.id === '') throw new OAuthFailure('oauth_exchange_failed');
-  const emails = (profile.emails ?? []) as { value?: unknown; primary?: unknown; verified?: unknown }[];
-  const primary = emails.find((entry) => entry.primary === true && typeof entry.value === 'string');
+  if (
+    (typeof user.id !== 'number' && typeof user.id !== 'string') ||
+    user.id === ''
+  )
+    throw new OAuthFailure('oauth_exchange_failed');
+  const emails = (profile.emails ?? []) as {
+    value?: unknown;
+    primary?: unknown;
+    verified?: unknown;
+  }[];
+  const primary = emails.find(
+    (entry) => entry.primary === true && typeof entry.value === 'string',
+  );
   return {
     providerUserId: String(user.id),
     email: primary ? String(primary.value).trim().toLowerCase() : null,

@@ -31,7 +31,8 @@ export const base32: Base32Plugin = {
     let bits = 0;
     for (const char of clean) {
       const value = ALPHABET.indexOf(char);
-      if (value === -1) throw new Error(`not a base32 character: ${JSON.stringify(char)}`);
+      if (value === -1)
+        throw new Error(`not a base32 character: ${JSON.stringify(char)}`);
       buffer = ((buffer << 5) | value) & 0xffff;
       bits += 5;
       if (bits >= 8) {

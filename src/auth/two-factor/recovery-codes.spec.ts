@@ -1,11 +1,16 @@
-import { hashRecoveryCode, newRecoveryCodes, normalizeRecoveryCode } from './recovery-codes';
+import {
+  hashRecoveryCode,
+  newRecoveryCodes,
+  normalizeRecoveryCode,
+} from './recovery-codes';
 
 describe('recovery codes', () => {
   it('makes ten distinct codes of ten unambiguous symbols', () => {
     const codes = newRecoveryCodes();
     expect(codes).toHaveLength(10);
     expect(new Set(codes).size).toBe(10);
-    for (const code of codes) expect(code).toMatch(/^[a-km-np-z2-9]{5}-[a-km-np-z2-9]{5}$/);
+    for (const code of codes)
+      expect(code).toMatch(/^[a-km-np-z2-9]{5}-[a-km-np-z2-9]{5}$/);
   });
 
   it('hashes per account, ignoring case, spaces and dashes', () => {

@@ -23,6 +23,12 @@ export function normalizeRecoveryCode(code: string): string {
  * Only an HMAC (keyed by the password pepper, bound to the account) is stored: a leaked table neither
  * gives the codes nor lets one account's code be tried on another.
  */
-export function hashRecoveryCode(pepper: string, userId: string, code: string): string {
-  return createHmac('sha256', pepper).update(`${userId}:${normalizeRecoveryCode(code)}`).digest('hex');
+export function hashRecoveryCode(
+  pepper: string,
+  userId: string,
+  code: string,
+): string {
+  return createHmac('sha256', pepper)
+    .update(`${userId}:${normalizeRecoveryCode(code)}`)
+    .digest('hex');
 }

@@ -16,9 +16,17 @@ describe('SecretCipher', () => {
     const [version, iv, tag, body] = stored.split('.');
     const flipped = Buffer.from(body, 'base64url');
     flipped[0] ^= 1;
-    expect(() => cipher.decrypt([version, iv, tag, flipped.toString('base64url')].join('.'))).toThrow();
-    expect(() => new SecretCipher('j'.repeat(40), 'totp-secret').decrypt(stored)).toThrow();
-    expect(() => new SecretCipher('k'.repeat(40), 'other').decrypt(stored)).toThrow();
+    expect(() =>
+      cipher.decrypt(
+        [version, iv, tag, flipped.toString('base64url')].join('.'),
+      ),
+    ).toThrow();
+    expect(() =>
+      new SecretCipher('j'.repeat(40), 'totp-secret').decrypt(stored),
+    ).toThrow();
+    expect(() =>
+      new SecretCipher('k'.repeat(40), 'other').decrypt(stored),
+    ).toThrow();
     expect(() => cipher.decrypt('plain')).toThrow();
   });
 });

@@ -1,4 +1,9 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  hkdfSync,
+  randomBytes,
+} from 'node:crypto';
 
 const VERSION = 'v1';
 const IV_BYTES = 12;
@@ -13,22 +18,45 @@ export class SecretCipher {
   private readonly key: Buffer;
 
   constructor(keyMaterial: string, purpose: string) {
-    this.key = Buffer.from(hkdfSync('sha256', keyMaterial, 'chat-backend/secret-cipher', purpose, 32));
+    this.key = Buffer.from(
+      hkdfSync(
+        'sha256',
+        keyMaterial,
+        'chat-backend/secret-cipher',
+        purpose,
+        32,
+      ),
+    );
   }
 
   encrypt(plain: string): string {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    const ciphertext = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return [VERSION, iv, cipher.getAuthTag(), ciphertext].map((part) => (typeof part === 'string' ? part : part.toString('base64url'))).join('.');
+    const ciphertext = Buffer.concat([
+      cipher.update(plain, 'utf8'),
+      cipher.final(),
+    ]);
+    return [VERSION, iv, cipher.getAuthTag(), ciphertext]
+      .map((part) =>
+        typeof part === 'string' ? part : part.toString('base64url'),
+      )
+      .join('.');
   }
 
   /** The plain value; throws when the value is malformed, altered or under another key. */
   decrypt(stored: string): string {
     const [version, iv, tag, ciphertext] = stored.split('.');
-    if (version !== VERSION || !iv || !tag || ciphertext === undefined) throw new Error('not an encrypted secret of this version');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+    if (version !== VERSION || !iv || !tag || ciphertext === undefined)
+      throw new Error('not an encrypted secret of this version');
+    const decipher = createDecipheriv(
+      'aes-256-gcm',
+      this.key,
+      Buffer.from(iv, 'base64url'),
+    );
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
+    return Buffer.concat([
+      decipher.update(Buffer.from(ciphertext, 'base64url')),
+      decipher.final(),
+    ]).toString('utf8');
   }
 }

@@ -18,7 +18,11 @@ export function newTotpSecret(): string {
 }
 
 /** The otpauth:// URI an authenticator app reads (as a QR code or pasted). */
-export function totpUri(issuer: string, accountName: string, secret: string): string {
+export function totpUri(
+  issuer: string,
+  accountName: string,
+  secret: string,
+): string {
   return generateTOTP({ issuer, label: accountName, secret });
 }
 
@@ -26,7 +30,12 @@ export function totpUri(issuer: string, accountName: string, secret: string): st
  * The time step of a valid code, or null. A code of step `afterStep` or earlier is refused: each code
  * opens at most one door (RFC 6238 section 5.2).
  */
-export async function verifyTotp(secret: string, code: string, afterStep: number | null, nowMs: number): Promise<number | null> {
+export async function verifyTotp(
+  secret: string,
+  code: string,
+  afterStep: number | null,
+  nowMs: number,
+): Promise<number | null> {
   const token = code.replace(/\s+/g, '');
   if (!CODE_SHAPE.test(token)) return null;
   const result = await verify({

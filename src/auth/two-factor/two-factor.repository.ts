@@ -23,14 +23,32 @@ export class TwoFactorRepository {
     return this.prisma.$transaction(work);
   }
 
-  async findState(userId: string, db: Db = this.prisma): Promise<TwoFactorState | null> {
-    const row = await db.user.findUnique({ where: { id: userId }, select: { totpSecret: true, totpEnabledAt: true, totpLastStep: true } });
-    return row ? { ...row, totpLastStep: row.totpLastStep === null ? null : Number(row.totpLastStep) } : null;
+  async findState(
+    userId: string,
+    db: Db = this.prisma,
+  ): Promise<TwoFactorState | null> {
+    const row = await db.user.findUnique({
+      where: { id: userId },
+      select: { totpSecret: true, totpEnabledAt: true, totpLastStep: true },
+    });
+    return row
+      ? {
+          ...row,
+          totpLastStep:
+            row.totpLastStep === null ? null : Number(row.totpLastStep),
+        }
+      : null;
   }
 
   /** Stores a new secret awaiting its first code; false when 2FA is already on (its secret stays). */
-  async storePendingSecret(userId: string, encryptedSecret: string): Promise<boolean> {
-    const updated = await this.prisma.user.updateMany({ where: { id: userId, totpEnabledAt: null }, data: { totpSecret: encryptedSecret, totpLastStep: null } });
+  async storePendingSecret(
+    userId: string,
+    encryptedSecret: string,
+  ): Promise<boolean> {
+    const updated = await this.prisma.user.updateMany({
+      where: { id: userId, totpEnabledAt: null },
+      data: { totpSecret: encryptedSecret, totpLastStep: null },
+    });
     return updated.count === 1;
   }
 
@@ -38,7 +56,13 @@ export class TwoFactorRepository {
    * Turns 2FA on with the secret the code was checked against (a setup run meanwhile replaced it: false)
    * and replaces the recovery codes, in one transaction.
    */
-  enable(userId: string, checkedSecret: string, step: number, recoveryCodeHashes: string[], now: Date): Promise<boolean> {
+  enable(
+    userId: string,
+    checkedSecret: string,
+    step: number,
+    recoveryCodeHashes: string[],
+    now: Date,
+  ): Promise<boolean> {
     return this.prisma.$transaction(async (db) => {
       const updated = await db.user.updateMany({
         where: { id: userId, totpEnabledAt: null, totpSecret: checkedSecret },
@@ -46,7 +70,9 @@ export class TwoFactorRepository {
       });
       if (updated.count === 0) return false;
       await db.recoveryCode.deleteMany({ where: { userId } });
-      await db.recoveryCode.createMany({ data: recoveryCodeHashes.map((codeHash) => ({ userId, codeHash })) });
+      await db.recoveryCode.createMany({
+        data: recoveryCodeHashes.map((codeHash) => ({ userId, codeHash })),
+      });
       return true;
     });
   }
@@ -60,8 +86,16 @@ export class TwoFactorRepository {
   }
 
   /** Spends an unused recovery code of the account; false when there is no such unused code. */
-  async useRecoveryCode(db: Db, userId: string, codeHash: string, now: Date): Promise<boolean> {
-    const used = await db.recoveryCode.updateMany({ where: { userId, codeHash, usedAt: null }, data: { usedAt: now } });
+  async useRecoveryCode(
+    db: Db,
+    userId: string,
+    codeHash: string,
+    now: Date,
+  ): Promise<boolean> {
+    const used = await db.recoveryCode.updateMany({
+      where: { userId, codeHash, usedAt: null },
+      data: { usedAt: now },
+    });
     return used.count === 1;
   }
 
@@ -71,20 +105,32 @@ export class TwoFactorRepository {
 
   /** Turns 2FA off: secret, recovery codes and pending sign-ins go. */
   async disable(db: Db, userId: string): Promise<void> {
-    await db.user.update({ where: { id: userId }, data: { totpSecret: null, totpEnabledAt: null, totpLastStep: null }, select: { id: true } });
+    await db.user.update({
+      where: { id: userId },
+      data: { totpSecret: null, totpEnabledAt: null, totpLastStep: null },
+      select: { id: true },
+    });
     await db.recoveryCode.deleteMany({ where: { userId } });
     await db.twoFactorChallenge.deleteMany({ where: { userId } });
   }
 
   /** A pending sign-in, in one statement that also purges expired ones. */
-  async createChallenge(userId: string, tokenHash: string, expiresAt: Date): Promise<void> {
+  async createChallenge(
+    userId: string,
+    tokenHash: string,
+    expiresAt: Date,
+  ): Promise<void> {
     await this.prisma.$executeRaw`
       WITH purge AS (DELETE FROM "TwoFactorChallenge" WHERE "expiresAt" < now())
       INSERT INTO "TwoFactorChallenge" (id, "userId", "tokenHash", "expiresAt") VALUES (${randomUUID()}::uuid, ${userId}::uuid, ${tokenHash}, ${expiresAt})`;
   }
 
   /** The unexpired challenge of a token whose account still has 2FA on and may sign in, locked FOR UPDATE. */
-  async lockChallenge(db: Db, tokenHash: string, now: Date): Promise<LockedChallenge | null> {
+  async lockChallenge(
+    db: Db,
+    tokenHash: string,
+    now: Date,
+  ): Promise<LockedChallenge | null> {
     const [row] = await db.$queryRaw<LockedChallenge[]>`
       SELECT c.id::text AS id, c."userId"::text AS "userId"
       FROM "TwoFactorChallenge" c JOIN "User" u ON u.id = c."userId"
@@ -95,9 +141,21 @@ export class TwoFactorRepository {
   }
 
   /** Counts a wrong code; at `maxFailures` the challenge is void (the sign-in starts again from the password). */
-  async recordChallengeFailure(db: Db, challengeId: string, maxFailures: number): Promise<void> {
-    const counted = await db.twoFactorChallenge.update({ where: { id: challengeId }, data: { failures: { increment: 1 } }, select: { failures: true } });
-    if (counted.failures >= maxFailures) await db.twoFactorChallenge.delete({ where: { id: challengeId }, select: { id: true } });
+  async recordChallengeFailure(
+    db: Db,
+    challengeId: string,
+    maxFailures: number,
+  ): Promise<void> {
+    const counted = await db.twoFactorChallenge.update({
+      where: { id: challengeId },
+      data: { failures: { increment: 1 } },
+      select: { failures: true },
+    });
+    if (counted.failures >= maxFailures)
+      await db.twoFactorChallenge.delete({
+        where: { id: challengeId },
+        select: { id: true },
+      });
   }
 
   async deleteChallenge(db: Db, challengeId: string): Promise<void> {

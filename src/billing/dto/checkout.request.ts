@@ -1,6 +1,9 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsIn, IsString, MaxLength } from 'class-validator';
-import { PAYMENT_PROVIDERS, PaymentProviderName } from '../providers/payment-gateway';
+import {
+  PAYMENT_PROVIDERS,
+  PaymentProviderName,
+} from '../providers/payment-gateway';
 
 /** Only these two fields: the price always comes from the plan, so amount, currency or interval are 400. */
 export class CheckoutRequestDto {
@@ -11,6 +14,8 @@ export class CheckoutRequestDto {
   planId!: string;
 
   @ApiProperty({ enum: PAYMENT_PROVIDERS, example: 'stripe' })
-  @IsIn(PAYMENT_PROVIDERS, { message: `provider must be one of: ${PAYMENT_PROVIDERS.join(', ')}` })
+  @IsIn(PAYMENT_PROVIDERS, {
+    message: `provider must be one of: ${PAYMENT_PROVIDERS.join(', ')}`,
+  })
   provider!: PaymentProviderName;
 }

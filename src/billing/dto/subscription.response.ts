@@ -1,5 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { SUBSCRIPTION_STATUSES, SubscriptionStatus } from '../subscription-state';
+import {
+  SUBSCRIPTION_STATUSES,
+  SubscriptionStatus,
+} from '../subscription-state';
 
 export class SubscriptionPlanDto {
   @ApiProperty({ example: 'pro' })
@@ -20,7 +23,12 @@ export class SubscriptionDto {
   @ApiProperty({ enum: [...SUBSCRIPTION_STATUSES, 'none'], example: 'active' })
   status!: SubscriptionStatus | 'none';
 
-  @ApiProperty({ enum: ['stripe', 'paddle'], nullable: true, type: String, example: 'stripe' })
+  @ApiProperty({
+    enum: ['stripe', 'paddle'],
+    nullable: true,
+    type: String,
+    example: 'stripe',
+  })
   provider!: 'stripe' | 'paddle' | null;
 
   /** End of the paid period (ISO 8601), when known. */

@@ -19,19 +19,36 @@ const webhooks = new Webhooks();
  * service's clock in both directions (the SDK checks only the past, by the machine's clock). Answers null
  * when the signature is valid.
  */
-export async function verifyPaddleSignature(rawBody: Buffer, header: string | undefined, secret: string, now: Date): Promise<SignatureProblem | null> {
+export async function verifyPaddleSignature(
+  rawBody: Buffer,
+  header: string | undefined,
+  secret: string,
+  now: Date,
+): Promise<SignatureProblem | null> {
   if (!header?.trim()) return 'missing';
   const parsed = parseHeader(header);
   if (!parsed) return 'malformed';
-  if (isStale(Number(parsed.timestamp), now, PADDLE_SIGNATURE_TOLERANCE_SECONDS)) return 'stale';
+  if (
+    isStale(Number(parsed.timestamp), now, PADDLE_SIGNATURE_TOLERANCE_SECONDS)
+  )
+    return 'stale';
   const body = rawBody.toString('utf8');
   for (const signature of parsed.signatures) {
-    if (await webhooks.isSignatureValid(body, secret, `ts=${parsed.timestamp};h1=${signature.toLowerCase()}`)) return null;
+    if (
+      await webhooks.isSignatureValid(
+        body,
+        secret,
+        `ts=${parsed.timestamp};h1=${signature.toLowerCase()}`,
+      )
+    )
+      return null;
   }
   return 'mismatch';
 }
 
-function parseHeader(header: string): { timestamp: string; signatures: string[] } | null {
+function parseHeader(
+  header: string,
+): { timestamp: string; signatures: string[] } | null {
   let timestamp: string | null = null;
   const signatures: string[] = [];
   for (const part of header.split(';')) {
@@ -47,5 +64,7 @@ function parseHeader(header: string): { timestamp: string; signatures: string[] 
       signatures.push(value);
     }
   }
-  return timestamp !== null && signatures.length > 0 ? { timestamp, signatures } : null;
+  return timestamp !== null && signatures.length > 0
+    ? { timestamp, signatures }
+    : null;
 }

@@ -1,21 +1,43 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ApiError, CurrencyCode, Environment, LogLevel, Paddle, Transaction } from '@paddle/paddle-node-sdk';
+import {
+  ApiError,
+  CurrencyCode,
+  Environment,
+  LogLevel,
+  Paddle,
+  Transaction,
+} from '@paddle/paddle-node-sdk';
 import { z } from 'zod';
 import { AppError } from '../../common/errors/app-error';
 import { AppLogger } from '../../common/logging/app-logger';
 import { withTimeout } from '../../common/with-timeout';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
-import { SubscriptionSnapshot, SubscriptionStatus } from '../subscription-state';
-import { verifyPaddleSignature, PADDLE_SIGNATURE_TOLERANCE_SECONDS } from './paddle-signature';
-import { BillingAction, CheckoutOrder, checkoutIdempotencyKey, PaymentGateway, ProviderCheckout, VerifiedWebhook } from './payment-gateway';
+import {
+  SubscriptionSnapshot,
+  SubscriptionStatus,
+} from '../subscription-state';
+import {
+  verifyPaddleSignature,
+  PADDLE_SIGNATURE_TOLERANCE_SECONDS,
+} from './paddle-signature';
+import {
+  BillingAction,
+  CheckoutOrder,
+  checkoutIdempotencyKey,
+  PaymentGateway,
+  ProviderCheckout,
+  VerifiedWebhook,
+} from './payment-gateway';
 import { parsePayload, providerId } from './webhook-payload';
 import { SIGNATURE_PROBLEM_DETAIL } from './webhook-signature';
 
 const SIGNATURE_HEADER = 'Paddle-Signature';
 const REQUEST_TIMEOUT_MS = 10_000;
 
-const timestamp = z.iso.datetime({ offset: true }).transform((value) => new Date(value));
+const timestamp = z.iso
+  .datetime({ offset: true })
+  .transform((value) => new Date(value));
 const customData = z.record(z.string(), z.unknown()).nullish();
 
 const eventSchema = z.object({
@@ -45,9 +67,18 @@ const subscriptionSchema = z.object({
   transaction_id: providerId.nullish(),
 });
 
-const STATUS: Record<string, SubscriptionStatus> = { active: 'active', trialing: 'active', past_due: 'past_due', canceled: 'canceled', paused: 'paused' };
+const STATUS: Record<string, SubscriptionStatus> = {
+  active: 'active',
+  trialing: 'active',
+  past_due: 'past_due',
+  canceled: 'canceled',
+  paused: 'paused',
+};
 /** Paddle's error codes of a cancellation that has nothing left to cancel. */
-const ALREADY_ENDED = new Set(['not_found', 'subscription_is_canceled_action_invalid']);
+const ALREADY_ENDED = new Set([
+  'not_found',
+  'subscription_is_canceled_action_invalid',
+]);
 
 /**
  * Paddle Billing through its Node SDK: a transaction with a non-catalog price built from the plan (its checkout
@@ -67,7 +98,9 @@ export class PaddleGateway implements PaymentGateway {
   ) {
     this.apiKey = config.billing.paddle.apiKey;
     const apiUrl = config.billing.paddle.apiUrl?.replace(/\/+$/, '');
-    this.environment = apiUrl ? (apiUrl as Environment) : Environment.production;
+    this.environment = apiUrl
+      ? (apiUrl as Environment)
+      : Environment.production;
     this.webhookSecret = config.billing.paddle.webhookSecret;
   }
 
@@ -90,7 +123,9 @@ export class PaddleGateway implements PaymentGateway {
     const client = new Paddle(this.apiKey ?? '', {
       environment: this.environment,
       logLevel: LogLevel.none,
-      customHeaders: { 'Idempotency-Key': checkoutIdempotencyKey(order.checkoutId) },
+      customHeaders: {
+        'Idempotency-Key': checkoutIdempotencyKey(order.checkoutId),
+      },
     });
     let transaction: Transaction;
     try {
@@ -102,13 +137,20 @@ export class PaddleGateway implements PaymentGateway {
               price: {
                 name: plan.name,
                 description: `${plan.name} plan, billed every ${plan.interval}`,
-                unitPrice: { amount: String(plan.amount), currencyCode: plan.currency as CurrencyCode },
+                unitPrice: {
+                  amount: String(plan.amount),
+                  currencyCode: plan.currency as CurrencyCode,
+                },
                 billingCycle: { interval: plan.interval, frequency: 1 },
                 product: { name: plan.name, taxCategory: 'standard' },
               },
             },
           ],
-          customData: { checkoutId: order.checkoutId, userId: order.userId, planCode: plan.code },
+          customData: {
+            checkoutId: order.checkoutId,
+            userId: order.userId,
+            planCode: plan.code,
+          },
           collectionMode: 'automatic',
         }),
         REQUEST_TIMEOUT_MS,
@@ -116,37 +158,86 @@ export class PaddleGateway implements PaymentGateway {
         `no answer from Paddle within ${REQUEST_TIMEOUT_MS} ms`,
       );
     } catch (error) {
-      const detail = error instanceof ApiError ? { type: error.type, code: error.code, detail: error.detail } : undefined;
-      this.log.error({ err: detail ? undefined : error, error: detail, checkoutId: order.checkoutId }, detail ? 'paddle transaction could not be created' : 'paddle could not be reached');
+      const detail =
+        error instanceof ApiError
+          ? { type: error.type, code: error.code, detail: error.detail }
+          : undefined;
+      this.log.error(
+        {
+          err: detail ? undefined : error,
+          error: detail,
+          checkoutId: order.checkoutId,
+        },
+        detail
+          ? 'paddle transaction could not be created'
+          : 'paddle could not be reached',
+      );
       throw providerFailed();
     }
     const url = transaction.checkout?.url;
     if (!url) {
-      this.log.error({ transactionId: transaction.id, checkoutId: order.checkoutId }, 'paddle transaction has no checkout url');
+      this.log.error(
+        { transactionId: transaction.id, checkoutId: order.checkoutId },
+        'paddle transaction has no checkout url',
+      );
       throw providerFailed();
     }
     return { sessionId: transaction.id, url };
   }
 
-  async verifyWebhook(rawBody: Buffer, signatureHeader: string | undefined, now: Date): Promise<VerifiedWebhook> {
+  async verifyWebhook(
+    rawBody: Buffer,
+    signatureHeader: string | undefined,
+    now: Date,
+  ): Promise<VerifiedWebhook> {
     const secret = this.webhookSecret;
-    if (!secret) throw new AppError('provider_not_configured', 'Paddle webhooks are not configured on this server.');
-    const problem = await verifyPaddleSignature(rawBody, signatureHeader, secret, now);
-    if (problem) throw new AppError('webhook_signature_invalid', SIGNATURE_PROBLEM_DETAIL[problem](SIGNATURE_HEADER, PADDLE_SIGNATURE_TOLERANCE_SECONDS));
+    if (!secret)
+      throw new AppError(
+        'provider_not_configured',
+        'Paddle webhooks are not configured on this server.',
+      );
+    const problem = await verifyPaddleSignature(
+      rawBody,
+      signatureHeader,
+      secret,
+      now,
+    );
+    if (problem)
+      throw new AppError(
+        'webhook_signature_invalid',
+        SIGNATURE_PROBLEM_DETAIL[problem](
+          SIGNATURE_HEADER,
+          PADDLE_SIGNATURE_TOLERANCE_SECONDS,
+        ),
+      );
     let json: unknown;
     try {
       json = JSON.parse(rawBody.toString('utf8'));
     } catch {
-      throw new AppError('webhook_payload_invalid', 'The webhook body is not JSON.');
+      throw new AppError(
+        'webhook_payload_invalid',
+        'The webhook body is not JSON.',
+      );
     }
     const event = parsePayload(eventSchema, json, 'Paddle notification');
-    return { eventId: event.event_id, type: event.event_type, occurredAt: event.occurred_at, payload: event.data };
+    return {
+      eventId: event.event_id,
+      type: event.event_type,
+      occurredAt: event.occurred_at,
+      payload: event.data,
+    };
   }
 
   async interpret(webhook: VerifiedWebhook): Promise<BillingAction> {
-    if (webhook.type === 'transaction.completed') return transactionCompleted(webhook.payload);
+    if (webhook.type === 'transaction.completed')
+      return transactionCompleted(webhook.payload);
     if (!webhook.type.startsWith('subscription.')) return { kind: 'ignored' };
-    return { kind: 'subscription_changed', subscription: subscriptionSnapshot(parsePayload(subscriptionSchema, webhook.payload, 'subscription')) };
+    return {
+      kind: 'subscription_changed',
+      subscription: subscriptionSnapshot(
+        parsePayload(subscriptionSchema, webhook.payload, 'subscription'),
+      ),
+    };
   }
 
   /**
@@ -156,16 +247,42 @@ export class PaddleGateway implements PaymentGateway {
    * subscription_is_canceled_action_invalid for one already canceled: both are done.
    */
   async cancelSubscription(providerSubscriptionId: string): Promise<void> {
-    if (!this.apiKey) throw new AppError('provider_not_configured', 'Paddle is not configured on this server.');
-    const client = new Paddle(this.apiKey, { environment: this.environment, logLevel: LogLevel.none });
+    if (!this.apiKey)
+      throw new AppError(
+        'provider_not_configured',
+        'Paddle is not configured on this server.',
+      );
+    const client = new Paddle(this.apiKey, {
+      environment: this.environment,
+      logLevel: LogLevel.none,
+    });
     try {
       // The SDK's fetch takes no signal: after the timeout its request is left to end by itself.
-      await withTimeout(client.subscriptions.cancel(providerSubscriptionId, { effectiveFrom: 'immediately' }), REQUEST_TIMEOUT_MS, `no answer from Paddle within ${REQUEST_TIMEOUT_MS} ms`);
+      await withTimeout(
+        client.subscriptions.cancel(providerSubscriptionId, {
+          effectiveFrom: 'immediately',
+        }),
+        REQUEST_TIMEOUT_MS,
+        `no answer from Paddle within ${REQUEST_TIMEOUT_MS} ms`,
+      );
     } catch (error) {
       if (error instanceof ApiError && ALREADY_ENDED.has(error.code)) return;
-      const detail = error instanceof ApiError ? { type: error.type, code: error.code, detail: error.detail } : undefined;
-      this.log.error({ err: detail ? undefined : error, error: detail, subscription: providerSubscriptionId }, 'paddle subscription could not be canceled');
-      throw new AppError('payment_provider_unavailable', 'Paddle could not cancel the subscription right now; nothing was changed. Try again in a moment.');
+      const detail =
+        error instanceof ApiError
+          ? { type: error.type, code: error.code, detail: error.detail }
+          : undefined;
+      this.log.error(
+        {
+          err: detail ? undefined : error,
+          error: detail,
+          subscription: providerSubscriptionId,
+        },
+        'paddle subscription could not be canceled',
+      );
+      throw new AppError(
+        'payment_provider_unavailable',
+        'Paddle could not cancel the subscription right now; nothing was changed. Try again in a moment.',
+      );
     }
   }
 }
@@ -183,10 +300,16 @@ function transactionCompleted(payload: Record<string, unknown>): BillingAction {
         checkoutHint: stringField(transaction.custom_data, 'checkoutId'),
       }
     : null;
-  return { kind: 'checkout_completed', providerSessionId: transaction.id, subscription };
+  return {
+    kind: 'checkout_completed',
+    providerSessionId: transaction.id,
+    subscription,
+  };
 }
 
-function subscriptionSnapshot(subscription: z.infer<typeof subscriptionSchema>): SubscriptionSnapshot {
+function subscriptionSnapshot(
+  subscription: z.infer<typeof subscriptionSchema>,
+): SubscriptionSnapshot {
   return {
     providerSubscriptionId: subscription.id,
     status: STATUS[subscription.status] ?? 'paused',
@@ -199,11 +322,17 @@ function subscriptionSnapshot(subscription: z.infer<typeof subscriptionSchema>):
   };
 }
 
-function stringField(data: Record<string, unknown> | null | undefined, key: string): string | null {
+function stringField(
+  data: Record<string, unknown> | null | undefined,
+  key: string,
+): string | null {
   const value = data?.[key];
   return typeof value === 'string' ? value : null;
 }
 
 function providerFailed(): AppError {
-  return new AppError('payment_provider_error', 'Paddle could not open a checkout; nothing was charged. Try again in a moment.');
+  return new AppError(
+    'payment_provider_error',
+    'Paddle could not open a checkout; nothing was charged. Try again in a moment.',
+  );
 }

@@ -8,7 +8,13 @@ export interface CheckoutOrder {
   checkoutId: string;
   userId: string;
   email: string;
-  plan: { code: string; name: string; amount: number; currency: string; interval: 'month' | 'year' };
+  plan: {
+    code: string;
+    name: string;
+    amount: number;
+    currency: string;
+    interval: 'month' | 'year';
+  };
   successUrl: string;
   cancelUrl: string;
 }
@@ -29,7 +35,11 @@ export interface VerifiedWebhook {
 
 /** What an event means for us, in provider-neutral terms. */
 export type BillingAction =
-  | { kind: 'checkout_completed'; providerSessionId: string; subscription: SubscriptionSnapshot | null }
+  | {
+      kind: 'checkout_completed';
+      providerSessionId: string;
+      subscription: SubscriptionSnapshot | null;
+    }
   | { kind: 'checkout_expired'; providerSessionId: string }
   | { kind: 'subscription_changed'; subscription: SubscriptionSnapshot }
   | { kind: 'ignored' };
@@ -45,7 +55,11 @@ export interface PaymentGateway {
   canVerifyWebhooks(): boolean;
   createCheckout(order: CheckoutOrder): Promise<ProviderCheckout>;
   /** Rejects with AppError webhook_signature_invalid (400) or webhook_payload_invalid (400). */
-  verifyWebhook(rawBody: Buffer, signatureHeader: string | undefined, now: Date): Promise<VerifiedWebhook>;
+  verifyWebhook(
+    rawBody: Buffer,
+    signatureHeader: string | undefined,
+    now: Date,
+  ): Promise<VerifiedWebhook>;
   /** May ask the provider for details (503 webhook_not_processed when it cannot be reached). */
   interpret(webhook: VerifiedWebhook): Promise<BillingAction>;
   /**

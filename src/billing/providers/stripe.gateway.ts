@@ -5,10 +5,24 @@ import { AppError } from '../../common/errors/app-error';
 import { AppLogger } from '../../common/logging/app-logger';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
-import { SubscriptionSnapshot, SubscriptionStatus } from '../subscription-state';
-import { BillingAction, CheckoutOrder, checkoutIdempotencyKey, PaymentGateway, ProviderCheckout, VerifiedWebhook } from './payment-gateway';
+import {
+  SubscriptionSnapshot,
+  SubscriptionStatus,
+} from '../subscription-state';
+import {
+  BillingAction,
+  CheckoutOrder,
+  checkoutIdempotencyKey,
+  PaymentGateway,
+  ProviderCheckout,
+  VerifiedWebhook,
+} from './payment-gateway';
 import { parsePayload, providerId, unixSeconds } from './webhook-payload';
-import { isStale, SIGNATURE_PROBLEM_DETAIL, SignatureProblem } from './webhook-signature';
+import {
+  isStale,
+  SIGNATURE_PROBLEM_DETAIL,
+  SignatureProblem,
+} from './webhook-signature';
 
 const DEFAULT_API_URL = 'https://api.stripe.com';
 /** Stripe's own default and what the contract asks for. */
@@ -23,7 +37,9 @@ const eventSchema = z.object({
   data: z.object({ object: z.record(z.string(), z.unknown()) }),
 });
 
-const expandable = z.union([providerId, z.object({ id: providerId })]).transform((value) => (typeof value === 'string' ? value : value.id));
+const expandable = z
+  .union([providerId, z.object({ id: providerId })])
+  .transform((value) => (typeof value === 'string' ? value : value.id));
 const metadata = z.record(z.string(), z.string()).nullish();
 
 const checkoutSessionSchema = z.object({
@@ -40,7 +56,13 @@ const subscriptionSchema = z.object({
   cancel_at: z.number().int().nullish(),
   canceled_at: z.number().int().nullish(),
   current_period_end: z.number().int().nullish(),
-  items: z.object({ data: z.array(z.object({ current_period_end: z.number().int().nullish() })) }).nullish(),
+  items: z
+    .object({
+      data: z.array(
+        z.object({ current_period_end: z.number().int().nullish() }),
+      ),
+    })
+    .nullish(),
   metadata,
 });
 
@@ -80,7 +102,14 @@ export class StripeGateway implements PaymentGateway {
   ) {
     const { apiKey, apiUrl, webhookSecret } = config.billing.stripe;
     this.webhookSecret = webhookSecret;
-    this.client = apiKey ? new Stripe(apiKey, { ...hostOptions(apiUrl ?? DEFAULT_API_URL), maxNetworkRetries: 1, timeout: REQUEST_TIMEOUT_MS, telemetry: false }) : null;
+    this.client = apiKey
+      ? new Stripe(apiKey, {
+          ...hostOptions(apiUrl ?? DEFAULT_API_URL),
+          maxNetworkRetries: 1,
+          timeout: REQUEST_TIMEOUT_MS,
+          telemetry: false,
+        })
+      : null;
   }
 
   canCheckout(): boolean {
@@ -92,7 +121,11 @@ export class StripeGateway implements PaymentGateway {
   }
 
   async createCheckout(order: CheckoutOrder): Promise<ProviderCheckout> {
-    const reference = { checkoutId: order.checkoutId, userId: order.userId, planCode: order.plan.code };
+    const reference = {
+      checkoutId: order.checkoutId,
+      userId: order.userId,
+      planCode: order.plan.code,
+    };
     try {
       const session = await this.requireClient().checkout.sessions.create(
         {
@@ -117,21 +150,48 @@ export class StripeGateway implements PaymentGateway {
         },
         { idempotencyKey: checkoutIdempotencyKey(order.checkoutId) },
       );
-      if (!session.url) throw new Error('Stripe returned a Checkout Session without a url');
+      if (!session.url)
+        throw new Error('Stripe returned a Checkout Session without a url');
       return { sessionId: session.id, url: session.url };
     } catch (error) {
-      this.log.error({ err: error, checkoutId: order.checkoutId }, 'stripe checkout session could not be created');
-      throw new AppError('payment_provider_error', 'Stripe could not open a checkout; nothing was charged. Try again in a moment.');
+      this.log.error(
+        { err: error, checkoutId: order.checkoutId },
+        'stripe checkout session could not be created',
+      );
+      throw new AppError(
+        'payment_provider_error',
+        'Stripe could not open a checkout; nothing was charged. Try again in a moment.',
+      );
     }
   }
 
-  async verifyWebhook(rawBody: Buffer, signatureHeader: string | undefined, now: Date): Promise<VerifiedWebhook> {
+  async verifyWebhook(
+    rawBody: Buffer,
+    signatureHeader: string | undefined,
+    now: Date,
+  ): Promise<VerifiedWebhook> {
     const secret = this.webhookSecret;
-    if (!secret) throw new AppError('provider_not_configured', 'Stripe webhooks are not configured on this server.');
+    if (!secret)
+      throw new AppError(
+        'provider_not_configured',
+        'Stripe webhooks are not configured on this server.',
+      );
     const problem = signatureProblem(rawBody, signatureHeader, secret, now);
-    if (problem) throw new AppError('webhook_signature_invalid', SIGNATURE_PROBLEM_DETAIL[problem](SIGNATURE_HEADER, STRIPE_SIGNATURE_TOLERANCE_SECONDS));
+    if (problem)
+      throw new AppError(
+        'webhook_signature_invalid',
+        SIGNATURE_PROBLEM_DETAIL[problem](
+          SIGNATURE_HEADER,
+          STRIPE_SIGNATURE_TOLERANCE_SECONDS,
+        ),
+      );
     const event = parsePayload(eventSchema, parseJson(rawBody), 'Stripe event');
-    return { eventId: event.id, type: event.type, occurredAt: unixSeconds(event.created), payload: event.data.object };
+    return {
+      eventId: event.id,
+      type: event.type,
+      occurredAt: unixSeconds(event.created),
+      payload: event.data.object,
+    };
   }
 
   async interpret(webhook: VerifiedWebhook): Promise<BillingAction> {
@@ -140,10 +200,22 @@ export class StripeGateway implements PaymentGateway {
       case 'checkout.session.async_payment_succeeded':
         return this.completedCheckout(webhook.payload);
       case 'checkout.session.expired':
-        return { kind: 'checkout_expired', providerSessionId: parsePayload(checkoutSessionSchema, webhook.payload, 'Checkout Session').id };
+        return {
+          kind: 'checkout_expired',
+          providerSessionId: parsePayload(
+            checkoutSessionSchema,
+            webhook.payload,
+            'Checkout Session',
+          ).id,
+        };
       default:
         if (!SUBSCRIPTION_EVENTS.has(webhook.type)) return { kind: 'ignored' };
-        return { kind: 'subscription_changed', subscription: toSnapshot(parsePayload(subscriptionSchema, webhook.payload, 'subscription')) };
+        return {
+          kind: 'subscription_changed',
+          subscription: toSnapshot(
+            parsePayload(subscriptionSchema, webhook.payload, 'subscription'),
+          ),
+        };
     }
   }
 
@@ -157,57 +229,121 @@ export class StripeGateway implements PaymentGateway {
     try {
       await client.subscriptions.cancel(providerSubscriptionId);
     } catch (error) {
-      if (error instanceof Stripe.errors.StripeError && error.statusCode === 404 && error.code === 'resource_missing') return;
-      this.log.error({ err: error, subscription: providerSubscriptionId }, 'stripe subscription could not be canceled');
-      throw new AppError('payment_provider_unavailable', 'Stripe could not cancel the subscription right now; nothing was changed. Try again in a moment.');
+      if (
+        error instanceof Stripe.errors.StripeError &&
+        error.statusCode === 404 &&
+        error.code === 'resource_missing'
+      )
+        return;
+      this.log.error(
+        { err: error, subscription: providerSubscriptionId },
+        'stripe subscription could not be canceled',
+      );
+      throw new AppError(
+        'payment_provider_unavailable',
+        'Stripe could not cancel the subscription right now; nothing was changed. Try again in a moment.',
+      );
     }
   }
 
   /** A session's event does not carry the subscription's period: it is read from Stripe, the source of truth. */
-  private async completedCheckout(payload: Record<string, unknown>): Promise<BillingAction> {
-    const session = parsePayload(checkoutSessionSchema, payload, 'Checkout Session');
-    if (session.mode !== 'subscription' || !session.subscription) return { kind: 'checkout_completed', providerSessionId: session.id, subscription: null };
+  private async completedCheckout(
+    payload: Record<string, unknown>,
+  ): Promise<BillingAction> {
+    const session = parsePayload(
+      checkoutSessionSchema,
+      payload,
+      'Checkout Session',
+    );
+    if (session.mode !== 'subscription' || !session.subscription)
+      return {
+        kind: 'checkout_completed',
+        providerSessionId: session.id,
+        subscription: null,
+      };
     let subscription: unknown;
     try {
-      subscription = await this.requireClient().subscriptions.retrieve(session.subscription);
+      subscription = await this.requireClient().subscriptions.retrieve(
+        session.subscription,
+      );
     } catch (error) {
-      this.log.error({ err: error, subscription: session.subscription }, 'stripe subscription could not be read');
-      throw new AppError('webhook_not_processed', 'The subscription could not be read from Stripe; the event will be applied when it is delivered again.');
+      this.log.error(
+        { err: error, subscription: session.subscription },
+        'stripe subscription could not be read',
+      );
+      throw new AppError(
+        'webhook_not_processed',
+        'The subscription could not be read from Stripe; the event will be applied when it is delivered again.',
+      );
     }
-    const snapshot = toSnapshot(parsePayload(subscriptionSchema, subscription, 'subscription'));
-    return { kind: 'checkout_completed', providerSessionId: session.id, subscription: { ...snapshot, checkoutSessionId: session.id } };
+    const snapshot = toSnapshot(
+      parsePayload(subscriptionSchema, subscription, 'subscription'),
+    );
+    return {
+      kind: 'checkout_completed',
+      providerSessionId: session.id,
+      subscription: { ...snapshot, checkoutSessionId: session.id },
+    };
   }
 
   private requireClient(): Stripe {
-    if (!this.client) throw new AppError('provider_not_configured', 'Stripe is not configured on this server.');
+    if (!this.client)
+      throw new AppError(
+        'provider_not_configured',
+        'Stripe is not configured on this server.',
+      );
     return this.client;
   }
 }
 
-function toSnapshot(subscription: z.infer<typeof subscriptionSchema>): SubscriptionSnapshot {
-  const itemPeriodEnds = (subscription.items?.data ?? []).map((item) => item.current_period_end).filter((end): end is number => typeof end === 'number');
-  const periodEnd = subscription.current_period_end ?? (itemPeriodEnds.length > 0 ? Math.max(...itemPeriodEnds) : null);
+function toSnapshot(
+  subscription: z.infer<typeof subscriptionSchema>,
+): SubscriptionSnapshot {
+  const itemPeriodEnds = (subscription.items?.data ?? [])
+    .map((item) => item.current_period_end)
+    .filter((end): end is number => typeof end === 'number');
+  const periodEnd =
+    subscription.current_period_end ??
+    (itemPeriodEnds.length > 0 ? Math.max(...itemPeriodEnds) : null);
   return {
     providerSubscriptionId: subscription.id,
     status: STATUS[subscription.status] ?? 'incomplete',
     currentPeriodEnd: periodEnd === null ? null : unixSeconds(periodEnd),
-    cancelAtPeriodEnd: subscription.cancel_at_period_end || (subscription.cancel_at ?? null) !== null,
-    canceledAt: subscription.canceled_at ? unixSeconds(subscription.canceled_at) : null,
+    cancelAtPeriodEnd:
+      subscription.cancel_at_period_end ||
+      (subscription.cancel_at ?? null) !== null,
+    canceledAt: subscription.canceled_at
+      ? unixSeconds(subscription.canceled_at)
+      : null,
     providerCustomerId: subscription.customer ?? null,
     checkoutHint: subscription.metadata?.checkoutId ?? null,
   };
 }
 
 /** Missing and malformed headers are told apart first; the SDK then checks the signature itself. */
-function signatureProblem(rawBody: Buffer, header: string | undefined, secret: string, now: Date): SignatureProblem | null {
+function signatureProblem(
+  rawBody: Buffer,
+  header: string | undefined,
+  secret: string,
+  now: Date,
+): SignatureProblem | null {
   if (!header?.trim()) return 'missing';
   const timestamp = /(?:^|,)\s*t=(\d{1,12})\s*(?:,|$)/.exec(header)?.[1];
-  if (!timestamp || !/(?:^|,)\s*v1=[0-9a-f]+\s*(?:,|$)/i.test(header)) return 'malformed';
+  if (!timestamp || !/(?:^|,)\s*v1=[0-9a-f]+\s*(?:,|$)/i.test(header))
+    return 'malformed';
   // Both directions: the SDK only refuses timestamps too far in the past, and one from the future would
   // let a captured signature be replayed until that time comes.
-  if (isStale(Number(timestamp), now, STRIPE_SIGNATURE_TOLERANCE_SECONDS)) return 'stale';
+  if (isStale(Number(timestamp), now, STRIPE_SIGNATURE_TOLERANCE_SECONDS))
+    return 'stale';
   try {
-    Stripe.webhooks.constructEvent(rawBody, header, secret, STRIPE_SIGNATURE_TOLERANCE_SECONDS, undefined, now.getTime());
+    Stripe.webhooks.constructEvent(
+      rawBody,
+      header,
+      secret,
+      STRIPE_SIGNATURE_TOLERANCE_SECONDS,
+      undefined,
+      now.getTime(),
+    );
     return null;
   } catch {
     return 'mismatch';
@@ -218,12 +354,23 @@ function parseJson(rawBody: Buffer): unknown {
   try {
     return JSON.parse(rawBody.toString('utf8'));
   } catch {
-    throw new AppError('webhook_payload_invalid', 'The webhook body is not JSON.');
+    throw new AppError(
+      'webhook_payload_invalid',
+      'The webhook body is not JSON.',
+    );
   }
 }
 
-function hostOptions(apiUrl: string): { host: string; port: number; protocol: 'http' | 'https' } {
+function hostOptions(apiUrl: string): {
+  host: string;
+  port: number;
+  protocol: 'http' | 'https';
+} {
   const url = new URL(apiUrl);
   const protocol = url.protocol === 'http:' ? 'http' : 'https';
-  return { host: url.hostname, port: url.port ? Number(url.port) : protocol === 'http' ? 80 : 443, protocol };
+  return {
+    host: url.hostname,
+    port: url.port ? Number(url.port) : protocol === 'http' ? 80 : 443,
+    protocol,
+  };
 }

@@ -30,7 +30,8 @@ export interface RunRequest {
 }
 
 /** The routes that start runs: POST /v1/chat, /v1/skills/:id/run, /v1/conversations/:id/regenerate and …/messages/:messageId/edit. */
-const RUN_ROUTE = /^\/v1\/(chat|skills\/[^/]+\/run|conversations\/[^/]+\/(regenerate|messages\/[^/]+\/edit))\/?(\?|$)/;
+const RUN_ROUTE =
+  /^\/v1\/(chat|skills\/[^/]+\/run|conversations\/[^/]+\/(regenerate|messages\/[^/]+\/edit))\/?(\?|$)/;
 
 /**
  * Admission control for the routes that start runs, so that an instance under more load than it can carry
@@ -53,8 +54,18 @@ export class ChatAdmission {
     return (req: Request, res: Response, next: NextFunction): void => {
       if (req.method !== 'POST' || !RUN_ROUTE.test(req.url)) return next();
       const { maxStreams, maxStarting } = this.config.chat;
-      if (this.open >= maxStreams) return refuse(req, res, `This instance is serving ${this.open} chats, its limit.`);
-      if (this.starting >= maxStarting) return refuse(req, res, `${this.starting} chats are starting on this instance, its limit.`);
+      if (this.open >= maxStreams)
+        return refuse(
+          req,
+          res,
+          `This instance is serving ${this.open} chats, its limit.`,
+        );
+      if (this.starting >= maxStarting)
+        return refuse(
+          req,
+          res,
+          `${this.starting} chats are starting on this instance, its limit.`,
+        );
       this.open += 1;
       this.starting += 1;
       let starting = true;
@@ -75,7 +86,12 @@ export class ChatAdmission {
   /** What the pipeline needs of an admitted request: its client's signal, its start deadline, its end of start. */
   runRequest(req: Request, signal: AbortSignal): RunRequest {
     const admission = req.admission;
-    return { signal, startBy: (admission?.at ?? performance.now()) + this.config.chat.startTimeoutMs, started: admission?.started };
+    return {
+      signal,
+      startBy:
+        (admission?.at ?? performance.now()) + this.config.chat.startTimeoutMs,
+      started: admission?.started,
+    };
   }
 }
 
@@ -86,12 +102,25 @@ export class ChatAdmission {
  */
 function refuse(req: Request, res: Response, why: string): void {
   const error = overloaded(why);
-  sendProblem(res, req.method, buildProblem({ code: error.code, detail: error.detail, requestId: String(req.id ?? 'unknown') }), error.options.headers);
+  sendProblem(
+    res,
+    req.method,
+    buildProblem({
+      code: error.code,
+      detail: error.detail,
+      requestId: String(req.id ?? 'unknown'),
+    }),
+    error.options.headers,
+  );
 }
 
 /** 503 overloaded: the request was refused before anything was stored or billed. */
 export function overloaded(why: string): AppError {
-  return new AppError('overloaded', `${why} Nothing was stored or billed: retry in a moment (the same idempotencyKey is fine).`, {
-    headers: { 'Retry-After': '1' },
-  });
+  return new AppError(
+    'overloaded',
+    `${why} Nothing was stored or billed: retry in a moment (the same idempotencyKey is fine).`,
+    {
+      headers: { 'Retry-After': '1' },
+    },
+  );
 }

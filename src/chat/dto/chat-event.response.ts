@@ -36,7 +36,9 @@ export class ChatDeltaEventDto {
 }
 
 export class ChatErrorEventDataDto {
-  @ApiProperty({ enum: ['provider_error', 'provider_timeout', 'generation_interrupted'] })
+  @ApiProperty({
+    enum: ['provider_error', 'provider_timeout', 'generation_interrupted'],
+  })
   code!: 'provider_error' | 'provider_timeout' | 'generation_interrupted';
 
   detail!: string;
@@ -78,4 +80,10 @@ export class ChatDoneEventDto {
   data!: ChatDoneEventDataDto;
 }
 
-export const CHAT_EVENT_TYPES = [ChatMetaEventDto, ChatDeltaEventDto, ChatErrorEventDto, ChatUsageEventDto, ChatDoneEventDto];
+export const CHAT_EVENT_TYPES = [
+  ChatMetaEventDto,
+  ChatDeltaEventDto,
+  ChatErrorEventDto,
+  ChatUsageEventDto,
+  ChatDoneEventDto,
+];

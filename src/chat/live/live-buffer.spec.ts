@@ -3,7 +3,11 @@ import { RunOutcome } from './live-event';
 
 function recorder(): AnswerSink & { seen: (string | RunOutcome)[] } {
   const seen: (string | RunOutcome)[] = [];
-  return { seen, text: (chunk) => seen.push(chunk), end: (outcome) => seen.push(outcome) };
+  return {
+    seen,
+    text: (chunk) => seen.push(chunk),
+    end: (outcome) => seen.push(outcome),
+  };
 }
 
 describe('LiveBuffer', () => {
@@ -42,7 +46,11 @@ describe('LiveBuffer', () => {
     buffer.append('y');
     buffer.end({ status: 'failed', errorCode: 'provider_error' });
     expect(leaving.seen).toEqual(['x']);
-    expect(staying.seen).toEqual(['x', 'y', { status: 'failed', errorCode: 'provider_error' }]);
+    expect(staying.seen).toEqual([
+      'x',
+      'y',
+      { status: 'failed', errorCode: 'provider_error' },
+    ]);
   });
 
   it('ignores text and ends after the first end', () => {

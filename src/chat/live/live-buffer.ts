@@ -23,7 +23,8 @@ export class LiveBuffer {
 
   /** All text so far, in one string. */
   textSoFar(): string {
-    if (this.chunks.length > 1) this.chunks.splice(0, this.chunks.length, this.chunks.join(''));
+    if (this.chunks.length > 1)
+      this.chunks.splice(0, this.chunks.length, this.chunks.join(''));
     return this.chunks[0] ?? '';
   }
 

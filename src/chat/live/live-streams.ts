@@ -42,11 +42,19 @@ export class LiveStreams implements OnModuleDestroy {
   private readonly local = new Map<string, LocalRun>();
   private readonly remote: RedisLiveStreams | null;
 
-  constructor(@Inject(REDIS) redis: RedisClient | null, @Inject(APP_CONFIG) config: AppConfig, private readonly log: AppLogger) {
-    const onError = (error: unknown) => this.log.warn({ err: error }, 'live stream relay through redis failed');
+  constructor(
+    @Inject(REDIS) redis: RedisClient | null,
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly log: AppLogger,
+  ) {
+    const onError = (error: unknown) =>
+      this.log.warn({ err: error }, 'live stream relay through redis failed');
     // Alive while the run can still append: a gap between chunks may last the provider timeout.
-    const liveTtlMs = 2 * Math.max(config.chat.leaseMs, config.chat.providerTimeoutMs);
-    this.remote = redis ? new RedisLiveStreams(redis, config.redis.keyPrefix, liveTtlMs, onError) : null;
+    const liveTtlMs =
+      2 * Math.max(config.chat.leaseMs, config.chat.providerTimeoutMs);
+    this.remote = redis
+      ? new RedisLiveStreams(redis, config.redis.keyPrefix, liveTtlMs, onError)
+      : null;
     this.remote?.onWanted((runId) => this.relay(runId));
   }
 
@@ -93,7 +101,10 @@ export class LiveStreams implements OnModuleDestroy {
    * Every event of a run of another instance from its first chunk, through Redis: `idle` ticks come while
    * nothing is heard (the caller asks the database whether the run ended). Without Redis only ticks.
    */
-  followElsewhere(runId: string, signal?: AbortSignal): AsyncIterable<LiveEvent> {
+  followElsewhere(
+    runId: string,
+    signal?: AbortSignal,
+  ): AsyncIterable<LiveEvent> {
     return this.remote ? this.remote.follow(runId, signal) : idleTicks(signal);
   }
 
@@ -151,5 +162,9 @@ class Relay {
 
 /** A run this process does not have and no relay can bring: only the database will tell how it ended. */
 async function* idleTicks(signal?: AbortSignal): AsyncGenerator<LiveEvent> {
-  while (!(await waitForWakeUp(new Set(), IDLE_AFTER_MS, signal)) && !signal?.aborted) yield { type: 'idle' };
+  while (
+    !(await waitForWakeUp(new Set(), IDLE_AFTER_MS, signal)) &&
+    !signal?.aborted
+  )
+    yield { type: 'idle' };
 }

@@ -41,23 +41,49 @@ export class RedisLiveStreams {
 
   /** Fire and forget, in order (one connection executes commands as sent); a lost one shows as a gap. */
   append(runId: string, offset: number, text: string): void {
-    this.redis.eval(APPEND_SCRIPT, 1, streamKey(runId), this.channel(runId), 'text', String(offset), text, String(this.liveTtlMs)).catch(this.onError);
+    this.redis
+      .eval(
+        APPEND_SCRIPT,
+        1,
+        streamKey(runId),
+        this.channel(runId),
+        'text',
+        String(offset),
+        text,
+        String(this.liveTtlMs),
+      )
+      .catch(this.onError);
   }
 
   async end(runId: string, outcome: RunOutcome): Promise<void> {
-    await this.redis.eval(APPEND_SCRIPT, 1, streamKey(runId), this.channel(runId), 'end', '0', JSON.stringify(outcome), String(RETENTION_AFTER_END_MS)).catch(this.onError);
+    await this.redis
+      .eval(
+        APPEND_SCRIPT,
+        1,
+        streamKey(runId),
+        this.channel(runId),
+        'end',
+        '0',
+        JSON.stringify(outcome),
+        String(RETENTION_AFTER_END_MS),
+      )
+      .catch(this.onError);
   }
 
   /** Calls `handler` with the id of every run an instance asks to follow (subscribes at once). */
   onWanted(handler: (runId: string) => void): void {
     this.wantedHandler = handler;
-    this.subscriberConnection()?.subscribe(this.wantedChannel()).catch(this.onError);
+    this.subscriberConnection()
+      ?.subscribe(this.wantedChannel())
+      .catch(this.onError);
   }
 
   /** Calls `handler` with the id of every run an instance asks to stop (subscribes at once). */
   onStopAsked(handler: (runId: string) => void): void {
     this.stopHandler = handler;
-    this.subscriberConnection()?.subscribe(this.stopChannel()).catch(this.onError);
+    this.subscriberConnection()
+      ?.subscribe(this.stopChannel())
+      .catch(this.onError);
   }
 
   /** Asks the instance generating `runId` to stop it (POST /v1/chat/stop). */
@@ -70,7 +96,10 @@ export class RedisLiveStreams {
     this.redis.publish(this.wantedChannel(), runId).catch(this.onError);
   }
 
-  async *follow(runId: string, signal?: AbortSignal): AsyncGenerator<LiveEvent> {
+  async *follow(
+    runId: string,
+    signal?: AbortSignal,
+  ): AsyncGenerator<LiveEvent> {
     const channel = this.channel(runId);
     const wakeUps = new Set<() => void>();
     let pending = false;
@@ -120,13 +149,21 @@ export class RedisLiveStreams {
     this.closed = true;
     const subscriber = this.subscriber;
     this.subscriber = undefined;
-    if (subscriber) await subscriber.quit().catch(() => subscriber.disconnect());
+    if (subscriber)
+      await subscriber.quit().catch(() => subscriber.disconnect());
   }
 
   /** The entries after `after`, or undefined when Redis cannot be read. */
-  private async read(runId: string, after: string): Promise<[string, string[]][] | undefined> {
+  private async read(
+    runId: string,
+    after: string,
+  ): Promise<[string, string[]][] | undefined> {
     try {
-      return await this.redis.xrange(streamKey(runId), after === '-' ? '-' : `(${after}`, '+');
+      return await this.redis.xrange(
+        streamKey(runId),
+        after === '-' ? '-' : `(${after}`,
+        '+',
+      );
     } catch (error) {
       this.onError(error);
       return undefined;
@@ -177,7 +214,8 @@ export class RedisLiveStreams {
       this.subscriber.on('message', (channel: string, message: string) => {
         if (channel === this.wantedChannel()) this.wantedHandler?.(message);
         else if (channel === this.stopChannel()) this.stopHandler?.(message);
-        else for (const listener of this.listeners.get(channel) ?? []) listener();
+        else
+          for (const listener of this.listeners.get(channel) ?? []) listener();
       });
     }
     return this.subscriber;
@@ -188,13 +226,17 @@ function streamKey(runId: string): string {
   return `live:${runId}`;
 }
 
-type StreamEntry = { type: 'text'; offset: number; text: string } | { type: 'end'; outcome: RunOutcome };
+type StreamEntry =
+  | { type: 'text'; offset: number; text: string }
+  | { type: 'end'; outcome: RunOutcome };
 
 function parseEntry(fields: string[]): StreamEntry | undefined {
   const values = new Map<string, string>();
-  for (let index = 0; index + 1 < fields.length; index += 2) values.set(fields[index], fields[index + 1]);
+  for (let index = 0; index + 1 < fields.length; index += 2)
+    values.set(fields[index], fields[index + 1]);
   const data = values.get('d') ?? '';
-  if (values.get('t') === 'text') return { type: 'text', offset: Number(values.get('o')), text: data };
+  if (values.get('t') === 'text')
+    return { type: 'text', offset: Number(values.get('o')), text: data };
   if (values.get('t') === 'end') {
     try {
       return { type: 'end', outcome: JSON.parse(data) as RunOutcome };

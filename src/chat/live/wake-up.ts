@@ -2,7 +2,11 @@
  * Waits until one of the registered wake-ups fires (true), `timeoutMs` pass or the signal aborts (false).
  * Leaves nothing behind: the timer, the abort listener and the wake-up are all removed on every path.
  */
-export function waitForWakeUp(wakeUps: Set<() => void>, timeoutMs: number | undefined, signal?: AbortSignal): Promise<boolean> {
+export function waitForWakeUp(
+  wakeUps: Set<() => void>,
+  timeoutMs: number | undefined,
+  signal?: AbortSignal,
+): Promise<boolean> {
   if (signal?.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
     const finish = (woken: boolean) => {
@@ -13,7 +17,10 @@ export function waitForWakeUp(wakeUps: Set<() => void>, timeoutMs: number | unde
     };
     const wake = () => finish(true);
     const aborted = () => finish(false);
-    const timer = timeoutMs === undefined ? undefined : setTimeout(() => finish(false), timeoutMs);
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => finish(false), timeoutMs);
     wakeUps.add(wake);
     signal?.addEventListener('abort', aborted, { once: true });
   });

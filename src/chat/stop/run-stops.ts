@@ -18,7 +18,9 @@ export class RunStops {
     leases: LeaseKeeper,
   ) {
     live.onStopAsked((runId) => this.stopHere(runId));
-    leases.onStopRequested((runIds) => runIds.forEach((runId) => this.stopHere(runId)));
+    leases.onStopRequested((runIds) =>
+      runIds.forEach((runId) => this.stopHere(runId)),
+    );
   }
 
   /** A run generated here, stoppable from now until `release`: its signal aborts on a stop. */
@@ -36,7 +38,8 @@ export class RunStops {
   async stop(runIds: string[]): Promise<void> {
     if (runIds.length === 0) return;
     await this.requests.markStopRequested(runIds);
-    for (const runId of runIds) if (!this.stopHere(runId)) this.live.askToStop(runId);
+    for (const runId of runIds)
+      if (!this.stopHere(runId)) this.live.askToStop(runId);
   }
 
   /** True when the run was generated here (and is now stopping). */

@@ -42,8 +42,14 @@ export function buildProblem(input: {
 }
 
 /** Writes a problem response: its headers, problem+json, never cached, no body for HEAD. */
-export function sendProblem(res: ServerResponse, method: string | undefined, body: ProblemDetails, headers: Record<string, string> = {}): void {
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+export function sendProblem(
+  res: ServerResponse,
+  method: string | undefined,
+  body: ProblemDetails,
+  headers: Record<string, string> = {},
+): void {
+  for (const [name, value] of Object.entries(headers))
+    res.setHeader(name, value);
   res.statusCode = body.status;
   res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
   res.setHeader('Cache-Control', 'no-store');

@@ -1,5 +1,10 @@
 import { IncomingMessage } from 'node:http';
-import express, { NextFunction, Request, RequestHandler, Response } from 'express';
+import express, {
+  NextFunction,
+  Request,
+  RequestHandler,
+  Response,
+} from 'express';
 
 /** A request body that could not be accepted (malformed JSON, too large, wrong type, too deep...). */
 export class BodyReadError extends Error {
@@ -15,7 +20,11 @@ export class BodyReadError extends Error {
 /** Deeper JSON is refused before it reaches class-transformer, which recurses per level. */
 export const MAX_JSON_DEPTH = 32;
 /** Types a body may have: JSON everywhere; multipart only reaches upload routes' own parser. */
-const ACCEPTED_BODY_TYPES = ['application/json', 'application/*+json', 'multipart/form-data'];
+const ACCEPTED_BODY_TYPES = [
+  'application/json',
+  'application/*+json',
+  'multipart/form-data',
+];
 
 /**
  * The body pipeline of every route: only JSON (and multipart, parsed by the upload routes) is accepted,
@@ -28,36 +37,56 @@ export function bodyParsers(limitBytes: number): RequestHandler[] {
   const verify = (req: IncomingMessage, _res: unknown, buffer: Buffer) => {
     (req as IncomingMessage & { rawBody?: Buffer }).rawBody = buffer;
   };
-  const json = wrapErrors(express.json({ limit: limitBytes, strict: false, verify }));
+  const json = wrapErrors(
+    express.json({ limit: limitBytes, strict: false, verify }),
+  );
   // Most requests have no body (GET, HEAD): nothing to parse or check.
-  const parseJson: RequestHandler = (req, res, next) => (hasBody(req) ? json(req, res, next) : next());
+  const parseJson: RequestHandler = (req, res, next) =>
+    hasBody(req) ? json(req, res, next) : next();
   return [requireAcceptedType, parseJson, requireSafeJson];
 }
 
-function requireAcceptedType(req: Request, _res: Response, next: NextFunction): void {
+function requireAcceptedType(
+  req: Request,
+  _res: Response,
+  next: NextFunction,
+): void {
   if (!hasBody(req)) return next();
-  if (!req.is(ACCEPTED_BODY_TYPES)) return next(new BodyReadError('entity.unsupported.type', 415));
+  if (!req.is(ACCEPTED_BODY_TYPES))
+    return next(new BodyReadError('entity.unsupported.type', 415));
   // The JSON parser would decode UTF-16, UTF-32 and even UTF-7, in which `+ADw-` is `<`: text that passed
   // every check as bytes would turn into markup. JSON is UTF-8 (RFC 8259), so nothing else is read.
   const charset = declaredCharset(req.headers['content-type']);
-  if (charset !== undefined && charset !== 'utf-8' && !req.is('multipart/form-data')) return next(new BodyReadError('charset.unsupported', 415));
+  if (
+    charset !== undefined &&
+    charset !== 'utf-8' &&
+    !req.is('multipart/form-data')
+  )
+    return next(new BodyReadError('charset.unsupported', 415));
   next();
 }
 
 /** The `charset` parameter of a Content-Type, lower-cased and unquoted; undefined when there is none. */
 function declaredCharset(contentType: string | undefined): string | undefined {
-  const match = contentType?.match(/;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i);
+  const match = contentType?.match(
+    /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i,
+  );
   return match ? (match[1] ?? match[2]).toLowerCase() : undefined;
 }
 
-function requireSafeJson(req: Request, _res: Response, next: NextFunction): void {
+function requireSafeJson(
+  req: Request,
+  _res: Response,
+  next: NextFunction,
+): void {
   if (req.body === undefined) return next();
   const problem = unsafeJsonProblem(req.body);
   next(problem ? new BodyReadError(problem, 400) : undefined);
 }
 
 /** A UTF-16 surrogate without its pair: JSON can carry it (\\ud800), no database or encoder can. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const LONE_SURROGATE =
+  /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function badTextProblem(text: string): string | null {
   if (text.includes('\u0000')) return 'entity.nul.character';
@@ -74,7 +103,8 @@ export function unsafeJsonProblem(value: unknown): string | null {
       if (problem) return problem;
       continue;
     }
-    if (typeof current === 'number' && !Number.isFinite(current)) return 'entity.number.out.of.range';
+    if (typeof current === 'number' && !Number.isFinite(current))
+      return 'entity.number.out.of.range';
     if (current === null || typeof current !== 'object') continue;
     if (depth >= MAX_JSON_DEPTH) return 'entity.too.deep';
     for (const [key, child] of Object.entries(current)) {
@@ -88,7 +118,10 @@ export function unsafeJsonProblem(value: unknown): string | null {
 
 function hasBody(req: Request): boolean {
   const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+  return (
+    req.headers['transfer-encoding'] !== undefined ||
+    (length !== undefined && length !== '0')
+  );
 }
 
 function wrapErrors(parser: RequestHandler): RequestHandler {
@@ -96,6 +129,11 @@ function wrapErrors(parser: RequestHandler): RequestHandler {
     parser(req, res, (error?: unknown) => {
       if (!error) return next();
       const { type, status } = error as { type?: unknown; status?: unknown };
-      next(new BodyReadError(typeof type === 'string' ? type : 'unknown', typeof status === 'number' ? status : 400));
+      next(
+        new BodyReadError(
+          typeof type === 'string' ? type : 'unknown',
+          typeof status === 'number' ? status : 400,
+        ),
+      );
     });
 }

@@ -10,7 +10,10 @@ import { REQUEST_ID_HEADER } from './http-logger';
  * Requests Node's HTTP parser rejects before Express sees them (oversized headers, garbage request
  * lines, conflicting Content-Length/Transfer-Encoding) still get a problem+json answer with a request id.
  */
-export function answerClientErrorsWithProblems(server: Server, log: Logger): void {
+export function answerClientErrorsWithProblems(
+  server: Server,
+  log: Logger,
+): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     if (error.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
@@ -18,8 +21,13 @@ export function answerClientErrorsWithProblems(server: Server, log: Logger): voi
     }
     const { status, code, detail } = classify(error.code);
     const requestId = randomUUID();
-    const body = JSON.stringify(buildProblem({ code, status, detail, requestId }));
-    log.info({ requestId, status, parserError: error.code }, 'malformed http request');
+    const body = JSON.stringify(
+      buildProblem({ code, status, detail, requestId }),
+    );
+    log.info(
+      { requestId, status, parserError: error.code },
+      'malformed http request',
+    );
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
         `Content-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
@@ -28,12 +36,28 @@ export function answerClientErrorsWithProblems(server: Server, log: Logger): voi
   });
 }
 
-function classify(parserCode: string | undefined): { status: number; code: ErrorCode; detail: string } {
+function classify(parserCode: string | undefined): {
+  status: number;
+  code: ErrorCode;
+  detail: string;
+} {
   if (parserCode === 'HPE_HEADER_OVERFLOW') {
-    return { status: 431, code: 'request_header_too_large', detail: 'The request headers are too large.' };
+    return {
+      status: 431,
+      code: 'request_header_too_large',
+      detail: 'The request headers are too large.',
+    };
   }
   if (parserCode === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return { status: 408, code: 'request_timeout', detail: 'The request was not received in time.' };
+    return {
+      status: 408,
+      code: 'request_timeout',
+      detail: 'The request was not received in time.',
+    };
   }
-  return { status: 400, code: 'bad_request', detail: 'The HTTP request is malformed.' };
+  return {
+    status: 400,
+    code: 'bad_request',
+    detail: 'The HTTP request is malformed.',
+  };
 }

@@ -6,7 +6,11 @@ import { Logger } from '../logging/logger';
 import { RequestContext, requestContext } from '../logging/request-context';
 
 /** Told of every finished response (status, milliseconds since the request arrived): the metrics hook. */
-export type ResponseObserver = (req: Request, statusCode: number, elapsedMs: number) => void;
+export type ResponseObserver = (
+  req: Request,
+  statusCode: number,
+  elapsedMs: number,
+) => void;
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 const ACCEPTED_INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -30,7 +34,10 @@ export function createHttpLogger(root: Logger, observe?: ResponseObserver) {
   const access = root.child({}, { redact: { paths: [], censor: '' } });
   return (req: Request, res: Response, next: NextFunction): void => {
     const incoming = req.headers[REQUEST_ID_HEADER];
-    const requestId = typeof incoming === 'string' && ACCEPTED_INCOMING_ID.test(incoming) ? incoming : randomUUID();
+    const requestId =
+      typeof incoming === 'string' && ACCEPTED_INCOMING_ID.test(incoming)
+        ? incoming
+        : randomUUID();
     req.id = requestId;
     res.setHeader(REQUEST_ID_HEADER, requestId);
     const startedAt = performance.now();
@@ -39,7 +46,12 @@ export function createHttpLogger(root: Logger, observe?: ResponseObserver) {
       const statusCode = res.statusCode;
       const elapsedMs = performance.now() - startedAt;
       observe?.(req, statusCode, elapsedMs);
-      const line = { requestId, req: { method: req.method, path: pathOnly(req.originalUrl) }, res: { statusCode }, responseTime: Math.round(elapsedMs) };
+      const line = {
+        requestId,
+        req: { method: req.method, path: pathOnly(req.originalUrl) },
+        res: { statusCode },
+        responseTime: Math.round(elapsedMs),
+      };
       if (statusCode >= 500) access.error(line, 'request failed');
       else access.info(line, 'request completed');
     };

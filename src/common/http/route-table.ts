@@ -10,7 +10,9 @@ interface RouterLayer {
  * `Allow` header instead of 404 when the path exists under another method.
  */
 export function allowedMethodsFor(app: Application, path: string): string[] {
-  const stack = (app as unknown as { router?: { stack: RouterLayer[] } }).router?.stack ?? [];
+  const stack =
+    (app as unknown as { router?: { stack: RouterLayer[] } }).router?.stack ??
+    [];
   const methods = new Set<string>();
   for (const layer of stack) {
     if (!layer.route || !layer.match(path)) continue;

@@ -22,7 +22,8 @@ export class DrainState {
     return (_req: Request, res: Response, next: NextFunction): void => {
       const writeHead = res.writeHead;
       res.writeHead = ((...args: Parameters<Response['writeHead']>) => {
-        if (this.draining && !res.headersSent) res.setHeader('Connection', 'close');
+        if (this.draining && !res.headersSent)
+          res.setHeader('Connection', 'close');
         return writeHead.apply(res, args);
       }) as Response['writeHead'];
       next();

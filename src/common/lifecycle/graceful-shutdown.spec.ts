@@ -7,13 +7,17 @@ function setup(timeoutMs: number) {
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString().split('\n').filter(Boolean))
+        lines.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });
   const log = createRootLogger('info', sink);
   const exits: number[] = [];
-  const shutdown = new GracefulShutdown(log, timeoutMs, { exit: (code) => exits.push(code), handleSignals: false });
+  const shutdown = new GracefulShutdown(log, timeoutMs, {
+    exit: (code) => exits.push(code),
+    handleSignals: false,
+  });
   return { shutdown, lines, exits };
 }
 
@@ -44,8 +48,14 @@ describe('GracefulShutdown', () => {
     const { shutdown, lines, exits } = setup(50);
     let releaseDrain: () => void = () => undefined;
     const closed: string[] = [];
-    shutdown.add('close app (database pool, redis)', async () => void closed.push('pools'));
-    shutdown.add('drain http', () => new Promise<void>((resolve) => (releaseDrain = resolve)));
+    shutdown.add(
+      'close app (database pool, redis)',
+      async () => void closed.push('pools'),
+    );
+    shutdown.add(
+      'drain http',
+      () => new Promise<void>((resolve) => (releaseDrain = resolve)),
+    );
     let cut = 0;
     shutdown.whenTimedOut(() => {
       cut += 1;
@@ -55,7 +65,9 @@ describe('GracefulShutdown', () => {
     expect(cut).toBe(1);
     expect(closed).toEqual(['pools']);
     expect(exits).toEqual([1]);
-    const timedOut = lines.find((line) => typeof line.msg === 'string' && line.msg.includes('timed out'));
+    const timedOut = lines.find(
+      (line) => typeof line.msg === 'string' && line.msg.includes('timed out'),
+    );
     expect(timedOut).toMatchObject({ step: 'drain http', timeoutMs: 50 });
     expect(timedOut?.msg).toContain('"drain http"');
   });
@@ -69,6 +81,12 @@ describe('GracefulShutdown', () => {
     await sleep(200);
     expect(exits).toEqual([1]);
     expect(closed).toEqual([]);
-    expect(lines.some((line) => line.step === 'drain http' && String(line.msg).includes('still stuck'))).toBe(true);
+    expect(
+      lines.some(
+        (line) =>
+          line.step === 'drain http' &&
+          String(line.msg).includes('still stuck'),
+      ),
+    ).toBe(true);
   });
 });

@@ -35,7 +35,8 @@ export class GracefulShutdown {
   ) {
     this.exit = options.exit ?? ((code) => process.exit(code));
     if (options.handleSignals === false) return;
-    for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => void this.run(signal));
+    for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const)
+      process.on(signal, () => void this.run(signal));
   }
 
   /** Registers a step; the latest registered runs first. */
@@ -57,20 +58,33 @@ export class GracefulShutdown {
     clearTimeout(timer);
     clearTimeout(this.lastTimer);
     const code = failed || this.timedOut ? 1 : exitCode;
-    this.log.info({ exitCode: code }, failed ? 'shutdown finished with errors' : this.timedOut ? 'shutdown finished late' : 'shutdown complete');
+    this.log.info(
+      { exitCode: code },
+      failed
+        ? 'shutdown finished with errors'
+        : this.timedOut
+          ? 'shutdown finished late'
+          : 'shutdown complete',
+    );
     this.exit(code);
   }
 
   private timeOut(): void {
     this.timedOut = true;
-    this.log.error({ step: this.current, timeoutMs: this.timeoutMs }, `shutdown timed out in step "${this.current ?? 'none'}": cutting remaining connections`);
+    this.log.error(
+      { step: this.current, timeoutMs: this.timeoutMs },
+      `shutdown timed out in step "${this.current ?? 'none'}": cutting remaining connections`,
+    );
     try {
       this.onTimeout();
     } catch (error) {
       this.log.error({ err: error }, 'cutting connections failed');
     }
     const last = setTimeout(() => {
-      this.log.error({ step: this.current }, `shutdown still stuck in step "${this.current ?? 'none'}": exiting without the remaining steps`);
+      this.log.error(
+        { step: this.current },
+        `shutdown still stuck in step "${this.current ?? 'none'}": exiting without the remaining steps`,
+      );
       this.exit(1);
     }, this.timeoutMs);
     this.lastTimer = last;

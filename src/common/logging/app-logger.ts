@@ -59,9 +59,18 @@ export class NestPinoLogger implements LoggerService {
     this.write('fatal', message, context);
   }
 
-  private write(level: 'info' | 'error' | 'warn' | 'debug' | 'trace' | 'fatal', message: unknown, context?: string): void {
+  private write(
+    level: 'info' | 'error' | 'warn' | 'debug' | 'trace' | 'fatal',
+    message: unknown,
+    context?: string,
+  ): void {
     const log = requestContext.getStore()?.log ?? this.root;
-    if (message instanceof Error) log[level]({ context, err: message }, message.message);
-    else log[level]({ context }, typeof message === 'string' ? message : JSON.stringify(message));
+    if (message instanceof Error)
+      log[level]({ context, err: message }, message.message);
+    else
+      log[level](
+        { context },
+        typeof message === 'string' ? message : JSON.stringify(message),
+      );
   }
 }

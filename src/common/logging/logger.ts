@@ -78,10 +78,15 @@ export function traceIdsOfActiveSpan(): { traceId?: string; spanId?: string } {
 export function logDestination(
   format: 'auto' | 'json' | 'pretty',
   env: string,
-  stdout: { isTTY?: boolean; write: (chunk: string) => unknown } = process.stdout,
+  stdout: {
+    isTTY?: boolean;
+    write: (chunk: string) => unknown;
+  } = process.stdout,
 ): DestinationStream {
   const terminal = stdout.isTTY === true;
-  const wantsPretty = format === 'pretty' || (format === 'auto' && env !== 'production' && terminal);
+  const wantsPretty =
+    format === 'pretty' ||
+    (format === 'auto' && env !== 'production' && terminal);
   if (!wantsPretty) return pino.destination({ dest: 1, sync: false });
   return pretty({
     colorize: terminal,
@@ -103,7 +108,8 @@ export function logDestination(
  * text and values); the requestId on the line ties it to the response the client saw.
  */
 export function serializeError(error: unknown): Record<string, unknown> {
-  if (!(error instanceof Error)) return { type: typeof error, message: String(error).slice(0, 500) };
+  if (!(error instanceof Error))
+    return { type: typeof error, message: String(error).slice(0, 500) };
   const code = (error as { code?: unknown }).code;
   return {
     type: error.constructor?.name ?? error.name,
@@ -115,5 +121,7 @@ export function serializeError(error: unknown): Record<string, unknown> {
 /** A library's Error may carry no message at all (passport-oauth2's TokenError without a description). */
 function firstLine(message: unknown): string {
   if (typeof message !== 'string') return '';
-  return (message.split('\n').find((line) => line.trim().length > 0) ?? '').trim().slice(0, 500);
+  return (message.split('\n').find((line) => line.trim().length > 0) ?? '')
+    .trim()
+    .slice(0, 500);
 }

@@ -18,13 +18,28 @@ const DESCRIPTIONS: Record<number, string> = {
   503: 'A dependency is not configured or not available.',
 };
 
-const RETRY_AFTER = { 'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' as const } } };
+const RETRY_AFTER = {
+  'Retry-After': {
+    description: 'Seconds to wait before retrying.',
+    schema: { type: 'integer' as const },
+  },
+};
 
 const PROBLEM_SCHEMA_REF = '#/components/schemas/ProblemDetailsDto';
 
 /** The OpenAPI response object of an error status: application/problem+json with the ProblemDetails schema. */
-export function problemResponse(status: number, extraProperties?: Record<string, { $ref: string }>) {
-  const schema = extraProperties ? { allOf: [{ $ref: PROBLEM_SCHEMA_REF }, { type: 'object' as const, properties: extraProperties }] } : { $ref: PROBLEM_SCHEMA_REF };
+export function problemResponse(
+  status: number,
+  extraProperties?: Record<string, { $ref: string }>,
+) {
+  const schema = extraProperties
+    ? {
+        allOf: [
+          { $ref: PROBLEM_SCHEMA_REF },
+          { type: 'object' as const, properties: extraProperties },
+        ],
+      }
+    : { $ref: PROBLEM_SCHEMA_REF };
   return {
     description: DESCRIPTIONS[status] ?? 'Error.',
     content: { 'application/problem+json': { schema } },
@@ -33,8 +48,14 @@ export function problemResponse(status: number, extraProperties?: Record<string,
 }
 
 /** Documents error responses of an operation (the statuses every operation can answer are added globally). */
-export function ApiProblems(...statuses: number[]): MethodDecorator & ClassDecorator {
-  return applyDecorators(...statuses.map((status) => ApiResponse({ status, ...problemResponse(status) })));
+export function ApiProblems(
+  ...statuses: number[]
+): MethodDecorator & ClassDecorator {
+  return applyDecorators(
+    ...statuses.map((status) =>
+      ApiResponse({ status, ...problemResponse(status) }),
+    ),
+  );
 }
 
 export { ProblemDetailsDto };

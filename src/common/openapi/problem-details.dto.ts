@@ -2,10 +2,16 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ERROR_CODES } from '../errors/error-codes';
 
 export class FieldErrorDto {
-  @ApiProperty({ example: 'email', description: 'Dotted path of the offending field.' })
+  @ApiProperty({
+    example: 'email',
+    description: 'Dotted path of the offending field.',
+  })
   field!: string;
 
-  @ApiProperty({ example: 'isEmail', description: 'Machine-readable reason (e.g. unknown_field, isEmail).' })
+  @ApiProperty({
+    example: 'isEmail',
+    description: 'Machine-readable reason (e.g. unknown_field, isEmail).',
+  })
   code!: string;
 
   @ApiProperty({ example: 'email must be an email' })
@@ -14,7 +20,10 @@ export class FieldErrorDto {
 
 /** RFC 9457 problem details: the body of every error response. */
 export class ProblemDetailsDto {
-  @ApiProperty({ example: 'urn:problem-type:validation-failed', description: 'URI identifying the problem type.' })
+  @ApiProperty({
+    example: 'urn:problem-type:validation-failed',
+    description: 'URI identifying the problem type.',
+  })
   type!: string;
 
   @ApiProperty({ example: 'The request is not valid' })
@@ -26,12 +35,22 @@ export class ProblemDetailsDto {
   @ApiProperty({ example: 'Unknown field: price.' })
   detail!: string;
 
-  @ApiProperty({ enum: Object.keys(ERROR_CODES), example: 'validation_failed', description: 'Stable machine code.' })
+  @ApiProperty({
+    enum: Object.keys(ERROR_CODES),
+    example: 'validation_failed',
+    description: 'Stable machine code.',
+  })
   code!: string;
 
-  @ApiProperty({ example: '0b6f5f0e-7a43-4c4e-9b59-2f0c5d1e9a11', description: 'Also sent as the x-request-id header.' })
+  @ApiProperty({
+    example: '0b6f5f0e-7a43-4c4e-9b59-2f0c5d1e9a11',
+    description: 'Also sent as the x-request-id header.',
+  })
   requestId!: string;
 
-  @ApiPropertyOptional({ type: [FieldErrorDto], description: 'Present for validation errors: one entry per problem.' })
+  @ApiPropertyOptional({
+    type: [FieldErrorDto],
+    description: 'Present for validation errors: one entry per problem.',
+  })
   errors?: FieldErrorDto[];
 }

@@ -6,7 +6,10 @@ import { FieldErrorDto, ProblemDetailsDto } from './problem-details.dto';
 export const SESSION_COOKIE_SCHEME = 'session';
 
 /** Builds the OpenAPI 3 document from the controllers and DTOs (Swagger CLI plugin + decorators). */
-export function buildOpenApiDocument(app: INestApplication, options: { cookieName: string; serverUrl?: string }): OpenAPIObject {
+export function buildOpenApiDocument(
+  app: INestApplication,
+  options: { cookieName: string; serverUrl?: string },
+): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Chat API')
     .setDescription(
@@ -17,13 +20,23 @@ export function buildOpenApiDocument(app: INestApplication, options: { cookieNam
     .setVersion('1.0.0')
     .setLicense('Proprietary', 'https://example.com/terms')
     .addServer(options.serverUrl ?? '/', 'This server')
-    .addCookieAuth(options.cookieName, { type: 'apiKey', in: 'cookie', name: options.cookieName, description: 'Opaque session token set by POST /v1/auth/login.' }, SESSION_COOKIE_SCHEME)
+    .addCookieAuth(
+      options.cookieName,
+      {
+        type: 'apiKey',
+        in: 'cookie',
+        name: options.cookieName,
+        description: 'Opaque session token set by POST /v1/auth/login.',
+      },
+      SESSION_COOKIE_SCHEME,
+    )
     // Session-only unless an operation says otherwise (@Public() gives it an empty requirement).
     .addSecurityRequirements(SESSION_COOKIE_SCHEME)
     .build();
   const document = SwaggerModule.createDocument(app, config, {
     extraModels: [ProblemDetailsDto, FieldErrorDto],
-    operationIdFactory: (controllerKey: string, methodKey: string) => `${controllerKey.replace(/Controller$/, '')}_${methodKey}`,
+    operationIdFactory: (controllerKey: string, methodKey: string) =>
+      `${controllerKey.replace(/Controller$/, '')}_${methodKey}`,
   });
   return withCommonProblems(document);
 }
@@ -36,16 +49,31 @@ const COMMON_PROBLEM_STATUSES = [400, 413, 415, 500];
 
 function withCommonProblems(document: OpenAPIObject): OpenAPIObject {
   for (const pathItem of Object.values(document.paths)) {
-    for (const method of ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const) {
+    for (const method of [
+      'get',
+      'put',
+      'post',
+      'delete',
+      'patch',
+      'head',
+      'options',
+    ] as const) {
       const operation = pathItem[method];
       if (!operation) continue;
-      for (const status of COMMON_PROBLEM_STATUSES) operation.responses[String(status)] ??= problemResponse(status);
+      for (const status of COMMON_PROBLEM_STATUSES)
+        operation.responses[String(status)] ??= problemResponse(status);
     }
   }
   return document;
 }
 
 /** Serves Swagger UI at /docs and the document at /docs-json. */
-export function setupOpenApi(app: INestApplication, document: OpenAPIObject): void {
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json', customSiteTitle: 'Chat API docs' });
+export function setupOpenApi(
+  app: INestApplication,
+  document: OpenAPIObject,
+): void {
+  SwaggerModule.setup('docs', app, document, {
+    jsonDocumentUrl: 'docs-json',
+    customSiteTitle: 'Chat API docs',
+  });
 }

@@ -14,11 +14,18 @@ export function rateLimitAddress(ip: string): string {
 /** The eight 16-bit groups of an IPv6 address, without leading zeros ('::' expanded). */
 function expandIPv6(ip: string): string[] {
   const withoutZone = ip.split('%')[0];
-  const [head, tail] = withoutZone.includes('::') ? withoutZone.split('::') : [withoutZone, undefined];
+  const [head, tail] = withoutZone.includes('::')
+    ? withoutZone.split('::')
+    : [withoutZone, undefined];
   const headGroups = head ? head.split(':') : [];
   const tailGroups = tail ? tail.split(':') : [];
-  const missing = tail === undefined ? 0 : 8 - headGroups.length - tailGroups.length;
-  return [...headGroups, ...Array<string>(Math.max(missing, 0)).fill('0'), ...tailGroups].map((group) =>
+  const missing =
+    tail === undefined ? 0 : 8 - headGroups.length - tailGroups.length;
+  return [
+    ...headGroups,
+    ...Array<string>(Math.max(missing, 0)).fill('0'),
+    ...tailGroups,
+  ].map((group) =>
     group.includes('.') ? group : parseInt(group, 16).toString(16),
   );
 }

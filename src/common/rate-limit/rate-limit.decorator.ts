@@ -9,5 +9,8 @@ import { RATE_LIMIT_RULES, RateLimitName } from './rate-limit.rules';
  * with Retry-After.
  */
 export function RateLimit(...names: RateLimitName[]): MethodDecorator {
-  return applyDecorators(SetMetadata(RATE_LIMIT_RULES, names), ApiResponse({ status: 429, ...problemResponse(429) }));
+  return applyDecorators(
+    SetMetadata(RATE_LIMIT_RULES, names),
+    ApiResponse({ status: 429, ...problemResponse(429) }),
+  );
 }

@@ -5,7 +5,11 @@ import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { REDIS } from '../../infra/redis/redis.module';
 import { AppLogger } from '../logging/app-logger';
-import { FallbackRateLimitStore, MemoryRateLimitStore, RateLimitStore } from './rate-limit.store';
+import {
+  FallbackRateLimitStore,
+  MemoryRateLimitStore,
+  RateLimitStore,
+} from './rate-limit.store';
 import { CounterThrottlerStorage, throttlerOptions } from './throttling';
 
 export const RATE_LIMIT_STORE = Symbol('RATE_LIMIT_STORE');
@@ -21,20 +25,26 @@ export const RATE_LIMIT_STORE = Symbol('RATE_LIMIT_STORE');
   imports: [
     ThrottlerModule.forRootAsync({
       inject: [APP_CONFIG, RATE_LIMIT_STORE],
-      useFactory: (config: AppConfig, counters: RateLimitStore) => throttlerOptions(config, new CounterThrottlerStorage(counters)),
+      useFactory: (config: AppConfig, counters: RateLimitStore) =>
+        throttlerOptions(config, new CounterThrottlerStorage(counters)),
     }),
   ],
   providers: [
     {
       provide: RATE_LIMIT_STORE,
       inject: [REDIS, AppLogger],
-      useFactory: (redis: Redis | null, log: AppLogger): RateLimitStore => (redis ? new FallbackRateLimitStore(redis, log) : new MemoryRateLimitStore()),
+      useFactory: (redis: Redis | null, log: AppLogger): RateLimitStore =>
+        redis
+          ? new FallbackRateLimitStore(redis, log)
+          : new MemoryRateLimitStore(),
     },
   ],
   exports: [RATE_LIMIT_STORE, ThrottlerModule],
 })
 export class RateLimitModule implements OnModuleDestroy {
-  constructor(@Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore) {}
+  constructor(
+    @Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore,
+  ) {}
 
   onModuleDestroy(): void {
     this.store.close?.();

@@ -13,7 +13,8 @@ class FakeRedis extends EventEmitter {
   eval(): Promise<[number, number]> {
     this.calls += 1;
     if (this.answer === 'hang') return new Promise(() => undefined);
-    if (this.answer === 'fail') return Promise.reject(new Error('connection lost'));
+    if (this.answer === 'fail')
+      return Promise.reject(new Error('connection lost'));
     return Promise.resolve([42, 1000]);
   }
 }
@@ -22,8 +23,10 @@ function setup(answer: 'count' | 'hang' | 'fail') {
   const redis = new FakeRedis(answer);
   const lines: { level: string; message: string }[] = [];
   const log = {
-    warn: (_fields: unknown, message: string) => lines.push({ level: 'warn', message }),
-    info: (_fields: unknown, message: string) => lines.push({ level: 'info', message }),
+    warn: (_fields: unknown, message: string) =>
+      lines.push({ level: 'warn', message }),
+    info: (_fields: unknown, message: string) =>
+      lines.push({ level: 'info', message }),
   } as unknown as AppLogger;
   const store = new FallbackRateLimitStore(redis as unknown as Redis, log, 20);
   return { redis, store, lines };
@@ -32,7 +35,10 @@ function setup(answer: 'count' | 'hang' | 'fail') {
 describe('FallbackRateLimitStore', () => {
   it('uses the shared counter while Redis answers', async () => {
     const { store, lines } = setup('count');
-    await expect(store.hit('k', 60_000)).resolves.toEqual({ count: 42, resetInMs: 1000 });
+    await expect(store.hit('k', 60_000)).resolves.toEqual({
+      count: 42,
+      resetInMs: 1000,
+    });
     expect(lines).toEqual([]);
     store.close();
   });
@@ -41,7 +47,8 @@ describe('FallbackRateLimitStore', () => {
     const { redis, store, lines } = setup('count');
     redis.status = 'reconnecting';
     const counts = [];
-    for (let i = 0; i < 3; i++) counts.push((await store.hit('k', 60_000)).count);
+    for (let i = 0; i < 3; i++)
+      counts.push((await store.hit('k', 60_000)).count);
     expect(counts).toEqual([1, 2, 3]);
     expect(redis.calls).toBe(0);
     expect(lines.filter((line) => line.level === 'warn')).toHaveLength(1);
@@ -51,8 +58,14 @@ describe('FallbackRateLimitStore', () => {
   it('gives up on a Redis that does not answer after the wait, and on one that fails', async () => {
     for (const answer of ['hang', 'fail'] as const) {
       const { store, lines } = setup(answer);
-      await expect(store.hit('k', 60_000)).resolves.toEqual({ count: 1, resetInMs: expect.any(Number) });
-      await expect(store.hit('k', 60_000)).resolves.toEqual({ count: 2, resetInMs: expect.any(Number) });
+      await expect(store.hit('k', 60_000)).resolves.toEqual({
+        count: 1,
+        resetInMs: expect.any(Number),
+      });
+      await expect(store.hit('k', 60_000)).resolves.toEqual({
+        count: 2,
+        resetInMs: expect.any(Number),
+      });
       expect(lines.filter((line) => line.level === 'warn')).toHaveLength(1);
       store.close();
     }
@@ -64,7 +77,10 @@ describe('FallbackRateLimitStore', () => {
     redis.answer = 'count';
     redis.emit('ready');
     redis.emit('ready');
-    await expect(store.hit('k', 60_000)).resolves.toEqual({ count: 42, resetInMs: 1000 });
+    await expect(store.hit('k', 60_000)).resolves.toEqual({
+      count: 42,
+      resetInMs: 1000,
+    });
     expect(lines.map((line) => line.level)).toEqual(['warn', 'info']);
     store.close();
   });

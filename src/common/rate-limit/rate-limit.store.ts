@@ -4,7 +4,10 @@ import { withTimeout } from '../with-timeout';
 
 /** A fixed-window counter: `hit` adds one to `key` and answers the count and the window's remaining time. */
 export interface RateLimitStore {
-  hit(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }>;
+  hit(
+    key: string,
+    windowMs: number,
+  ): Promise<{ count: number; resetInMs: number }>;
   /** Stops its timers (in-process windows). */
   close?(): void;
 }
@@ -20,8 +23,16 @@ class RedisRateLimitStore implements RateLimitStore {
 
   constructor(private readonly redis: Redis) {}
 
-  async hit(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }> {
-    const [count, ttl] = (await this.redis.eval(RedisRateLimitStore.SCRIPT, 1, `ratelimit:${key}`, windowMs)) as [number, number];
+  async hit(
+    key: string,
+    windowMs: number,
+  ): Promise<{ count: number; resetInMs: number }> {
+    const [count, ttl] = (await this.redis.eval(
+      RedisRateLimitStore.SCRIPT,
+      1,
+      `ratelimit:${key}`,
+      windowMs,
+    )) as [number, number];
     return { count, resetInMs: ttl };
   }
 }
@@ -49,13 +60,25 @@ export class FallbackRateLimitStore implements RateLimitStore {
     redis.on('ready', () => this.recovered());
   }
 
-  async hit(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }> {
+  async hit(
+    key: string,
+    windowMs: number,
+  ): Promise<{ count: number; resetInMs: number }> {
     // Not connected: ioredis would queue the command until it reconnects; count here at once instead.
-    if (this.redis.status !== 'ready') return this.fallback(key, windowMs, `redis is ${this.redis.status}`);
+    if (this.redis.status !== 'ready')
+      return this.fallback(key, windowMs, `redis is ${this.redis.status}`);
     try {
-      return await withTimeout(this.shared.hit(key, windowMs), this.waitMs, `no answer from redis within ${this.waitMs} ms`);
+      return await withTimeout(
+        this.shared.hit(key, windowMs),
+        this.waitMs,
+        `no answer from redis within ${this.waitMs} ms`,
+      );
     } catch (error) {
-      return this.fallback(key, windowMs, error instanceof Error ? error.message : String(error));
+      return this.fallback(
+        key,
+        windowMs,
+        error instanceof Error ? error.message : String(error),
+      );
     }
   }
 
@@ -63,10 +86,17 @@ export class FallbackRateLimitStore implements RateLimitStore {
     this.local.close();
   }
 
-  private fallback(key: string, windowMs: number, reason: string): Promise<{ count: number; resetInMs: number }> {
+  private fallback(
+    key: string,
+    windowMs: number,
+    reason: string,
+  ): Promise<{ count: number; resetInMs: number }> {
     if (!this.degraded) {
       this.degraded = true;
-      this.log.warn({ reason }, 'redis unavailable: rate limits are counted per instance until it is back');
+      this.log.warn(
+        { reason },
+        'redis unavailable: rate limits are counted per instance until it is back',
+      );
     }
     return this.local.hit(key, windowMs);
   }
@@ -80,10 +110,16 @@ export class FallbackRateLimitStore implements RateLimitStore {
 
 /** One instance only (no REDIS_URL). Expired windows are swept as they are met and once a minute. */
 export class MemoryRateLimitStore implements RateLimitStore {
-  private readonly windows = new Map<string, { count: number; resetAt: number }>();
+  private readonly windows = new Map<
+    string,
+    { count: number; resetAt: number }
+  >();
   private readonly sweeper = setInterval(() => this.sweep(), 60_000).unref();
 
-  async hit(key: string, windowMs: number): Promise<{ count: number; resetInMs: number }> {
+  async hit(
+    key: string,
+    windowMs: number,
+  ): Promise<{ count: number; resetInMs: number }> {
     const now = Date.now();
     let window = this.windows.get(key);
     if (!window || window.resetAt <= now) {
@@ -100,6 +136,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   private sweep(): void {
     const now = Date.now();
-    for (const [key, window] of this.windows) if (window.resetAt <= now) this.windows.delete(key);
+    for (const [key, window] of this.windows)
+      if (window.resetAt <= now) this.windows.delete(key);
   }
 }

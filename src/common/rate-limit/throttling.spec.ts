@@ -3,7 +3,9 @@ import { ruleOfKey } from './throttling';
 describe('ruleOfKey', () => {
   it('answers the rule of a throttler key, never its subject', () => {
     expect(ruleOfKey('login-email:alice@example.com')).toBe('login-email');
-    expect(ruleOfKey('run-user:0190a4b2-1111-7000-8000-000000000000')).toBe('run-user');
+    expect(ruleOfKey('run-user:0190a4b2-1111-7000-8000-000000000000')).toBe(
+      'run-user',
+    );
     expect(ruleOfKey('login-ip:2001:db8::/64')).toBe('login-ip');
   });
 

@@ -1,12 +1,23 @@
 import { ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import { ThrottlerGuard, ThrottlerLimitDetail, ThrottlerModuleOptions, ThrottlerOptions, ThrottlerStorage } from '@nestjs/throttler';
+import {
+  ThrottlerGuard,
+  ThrottlerLimitDetail,
+  ThrottlerModuleOptions,
+  ThrottlerOptions,
+  ThrottlerStorage,
+} from '@nestjs/throttler';
 import { Request } from 'express';
 import { AppConfig } from '../../config/app-config';
 import { Metrics } from '../../infra/metrics/metrics';
 import { normalizeEmail } from '../email';
 import { AppError } from '../errors/app-error';
 import { rateLimitAddress } from './client-address';
-import { RATE_LIMIT_NAMES, RATE_LIMIT_RULES, RATE_LIMITS, RateLimitName } from './rate-limit.rules';
+import {
+  RATE_LIMIT_NAMES,
+  RATE_LIMIT_RULES,
+  RATE_LIMITS,
+  RateLimitName,
+} from './rate-limit.rules';
 import { RateLimitStore } from './rate-limit.store';
 
 /**
@@ -17,11 +28,20 @@ import { RateLimitStore } from './rate-limit.store';
 export class CounterThrottlerStorage implements ThrottlerStorage {
   constructor(private readonly counters: RateLimitStore) {}
 
-  async increment(key: string, ttl: number, limit: number): Promise<Awaited<ReturnType<ThrottlerStorage['increment']>>> {
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+  ): Promise<Awaited<ReturnType<ThrottlerStorage['increment']>>> {
     const { count, resetInMs } = await this.counters.hit(key, ttl);
     const seconds = Math.max(1, Math.ceil(resetInMs / 1000));
     const isBlocked = count > limit;
-    return { totalHits: count, timeToExpire: seconds, isBlocked, timeToBlockExpire: isBlocked ? seconds : 0 };
+    return {
+      totalHits: count,
+      timeToExpire: seconds,
+      isBlocked,
+      timeToBlockExpire: isBlocked ? seconds : 0,
+    };
   }
 }
 
@@ -32,7 +52,9 @@ function subjectOf(req: Request, name: RateLimitName): string | null {
       return rateLimitAddress(req.ip ?? req.socket.remoteAddress ?? 'unknown');
     case 'email': {
       const email = (req.body as { email?: unknown } | undefined)?.email;
-      return typeof email === 'string' && email.trim() ? normalizeEmail(email).slice(0, 320) : null;
+      return typeof email === 'string' && email.trim()
+        ? normalizeEmail(email).slice(0, 320)
+        : null;
     }
     case 'user':
       return req.user?.id ?? null;
@@ -40,8 +62,11 @@ function subjectOf(req: Request, name: RateLimitName): string | null {
 }
 
 /** The limits the route declared with @RateLimit (none for most routes). */
-function declaredLimits(context: ExecutionContext): RateLimitName[] | undefined {
-  return Reflect.getMetadata(RATE_LIMIT_RULES, context.getHandler()) as RateLimitName[] | undefined;
+function declaredLimits(
+  context: ExecutionContext,
+): RateLimitName[] | undefined {
+  return Reflect.getMetadata(RATE_LIMIT_RULES, context.getHandler()) as
+    RateLimitName[] | undefined;
 }
 
 /**
@@ -49,14 +74,21 @@ function declaredLimits(context: ExecutionContext): RateLimitName[] | undefined 
  * and have its subject (a login without an email is not counted per email); its key is the limit's name and
  * the subject, so a limit shared by several routes (runs: chat and Skill runs) counts them together.
  */
-export function throttlerOptions(config: AppConfig, storage: ThrottlerStorage): ThrottlerModuleOptions {
+export function throttlerOptions(
+  config: AppConfig,
+  storage: ThrottlerStorage,
+): ThrottlerModuleOptions {
   const throttlers: ThrottlerOptions[] = RATE_LIMIT_NAMES.map((name) => ({
     name,
     limit: config.rateLimits[name].max,
     ttl: config.rateLimits[name].windowSeconds * 1000,
-    skipIf: (context: ExecutionContext) => !declaredLimits(context)?.includes(name) || subjectOf(context.switchToHttp().getRequest<Request>(), name) === null,
-    getTracker: (req: Record<string, unknown>) => subjectOf(req as unknown as Request, name) ?? '',
-    generateKey: (_context: ExecutionContext, tracker: string) => `${name}:${tracker}`,
+    skipIf: (context: ExecutionContext) =>
+      !declaredLimits(context)?.includes(name) ||
+      subjectOf(context.switchToHttp().getRequest<Request>(), name) === null,
+    getTracker: (req: Record<string, unknown>) =>
+      subjectOf(req as unknown as Request, name) ?? '',
+    generateKey: (_context: ExecutionContext, tracker: string) =>
+      `${name}:${tracker}`,
   }));
   return { throttlers, storage, setHeaders: false };
 }
@@ -64,7 +96,9 @@ export function throttlerOptions(config: AppConfig, storage: ThrottlerStorage): 
 /** The rule of a throttler key (`<rule>:<subject>`, see generateKey): only the rule, never the subject (an address, email or user id). */
 export function ruleOfKey(key: string): RateLimitName | 'unknown' {
   const rule = key.slice(0, key.indexOf(':'));
-  return (RATE_LIMIT_NAMES as readonly string[]).includes(rule) ? (rule as RateLimitName) : 'unknown';
+  return (RATE_LIMIT_NAMES as readonly string[]).includes(rule)
+    ? (rule as RateLimitName)
+    : 'unknown';
 }
 
 /** The global ThrottlerGuard, answering a blocked request as every other refusal: 429 problem+json with Retry-After. */
@@ -74,13 +108,22 @@ export class AppThrottlerGuard extends ThrottlerGuard {
   @Inject(Metrics) private readonly metrics!: Metrics;
 
   /** Routes without @RateLimit (most, the chat's reads among them) skip the walk over every named throttler. */
-  protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
+  protected override async shouldSkip(
+    context: ExecutionContext,
+  ): Promise<boolean> {
     return !declaredLimits(context)?.length;
   }
 
-  protected override async throwThrottlingException(_context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
+  protected override async throwThrottlingException(
+    _context: ExecutionContext,
+    detail: ThrottlerLimitDetail,
+  ): Promise<void> {
     const seconds = Math.max(1, detail.timeToBlockExpire);
     this.metrics.rateLimited(ruleOfKey(detail.key));
-    throw new AppError('rate_limited', `Too many attempts: try again in ${seconds} seconds.`, { headers: { 'Retry-After': String(seconds) } });
+    throw new AppError(
+      'rate_limited',
+      `Too many attempts: try again in ${seconds} seconds.`,
+      { headers: { 'Retry-After': String(seconds) } },
+    );
   }
 }

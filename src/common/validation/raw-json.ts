@@ -14,13 +14,18 @@ export interface RawJsonField {
 
 const FIELDS = new WeakMap<object, Map<string, RawJsonField>>();
 
-export function RawJson(options: Partial<RawJsonField> = {}): PropertyDecorator {
+export function RawJson(
+  options: Partial<RawJsonField> = {},
+): PropertyDecorator {
   return (target: object, property: string | symbol) => {
     // Whitelisted for class-validator: the (empty) class field is not an unknown property.
     Allow()(target, property);
     const type = target.constructor;
     const fields = FIELDS.get(type) ?? new Map<string, RawJsonField>();
-    fields.set(String(property), { required: options.required ?? false, check: options.check });
+    fields.set(String(property), {
+      required: options.required ?? false,
+      check: options.check,
+    });
     FIELDS.set(type, fields);
   };
 }
@@ -28,8 +33,13 @@ export function RawJson(options: Partial<RawJsonField> = {}): PropertyDecorator 
 /** The raw JSON fields of a DTO class, its parents' included. */
 export function rawJsonFieldsOf(type: unknown): Map<string, RawJsonField> {
   const fields = new Map<string, RawJsonField>();
-  for (let current = type; typeof current === 'function' && current !== Function.prototype; current = Object.getPrototypeOf(current)) {
-    for (const [name, field] of FIELDS.get(current) ?? []) if (!fields.has(name)) fields.set(name, field);
+  for (
+    let current = type;
+    typeof current === 'function' && current !== Function.prototype;
+    current = Object.getPrototypeOf(current)
+  ) {
+    for (const [name, field] of FIELDS.get(current) ?? [])
+      if (!fields.has(name)) fields.set(name, field);
   }
   return fields;
 }

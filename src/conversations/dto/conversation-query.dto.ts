@@ -1,10 +1,20 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength, MinLength, ValidateIf } from 'class-validator';
+import {
+  IsBoolean,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  IsUUID,
+  MaxLength,
+  MinLength,
+  ValidateIf,
+} from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
 
 /** `true` and `false` as a query string or JSON sends them; anything else stays as it is (and fails). */
-const booleanFromText = ({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value);
+const booleanFromText = ({ value }: { value: unknown }) =>
+  value === 'true' ? true : value === 'false' ? false : value;
 
 /** GET /v1/conversations */
 export class ConversationListQueryDto extends PageQueryDto {
@@ -34,7 +44,9 @@ export class UpdateConversationDto {
   @IsOptional()
   @IsString()
   @MaxLength(200)
-  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value))
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' ? value.trim() : value,
+  )
   @IsNotEmpty({ message: 'title must not be empty' })
   title?: string;
 
@@ -48,7 +60,9 @@ export class UpdateConversationDto {
    * message's `alternatives`), down to its newest last message.
    */
   @ApiPropertyOptional({ format: 'uuid' })
-  @ValidateIf((dto: UpdateConversationDto) => dto.currentMessageId !== undefined)
+  @ValidateIf(
+    (dto: UpdateConversationDto) => dto.currentMessageId !== undefined,
+  )
   @IsUUID('all', { message: 'currentMessageId must be a message id' })
   currentMessageId?: string;
 }

@@ -2,10 +2,15 @@ import { chunkText } from './chunk-text';
 
 describe('chunkText', () => {
   it('keeps every character, in order, within the size', () => {
-    const text = Array.from({ length: 500 }, (_, i) => `Sentence ${i} of a paragraph.${i % 7 === 0 ? '\n\n' : ' '}`).join('');
+    const text = Array.from(
+      { length: 500 },
+      (_, i) => `Sentence ${i} of a paragraph.${i % 7 === 0 ? '\n\n' : ' '}`,
+    ).join('');
     const chunks = chunkText(text, 300);
     expect(chunks.join('')).toBe(text);
-    expect(Math.max(...chunks.map((chunk) => chunk.length))).toBeLessThanOrEqual(300);
+    expect(
+      Math.max(...chunks.map((chunk) => chunk.length)),
+    ).toBeLessThanOrEqual(300);
     expect(chunks.length).toBeGreaterThan(text.length / 300);
   });
 
@@ -18,7 +23,8 @@ describe('chunkText', () => {
     const emoji = '😀'.repeat(10);
     const chunks = chunkText(`${emoji}\u0000`, 5);
     expect(chunks.join('')).toBe(emoji);
-    for (const chunk of chunks) expect(Buffer.from(chunk, 'utf8').toString('utf8')).toBe(chunk);
+    for (const chunk of chunks)
+      expect(Buffer.from(chunk, 'utf8').toString('utf8')).toBe(chunk);
   });
 
   it('cuts 20 MB without a single break in linear time', () => {

@@ -12,7 +12,8 @@ export function chunkText(text: string, size = CHUNK_CHARS): string[] {
   let start = 0;
   while (start < clean.length) {
     let end = Math.min(start + size, clean.length);
-    if (end < clean.length) end = breakBefore(clean, start + Math.floor(size * 0.75), end);
+    if (end < clean.length)
+      end = breakBefore(clean, start + Math.floor(size * 0.75), end);
     // Never split a surrogate pair.
     if (end < clean.length && /[\ud800-\udbff]/.test(clean[end - 1])) end -= 1;
     chunks.push(clean.slice(start, end));

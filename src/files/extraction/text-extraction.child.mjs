@@ -16,18 +16,32 @@ class ExtractionFailure extends Error {
 
 /** UTF-8 (with or without BOM) or UTF-16 with its BOM; the upload already checked the encoding. */
 function decodeText(bytes) {
-  if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder('utf-16le').decode(bytes.subarray(2));
-  if (bytes[0] === 0xfe && bytes[1] === 0xff) return new TextDecoder('utf-16be').decode(bytes.subarray(2));
-  return new TextDecoder('utf-8').decode(bytes.subarray(bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0));
+  if (bytes[0] === 0xff && bytes[1] === 0xfe)
+    return new TextDecoder('utf-16le').decode(bytes.subarray(2));
+  if (bytes[0] === 0xfe && bytes[1] === 0xff)
+    return new TextDecoder('utf-16be').decode(bytes.subarray(2));
+  return new TextDecoder('utf-8').decode(
+    bytes.subarray(
+      bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0,
+    ),
+  );
 }
 
 async function pdfText(bytes) {
   const pdfjs = await import('pdfjs-dist/legacy/build/pdf.mjs');
   let document;
   try {
-    document = await pdfjs.getDocument({ data: bytes, isEvalSupported: false, disableFontFace: true, useSystemFonts: false, stopAtErrors: false, verbosity: 0 }).promise;
+    document = await pdfjs.getDocument({
+      data: bytes,
+      isEvalSupported: false,
+      disableFontFace: true,
+      useSystemFonts: false,
+      stopAtErrors: false,
+      verbosity: 0,
+    }).promise;
   } catch (error) {
-    if (error?.name === 'PasswordException') throw new ExtractionFailure('pdf_encrypted');
+    if (error?.name === 'PasswordException')
+      throw new ExtractionFailure('pdf_encrypted');
     throw new ExtractionFailure('file_unreadable');
   }
   try {
@@ -54,7 +68,9 @@ async function pdfText(bytes) {
 async function docxText(bytes) {
   const mammoth = (await import('mammoth')).default;
   try {
-    const result = await mammoth.extractRawText({ buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength) });
+    const result = await mammoth.extractRawText({
+      buffer: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+    });
     return { text: result.value.replace(/\n{3,}/g, '\n\n').trim() };
   } catch {
     throw new ExtractionFailure('file_unreadable');
@@ -62,8 +78,14 @@ async function docxText(bytes) {
 }
 
 async function extract({ kind, bytes }) {
-  const result = kind === 'pdf' ? await pdfText(bytes) : kind === 'docx' ? await docxText(bytes) : { text: decodeText(bytes) };
-  if (result.text.length > MAX_TEXT_CHARS) throw new ExtractionFailure('text_too_large');
+  const result =
+    kind === 'pdf'
+      ? await pdfText(bytes)
+      : kind === 'docx'
+        ? await docxText(bytes)
+        : { text: decodeText(bytes) };
+  if (result.text.length > MAX_TEXT_CHARS)
+    throw new ExtractionFailure('text_too_large');
   return result;
 }
 
@@ -72,6 +94,16 @@ process.once('disconnect', () => process.exit(0));
 process.once('message', (job) => {
   extract({ kind: job.kind, bytes: new Uint8Array(job.bytes) }).then(
     (result) => process.send({ ok: true, ...result }, () => process.exit(0)),
-    (error) => process.send({ ok: false, code: error instanceof ExtractionFailure ? error.code : 'extraction_failed' }, () => process.exit(0)),
+    (error) =>
+      process.send(
+        {
+          ok: false,
+          code:
+            error instanceof ExtractionFailure
+              ? error.code
+              : 'extraction_failed',
+        },
+        () => process.exit(0),
+      ),
   );
 });

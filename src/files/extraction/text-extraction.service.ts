@@ -1,9 +1,18 @@
 import { Readable } from 'node:stream';
-import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+} from '@nestjs/common';
 import { AppLogger } from '../../common/logging/app-logger';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
-import { OBJECT_STORAGE, ObjectMissing, ObjectStorage } from '../../infra/storage/object-storage';
+import {
+  OBJECT_STORAGE,
+  ObjectMissing,
+  ObjectStorage,
+} from '../../infra/storage/object-storage';
 import { FilesRepository, PendingText } from '../files.repository';
 import { chunkText } from './chunk-text';
 import { extractText } from './text-extractor';
@@ -21,7 +30,9 @@ const MAX_ATTEMPTS = 3;
  * the database pool closes) ends the extraction under way and gives its file back.
  */
 @Injectable()
-export class TextExtractionService implements OnApplicationBootstrap, OnModuleDestroy {
+export class TextExtractionService
+  implements OnApplicationBootstrap, OnModuleDestroy
+{
   private readonly stopping = new AbortController();
   private running: Promise<void> | null = null;
   private again = false;
@@ -59,7 +70,9 @@ export class TextExtractionService implements OnApplicationBootstrap, OnModuleDe
       return;
     }
     this.running = this.drain()
-      .catch((error: unknown) => this.log.warn({ err: error }, 'text extraction paused'))
+      .catch((error: unknown) =>
+        this.log.warn({ err: error }, 'text extraction paused'),
+      )
       .finally(() => {
         this.running = null;
         if (this.again) {
@@ -85,27 +98,48 @@ export class TextExtractionService implements OnApplicationBootstrap, OnModuleDe
   }
 
   private async extract(file: PendingText): Promise<void> {
-    if (file.attempts > MAX_ATTEMPTS) return this.fail(file, 'extraction_failed');
+    if (file.attempts > MAX_ATTEMPTS)
+      return this.fail(file, 'extraction_failed');
     let bytes: Buffer;
     try {
-      bytes = await readAll(await this.storage.read(file.storageKey), file.sizeBytes);
+      bytes = await readAll(
+        await this.storage.read(file.storageKey),
+        file.sizeBytes,
+      );
     } catch (error) {
-      if (error instanceof ObjectMissing) return this.fail(file, 'file_missing');
+      if (error instanceof ObjectMissing)
+        return this.fail(file, 'file_missing');
       // The storage is down: the claim runs out and the file is tried again.
-      this.log.warn({ err: error, fileId: file.id }, 'could not read a file to extract its text');
+      this.log.warn(
+        { err: error, fileId: file.id },
+        'could not read a file to extract its text',
+      );
       return;
     }
-    const result = await extractText(file.kind, bytes, this.config.storage.extraction, this.stopping.signal);
-    if (!result.ok && result.code === 'extraction_stopped') return this.files.releaseText(file.id);
+    const result = await extractText(
+      file.kind,
+      bytes,
+      this.config.storage.extraction,
+      this.stopping.signal,
+    );
+    if (!result.ok && result.code === 'extraction_stopped')
+      return this.files.releaseText(file.id);
     if (!result.ok) {
       return this.fail(file, result.code);
     }
     const chunks = chunkText(result.text);
-    await this.files.saveText(file.id, { chars: chunks.reduce((sum, chunk) => sum + chunk.length, 0), pages: result.pages ?? null, chunks });
+    await this.files.saveText(file.id, {
+      chars: chunks.reduce((sum, chunk) => sum + chunk.length, 0),
+      pages: result.pages ?? null,
+      chunks,
+    });
   }
 
   private async fail(file: PendingText, code: string): Promise<void> {
-    this.log.info({ fileId: file.id, code, attempts: file.attempts }, 'file text extraction failed');
+    this.log.info(
+      { fileId: file.id, code, attempts: file.attempts },
+      'file text extraction failed',
+    );
     await this.files.failText(file.id, code);
   }
 }

@@ -38,30 +38,57 @@ export class ObjectStorageEngine implements StorageEngine {
     private readonly maxBytes: number,
   ) {}
 
-  _handleFile(req: Request, file: Express.Multer.File, callback: (error?: Error | null, info?: Partial<UploadedFile>) => void): void {
+  _handleFile(
+    req: Request,
+    file: Express.Multer.File,
+    callback: (error?: Error | null, info?: Partial<UploadedFile>) => void,
+  ): void {
     this.store(req.user!.id, file).then(
       (stored) => callback(null, stored),
       (error: Error) => callback(error),
     );
   }
 
-  _removeFile(_req: Request, file: Express.Multer.File, callback: (error: Error | null) => void): void {
+  _removeFile(
+    _req: Request,
+    file: Express.Multer.File,
+    callback: (error: Error | null) => void,
+  ): void {
     const { storageKey } = file as Partial<UploadedFile>;
     if (!storageKey) return callback(null);
     this.storage.delete(storageKey).then(() => callback(null), callback);
   }
 
-  private async store(ownerId: string, file: Express.Multer.File): Promise<StoredUpload> {
+  private async store(
+    ownerId: string,
+    file: Express.Multer.File,
+  ): Promise<StoredUpload> {
     const source = file.stream;
     const chunks = source[Symbol.asyncIterator]() as Chunks;
     try {
       const head = await readHead(chunks);
       const name = sanitizeFileName(file.originalname);
-      const inspector = new ContentInspector(Buffer.concat(head.chunks), name, this.maxBytes);
+      const inspector = new ContentInspector(
+        Buffer.concat(head.chunks),
+        name,
+        this.maxBytes,
+      );
       const storageKey = `${ownerId}/${randomUUID()}`;
-      await this.put(storageKey, Readable.from(inspected(head.chunks, head.done ? null : chunks, inspector)), inspector.mediaType);
+      await this.put(
+        storageKey,
+        Readable.from(
+          inspected(head.chunks, head.done ? null : chunks, inspector),
+        ),
+        inspector.mediaType,
+      );
       try {
-        return { storageKey, name, kind: inspector.kind, mediaType: inspector.mediaType, ...(await inspector.finish()) };
+        return {
+          storageKey,
+          name,
+          kind: inspector.kind,
+          mediaType: inspector.mediaType,
+          ...(await inspector.finish()),
+        };
       } catch (error) {
         await this.removeOrphan(storageKey);
         throw error;
@@ -72,22 +99,42 @@ export class ObjectStorageEngine implements StorageEngine {
     }
   }
 
-  private async put(storageKey: string, body: Readable, mediaType: string): Promise<void> {
+  private async put(
+    storageKey: string,
+    body: Readable,
+    mediaType: string,
+  ): Promise<void> {
     try {
       await this.storage.put(storageKey, body, mediaType);
     } catch (error) {
-      if (error instanceof AppError || error instanceof UploadInterrupted) throw error;
-      this.log.error({ err: error, driver: this.storage.driver }, 'could not store an uploaded object');
-      throw new AppError('storage_unavailable', 'The file could not be stored right now; nothing was kept. Retry the upload.');
+      if (error instanceof AppError || error instanceof UploadInterrupted)
+        throw error;
+      this.log.error(
+        { err: error, driver: this.storage.driver },
+        'could not store an uploaded object',
+      );
+      throw new AppError(
+        'storage_unavailable',
+        'The file could not be stored right now; nothing was kept. Retry the upload.',
+      );
     }
   }
 
   private async removeOrphan(storageKey: string): Promise<void> {
-    await this.storage.delete(storageKey).catch((error: unknown) => this.log.error({ err: error, storageKey }, 'could not remove a refused upload'));
+    await this.storage
+      .delete(storageKey)
+      .catch((error: unknown) =>
+        this.log.error(
+          { err: error, storageKey },
+          'could not remove a refused upload',
+        ),
+      );
   }
 }
 
-async function readHead(chunks: Chunks): Promise<{ chunks: Buffer[]; done: boolean }> {
+async function readHead(
+  chunks: Chunks,
+): Promise<{ chunks: Buffer[]; done: boolean }> {
   const head: Buffer[] = [];
   let length = 0;
   while (length < HEAD_BYTES) {
@@ -100,7 +147,11 @@ async function readHead(chunks: Chunks): Promise<{ chunks: Buffer[]; done: boole
 }
 
 /** The file's bytes as they arrive, each checked by the inspector before it goes on to the store. */
-async function* inspected(head: Buffer[], rest: Chunks | null, inspector: ContentInspector): AsyncGenerator<Buffer> {
+async function* inspected(
+  head: Buffer[],
+  rest: Chunks | null,
+  inspector: ContentInspector,
+): AsyncGenerator<Buffer> {
   for (const chunk of head) {
     inspector.update(chunk);
     yield chunk;

@@ -3,7 +3,9 @@ import { Batcher, NotDispatched } from './batcher';
 function deferred<T>() {
   let resolve!: (value: T) => void;
   let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+  const promise = new Promise<T>(
+    (res, rej) => ((resolve = res), (reject = rej)),
+  );
   return { promise, resolve, reject };
 }
 
@@ -45,9 +47,17 @@ describe('Batcher', () => {
       { maxBatch: 10, maxInFlight: 1 },
     );
     const hold = batcher.submit(0);
-    const results = await Promise.allSettled([12, 13, 14].map((item) => batcher.submit(item)));
+    const results = await Promise.allSettled(
+      [12, 13, 14].map((item) => batcher.submit(item)),
+    );
     await hold;
-    expect(results.map((result) => (result.status === 'fulfilled' ? result.value : (result.reason as Error).message))).toEqual([13, 'bad item', 15]);
+    expect(
+      results.map((result) =>
+        result.status === 'fulfilled'
+          ? result.value
+          : (result.reason as Error).message,
+      ),
+    ).toEqual([13, 'bad item', 15]);
   });
 
   it('drops an item still waiting at its deadline or when its signal aborts', async () => {
@@ -59,7 +69,9 @@ describe('Batcher', () => {
       },
       { maxBatch: 10, maxInFlight: 1 },
     );
-    const running = batcher.submit('running', { deadline: performance.now() + 1 });
+    const running = batcher.submit('running', {
+      deadline: performance.now() + 1,
+    });
     const late = batcher.submit('late', { deadline: performance.now() + 20 });
     const controller = new AbortController();
     const leaving = batcher.submit('leaving', { signal: controller.signal });
@@ -71,6 +83,8 @@ describe('Batcher', () => {
     gate.resolve();
     expect(await running).toBe('running');
     expect(await patient).toBe('patient');
-    await expect(batcher.submit('x', { signal: controller.signal })).rejects.toEqual(new NotDispatched('aborted'));
+    await expect(
+      batcher.submit('x', { signal: controller.signal }),
+    ).rejects.toEqual(new NotDispatched('aborted'));
   });
 });

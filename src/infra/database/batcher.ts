@@ -54,9 +54,16 @@ export class Batcher<I, R> {
   }
 
   submit(item: I, options: SubmitOptions = {}): Promise<R> {
-    if (options.signal?.aborted) return Promise.reject(new NotDispatched('aborted'));
+    if (options.signal?.aborted)
+      return Promise.reject(new NotDispatched('aborted'));
     return new Promise<R>((resolve, reject) => {
-      const entry: Entry<I, R> = { item, resolve, reject, dispatched: false, settled: false };
+      const entry: Entry<I, R> = {
+        item,
+        resolve,
+        reject,
+        dispatched: false,
+        settled: false,
+      };
       this.queue.push(entry);
       this.queued += 1;
       this.dispatch();
@@ -66,8 +73,14 @@ export class Batcher<I, R> {
         this.queued -= 1;
         settle(entry, () => reject(new NotDispatched(reason)));
       };
-      if (options.deadline !== undefined) entry.timer = setTimeout(() => drop('deadline'), Math.max(0, options.deadline - performance.now()));
-      options.signal?.addEventListener('abort', () => drop('aborted'), { once: true });
+      if (options.deadline !== undefined)
+        entry.timer = setTimeout(
+          () => drop('deadline'),
+          Math.max(0, options.deadline - performance.now()),
+        );
+      options.signal?.addEventListener('abort', () => drop('aborted'), {
+        once: true,
+      });
     });
   }
 
@@ -85,7 +98,10 @@ export class Batcher<I, R> {
   /** The next waiting entries in arrival order, up to maxBatch, skipping dropped ones. */
   private take(): Entry<I, R>[] {
     const entries: Entry<I, R>[] = [];
-    while (entries.length < this.options.maxBatch && this.head < this.queue.length) {
+    while (
+      entries.length < this.options.maxBatch &&
+      this.head < this.queue.length
+    ) {
       const entry = this.queue[this.head++];
       if (entry.settled) continue;
       entry.dispatched = true;
@@ -103,7 +119,9 @@ export class Batcher<I, R> {
   private async run(entries: Entry<I, R>[]): Promise<void> {
     try {
       const results = await this.runBatch(entries.map((entry) => entry.item));
-      entries.forEach((entry, index) => settle(entry, () => entry.resolve(results[index])));
+      entries.forEach((entry, index) =>
+        settle(entry, () => entry.resolve(results[index])),
+      );
     } catch (error) {
       if (entries.length === 1) {
         settle(entries[0], () => entries[0].reject(error));

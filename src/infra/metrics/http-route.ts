@@ -19,10 +19,23 @@ interface RouterLayer {
  * The observer of HTTP responses for `metrics`, or undefined when metrics are off (nothing to call per
  * request). Labels are the route template, never the raw URL: its ids would make every URL a series.
  */
-export function observeHttpResponses(metrics: Metrics, app: Application): ResponseObserver | undefined {
+export function observeHttpResponses(
+  metrics: Metrics,
+  app: Application,
+): ResponseObserver | undefined {
   if (!metrics.enabled) return undefined;
-  const templates = new RouteTemplates(() => (app as unknown as { router?: { stack: RouterLayer[] } }).router?.stack ?? []);
-  return (req, statusCode, elapsedMs) => metrics.httpResponse(req.method, templates.of(req, statusCode), statusCode, elapsedMs);
+  const templates = new RouteTemplates(
+    () =>
+      (app as unknown as { router?: { stack: RouterLayer[] } }).router?.stack ??
+      [],
+  );
+  return (req, statusCode, elapsedMs) =>
+    metrics.httpResponse(
+      req.method,
+      templates.of(req, statusCode),
+      statusCode,
+      elapsedMs,
+    );
 }
 
 /**
@@ -33,7 +46,10 @@ export function observeHttpResponses(metrics: Metrics, app: Application): Respon
 export class RouteTemplates {
   constructor(private readonly stack: () => readonly RouterLayer[]) {}
 
-  of(req: Pick<Request, 'method' | 'originalUrl'> & { route?: unknown }, statusCode: number): string {
+  of(
+    req: Pick<Request, 'method' | 'originalUrl'> & { route?: unknown },
+    statusCode: number,
+  ): string {
     const routed = templateOf(req.route);
     if (routed !== undefined) return routed;
     if (statusCode === 404 || statusCode === 405) return UNMATCHED_ROUTE;
@@ -44,7 +60,15 @@ export class RouteTemplates {
     const wanted = method.toLowerCase();
     for (const layer of this.stack()) {
       const route = layer.route;
-      if (!route?.methods || !(route.methods[wanted] || route.methods._all || (wanted === 'head' && route.methods.get))) continue;
+      if (
+        !route?.methods ||
+        !(
+          route.methods[wanted] ||
+          route.methods._all ||
+          (wanted === 'head' && route.methods.get)
+        )
+      )
+        continue;
       const template = templateOf(route);
       if (template !== undefined && layer.match(path)) return template;
     }

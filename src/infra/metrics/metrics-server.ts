@@ -1,6 +1,16 @@
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import {
+  createServer,
+  IncomingMessage,
+  Server,
+  ServerResponse,
+} from 'node:http';
 import { AddressInfo } from 'node:net';
-import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+} from '@nestjs/common';
 import { AppLogger } from '../../common/logging/app-logger';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
@@ -29,7 +39,9 @@ export class MetricsServer implements OnApplicationBootstrap, OnModuleDestroy {
   /** Where it listens; undefined when it does not (METRICS_PORT unset, or closed). */
   get address(): AddressInfo | undefined {
     const address = this.server?.listening ? this.server.address() : null;
-    return address !== null && typeof address === 'object' ? address : undefined;
+    return address !== null && typeof address === 'object'
+      ? address
+      : undefined;
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -45,7 +57,10 @@ export class MetricsServer implements OnApplicationBootstrap, OnModuleDestroy {
       });
     });
     this.server = server;
-    this.log.info({ url: `http://${this.config.http.host}:${port}${METRICS_PATH}` }, 'metrics listening');
+    this.log.info(
+      { url: `http://${this.config.http.host}:${port}${METRICS_PATH}` },
+      'metrics listening',
+    );
   }
 
   /** A scrape in flight is cut rather than waited for: Prometheus keeps its connection open between scrapes. */
@@ -53,25 +68,39 @@ export class MetricsServer implements OnApplicationBootstrap, OnModuleDestroy {
     const server = this.server;
     this.server = undefined;
     if (!server) return;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    const closed = new Promise<void>((resolve) =>
+      server.close(() => resolve()),
+    );
     server.closeAllConnections();
     await closed;
   }
 }
 
-async function answer(metrics: PrometheusMetrics, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function answer(
+  metrics: PrometheusMetrics,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const path = (req.url ?? '').split('?', 1)[0];
-  if (path !== METRICS_PATH) return plain(res, 404, 'Not Found: the metrics are at /metrics\n');
+  if (path !== METRICS_PATH)
+    return plain(res, 404, 'Not Found: the metrics are at /metrics\n');
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.setHeader('Allow', 'GET, HEAD');
     return plain(res, 405, 'Method Not Allowed\n');
   }
   try {
     const { contentType, body } = await metrics.exposition();
-    res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
+    res.writeHead(200, {
+      'Content-Type': contentType,
+      'Cache-Control': 'no-store',
+    });
     res.end(req.method === 'HEAD' ? undefined : body);
   } catch (error) {
-    plain(res, 500, `metrics could not be collected: ${error instanceof Error ? error.message : String(error)}\n`);
+    plain(
+      res,
+      500,
+      `metrics could not be collected: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
   }
 }
 

@@ -12,7 +12,14 @@ import { PrometheusMetrics } from './prometheus-metrics';
 @Global()
 @Module({
   providers: [
-    { provide: Metrics, inject: [APP_CONFIG], useFactory: (config: AppConfig): Metrics => (config.metrics.port === undefined ? NO_METRICS : new PrometheusMetrics()) },
+    {
+      provide: Metrics,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig): Metrics =>
+        config.metrics.port === undefined
+          ? NO_METRICS
+          : new PrometheusMetrics(),
+    },
     MetricsServer,
   ],
   exports: [Metrics, MetricsServer],

@@ -7,14 +7,27 @@ describe('runOutcomeLabel', () => {
   });
 
   it('labels a failed run by its failure code', () => {
-    expect(runOutcomeLabel({ status: 'failed', errorCode: 'provider_error' })).toBe('provider_error');
-    expect(runOutcomeLabel({ status: 'failed', errorCode: 'provider_timeout' })).toBe('provider_timeout');
-    expect(runOutcomeLabel({ status: 'failed', errorCode: 'generation_interrupted' })).toBe('generation_interrupted');
+    expect(
+      runOutcomeLabel({ status: 'failed', errorCode: 'provider_error' }),
+    ).toBe('provider_error');
+    expect(
+      runOutcomeLabel({ status: 'failed', errorCode: 'provider_timeout' }),
+    ).toBe('provider_timeout');
+    expect(
+      runOutcomeLabel({
+        status: 'failed',
+        errorCode: 'generation_interrupted',
+      }),
+    ).toBe('generation_interrupted');
   });
 
   it('keeps the label set bounded: an unknown or missing failure code is just failed', () => {
-    expect(runOutcomeLabel({ status: 'failed', errorCode: 'something new' })).toBe('failed');
-    expect(runOutcomeLabel({ status: 'failed', errorCode: 'completed' })).toBe('failed');
+    expect(
+      runOutcomeLabel({ status: 'failed', errorCode: 'something new' }),
+    ).toBe('failed');
+    expect(runOutcomeLabel({ status: 'failed', errorCode: 'completed' })).toBe(
+      'failed',
+    );
     expect(runOutcomeLabel({ status: 'failed' })).toBe('failed');
   });
 });
@@ -22,7 +35,14 @@ describe('runOutcomeLabel', () => {
 describe('NO_METRICS', () => {
   it('is off, and its first-token mark is one shared function (nothing made per run)', () => {
     expect(NO_METRICS.enabled).toBe(false);
-    expect(NO_METRICS.firstTokenTimer('openai', 'openai/gpt-4o')).toBe(NO_METRICS.firstTokenTimer('anthropic', 'anthropic/claude'));
-    expect(() => NO_METRICS.runFinished('m', { status: 'completed', usage: { inputTokens: 1, outputTokens: 2 } })).not.toThrow();
+    expect(NO_METRICS.firstTokenTimer('openai', 'openai/gpt-4o')).toBe(
+      NO_METRICS.firstTokenTimer('anthropic', 'anthropic/claude'),
+    );
+    expect(() =>
+      NO_METRICS.runFinished('m', {
+        status: 'completed',
+        usage: { inputTokens: 1, outputTokens: 2 },
+      }),
+    ).not.toThrow();
   });
 });

@@ -9,9 +9,22 @@
  */
 
 /** How a run ended, as a label: its status, or for a failure the failure's code. */
-export type RunOutcomeLabel = 'completed' | 'stopped' | 'provider_error' | 'provider_timeout' | 'generation_interrupted' | 'failed';
+export type RunOutcomeLabel =
+  | 'completed'
+  | 'stopped'
+  | 'provider_error'
+  | 'provider_timeout'
+  | 'generation_interrupted'
+  | 'failed';
 
-export const RUN_OUTCOME_LABELS: readonly RunOutcomeLabel[] = ['completed', 'stopped', 'provider_error', 'provider_timeout', 'generation_interrupted', 'failed'];
+export const RUN_OUTCOME_LABELS: readonly RunOutcomeLabel[] = [
+  'completed',
+  'stopped',
+  'provider_error',
+  'provider_timeout',
+  'generation_interrupted',
+  'failed',
+];
 
 /**
  * A finished run as the chat reports it (its RunOutcome fits this shape): the status, the failure code
@@ -46,13 +59,22 @@ export abstract class Metrics {
   abstract readonly enabled: boolean;
 
   /** One finished HTTP response; `route` is the route template (`/v1/conversations/:id`) or `unmatched`. */
-  abstract httpResponse(method: string, route: string, status: number, elapsedMs: number): void;
+  abstract httpResponse(
+    method: string,
+    route: string,
+    status: number,
+    elapsedMs: number,
+  ): void;
 
   /** A run ended: counted by model and outcome, and its settled usage added to the token counters. */
   abstract runFinished(model: string, run: FinishedRun): void;
 
   /** Tokens billed for `model`, by direction. */
-  abstract tokens(direction: TokenDirection, model: string, count: number): void;
+  abstract tokens(
+    direction: TokenDirection,
+    model: string,
+    count: number,
+  ): void;
 
   /** Starts timing a provider call; the mark it answers records the time to the first token (once). */
   abstract firstTokenTimer(provider: string, model: string): FirstTokenMark;
@@ -93,8 +115,15 @@ class NoMetrics extends Metrics {
 export const NO_METRICS: Metrics = new NoMetrics();
 
 /** The outcome label of a finished run: a failure by its code when it is a known one. */
-export function runOutcomeLabel(run: Pick<FinishedRun, 'status' | 'errorCode'>): RunOutcomeLabel {
+export function runOutcomeLabel(
+  run: Pick<FinishedRun, 'status' | 'errorCode'>,
+): RunOutcomeLabel {
   if (run.status !== 'failed') return run.status;
   const code = run.errorCode as RunOutcomeLabel | undefined;
-  return code !== undefined && code !== 'completed' && code !== 'stopped' && RUN_OUTCOME_LABELS.includes(code) ? code : 'failed';
+  return code !== undefined &&
+    code !== 'completed' &&
+    code !== 'stopped' &&
+    RUN_OUTCOME_LABELS.includes(code)
+    ? code
+    : 'failed';
 }

@@ -13,8 +13,16 @@ export function registerProcessMetrics(registry: Registry): void {
   const registers = [registry];
   cpuCounters(registers);
   const startTime = Math.round((Date.now() - process.uptime() * 1000) / 1000);
-  new Gauge({ name: 'process_start_time_seconds', help: 'Start time of the process since unix epoch in seconds.', registers }).set(startTime);
-  const memory = (name: string, help: string, pick: (usage: NodeJS.MemoryUsage) => number) =>
+  new Gauge({
+    name: 'process_start_time_seconds',
+    help: 'Start time of the process since unix epoch in seconds.',
+    registers,
+  }).set(startTime);
+  const memory = (
+    name: string,
+    help: string,
+    pick: (usage: NodeJS.MemoryUsage) => number,
+  ) =>
     new Gauge({
       name,
       help,
@@ -23,10 +31,26 @@ export function registerProcessMetrics(registry: Registry): void {
         this.set(pick(process.memoryUsage()));
       },
     });
-  memory('process_resident_memory_bytes', 'Resident memory size in bytes.', (usage) => usage.rss);
-  memory('nodejs_heap_size_total_bytes', 'Process heap size from Node.js in bytes.', (usage) => usage.heapTotal);
-  memory('nodejs_heap_size_used_bytes', 'Process heap size used from Node.js in bytes.', (usage) => usage.heapUsed);
-  memory('nodejs_external_memory_bytes', 'Node.js external memory size in bytes.', (usage) => usage.external);
+  memory(
+    'process_resident_memory_bytes',
+    'Resident memory size in bytes.',
+    (usage) => usage.rss,
+  );
+  memory(
+    'nodejs_heap_size_total_bytes',
+    'Process heap size from Node.js in bytes.',
+    (usage) => usage.heapTotal,
+  );
+  memory(
+    'nodejs_heap_size_used_bytes',
+    'Process heap size used from Node.js in bytes.',
+    (usage) => usage.heapUsed,
+  );
+  memory(
+    'nodejs_external_memory_bytes',
+    'Node.js external memory size in bytes.',
+    (usage) => usage.external,
+  );
   if (openFileDescriptors() !== undefined) {
     new Gauge({
       name: 'process_open_fds',
@@ -56,7 +80,12 @@ export function registerProcessMetrics(registry: Registry): void {
     },
   });
   const [major, minor, patch] = process.versions.node.split('.').map(Number);
-  new Gauge({ name: 'nodejs_version_info', help: 'Node.js version info.', labelNames: ['version', 'major', 'minor', 'patch'], registers }).set({ version: process.version, major, minor, patch }, 1);
+  new Gauge({
+    name: 'nodejs_version_info',
+    help: 'Node.js version info.',
+    labelNames: ['version', 'major', 'minor', 'patch'],
+    registers,
+  }).set({ version: process.version, major, minor, patch }, 1);
 }
 
 /**
@@ -67,8 +96,14 @@ function cpuCounters(registers: Registry[]): void {
   let last = process.cpuUsage();
   const [user, system, total] = [
     ['process_cpu_user_seconds_total', 'Total user CPU time spent in seconds.'],
-    ['process_cpu_system_seconds_total', 'Total system CPU time spent in seconds.'],
-    ['process_cpu_seconds_total', 'Total user and system CPU time spent in seconds.'],
+    [
+      'process_cpu_system_seconds_total',
+      'Total system CPU time spent in seconds.',
+    ],
+    [
+      'process_cpu_seconds_total',
+      'Total user and system CPU time spent in seconds.',
+    ],
   ].map(([name, help], index) => {
     return new Counter({
       name,
@@ -78,7 +113,10 @@ function cpuCounters(registers: Registry[]): void {
         index === 0
           ? () => {
               const now = process.cpuUsage();
-              add((now.user - last.user) / 1e6, (now.system - last.system) / 1e6);
+              add(
+                (now.user - last.user) / 1e6,
+                (now.system - last.system) / 1e6,
+              );
               last = now;
             }
           : undefined,

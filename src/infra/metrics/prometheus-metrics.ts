@@ -1,11 +1,25 @@
 import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { registerProcessMetrics } from './process-metrics';
-import { FinishedRun, FirstTokenMark, Metrics, PoolUsage, RUN_OUTCOME_LABELS, RunOutcomeLabel, runOutcomeLabel, TokenDirection, WebhookOutcome } from './metrics';
+import {
+  FinishedRun,
+  FirstTokenMark,
+  Metrics,
+  PoolUsage,
+  RUN_OUTCOME_LABELS,
+  RunOutcomeLabel,
+  runOutcomeLabel,
+  TokenDirection,
+  WebhookOutcome,
+} from './metrics';
 
 /** Request durations: from a few ms (cached GETs) to minutes (a long streamed answer). */
-const HTTP_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
-const FIRST_TOKEN_BUCKETS_SECONDS = [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 20, 30, 60];
+const HTTP_BUCKETS_SECONDS = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300,
+];
+const FIRST_TOKEN_BUCKETS_SECONDS = [
+  0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 20, 30, 60,
+];
 
 type HttpSeries = Histogram.Internal<'method' | 'route' | 'status'>;
 type FirstTokenSeries = Histogram.Internal<'provider' | 'model'>;
@@ -27,13 +41,19 @@ export class PrometheusMetrics extends Metrics {
 
   private readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   /** route → method → status → series. */
-  private readonly httpSeries = new Map<string, Map<string, Map<number, HttpSeries>>>();
+  private readonly httpSeries = new Map<
+    string,
+    Map<string, Map<number, HttpSeries>>
+  >();
   private readonly runs: Counter<'model' | 'outcome'>;
   private readonly tokenCounter: Counter<'direction' | 'model'>;
   private readonly modelSeries = new Map<string, ModelSeries>();
   private readonly firstToken: Histogram<'provider' | 'model'>;
   /** provider → model → series. */
-  private readonly firstTokenSeries = new Map<string, Map<string, FirstTokenSeries>>();
+  private readonly firstTokenSeries = new Map<
+    string,
+    Map<string, FirstTokenSeries>
+  >();
   private readonly quotaRefusals: Counter<'plan'>;
   private readonly webhookEvents: Counter<'provider' | 'outcome'>;
   private readonly rateLimitRefusals: Counter<'rule'>;
@@ -55,14 +75,24 @@ export class PrometheusMetrics extends Metrics {
       function (this: Gauge) {
         this.set(source());
       };
-    new Gauge({ name: 'chat_live_streams', help: 'Chat and Skill runs generating on this instance now.', registers, collect: read(() => this.liveStreams()) });
+    new Gauge({
+      name: 'chat_live_streams',
+      help: 'Chat and Skill runs generating on this instance now.',
+      registers,
+      collect: read(() => this.liveStreams()),
+    });
     this.runs = new Counter({
       name: 'chat_runs_total',
       help: 'Runs (chat and Skill) ended, by catalog model and outcome: completed, stopped, or the failure code.',
       labelNames: ['model', 'outcome'],
       registers,
     });
-    this.tokenCounter = new Counter({ name: 'chat_tokens_total', help: 'Tokens billed, by direction (input, output) and catalog model.', labelNames: ['direction', 'model'], registers });
+    this.tokenCounter = new Counter({
+      name: 'chat_tokens_total',
+      help: 'Tokens billed, by direction (input, output) and catalog model.',
+      labelNames: ['direction', 'model'],
+      registers,
+    });
     this.firstToken = new Histogram({
       name: 'chat_provider_time_to_first_token_seconds',
       help: 'Time from the provider call to its first token, by provider and catalog model.',
@@ -70,22 +100,58 @@ export class PrometheusMetrics extends Metrics {
       buckets: FIRST_TOKEN_BUCKETS_SECONDS,
       registers,
     });
-    this.quotaRefusals = new Counter({ name: 'chat_quota_refusals_total', help: "Runs refused because the account's daily credits were used up, by plan.", labelNames: ['plan'], registers });
+    this.quotaRefusals = new Counter({
+      name: 'chat_quota_refusals_total',
+      help: "Runs refused because the account's daily credits were used up, by plan.",
+      labelNames: ['plan'],
+      registers,
+    });
     this.webhookEvents = new Counter({
       name: 'billing_webhook_events_total',
       help: 'Payment webhook deliveries by provider and outcome: applied, duplicate, invalid (refused), failed (answered 503, delivered again).',
       labelNames: ['provider', 'outcome'],
       registers,
     });
-    this.rateLimitRefusals = new Counter({ name: 'rate_limit_refusals_total', help: 'Requests refused (429) by a rate-limit rule, by rule.', labelNames: ['rule'], registers });
-    const pool = (pick: (usage: PoolUsage) => number) => read(() => (this.pool ? pick(this.pool()) : 0));
-    new Gauge({ name: 'db_pool_connections_in_use', help: 'Database pool connections running a query or transaction.', registers, collect: pool((usage) => usage.total - usage.idle) });
-    new Gauge({ name: 'db_pool_connections_idle', help: 'Database pool connections open and idle.', registers, collect: pool((usage) => usage.idle) });
-    new Gauge({ name: 'db_pool_waiting_queries', help: 'Queries waiting for a database pool connection.', registers, collect: pool((usage) => usage.waiting) });
-    new Gauge({ name: 'db_pool_connections_max', help: 'Connections the database pool may open (DATABASE_POOL_SIZE).', registers, collect: pool((usage) => usage.max) });
+    this.rateLimitRefusals = new Counter({
+      name: 'rate_limit_refusals_total',
+      help: 'Requests refused (429) by a rate-limit rule, by rule.',
+      labelNames: ['rule'],
+      registers,
+    });
+    const pool = (pick: (usage: PoolUsage) => number) =>
+      read(() => (this.pool ? pick(this.pool()) : 0));
+    new Gauge({
+      name: 'db_pool_connections_in_use',
+      help: 'Database pool connections running a query or transaction.',
+      registers,
+      collect: pool((usage) => usage.total - usage.idle),
+    });
+    new Gauge({
+      name: 'db_pool_connections_idle',
+      help: 'Database pool connections open and idle.',
+      registers,
+      collect: pool((usage) => usage.idle),
+    });
+    new Gauge({
+      name: 'db_pool_waiting_queries',
+      help: 'Queries waiting for a database pool connection.',
+      registers,
+      collect: pool((usage) => usage.waiting),
+    });
+    new Gauge({
+      name: 'db_pool_connections_max',
+      help: 'Connections the database pool may open (DATABASE_POOL_SIZE).',
+      registers,
+      collect: pool((usage) => usage.max),
+    });
   }
 
-  httpResponse(method: string, route: string, status: number, elapsedMs: number): void {
+  httpResponse(
+    method: string,
+    route: string,
+    status: number,
+    elapsedMs: number,
+  ): void {
     this.httpSeriesOf(route, method, status).observe(elapsedMs / 1000);
   }
 
@@ -93,8 +159,10 @@ export class PrometheusMetrics extends Metrics {
     const series = this.seriesOfModel(model);
     series.runs[runOutcomeLabel(run)].inc();
     if (!run.usage) return;
-    if (run.usage.inputTokens > 0) series.tokens.input.inc(run.usage.inputTokens);
-    if (run.usage.outputTokens > 0) series.tokens.output.inc(run.usage.outputTokens);
+    if (run.usage.inputTokens > 0)
+      series.tokens.input.inc(run.usage.inputTokens);
+    if (run.usage.outputTokens > 0)
+      series.tokens.output.inc(run.usage.outputTokens);
   }
 
   tokens(direction: TokenDirection, model: string, count: number): void {
@@ -107,7 +175,9 @@ export class PrometheusMetrics extends Metrics {
     return () => {
       if (marked) return;
       marked = true;
-      this.firstTokenSeriesOf(provider, model).observe((performance.now() - startedAt) / 1000);
+      this.firstTokenSeriesOf(provider, model).observe(
+        (performance.now() - startedAt) / 1000,
+      );
     };
   }
 
@@ -133,25 +203,59 @@ export class PrometheusMetrics extends Metrics {
 
   /** The Prometheus text exposition of every metric, and its content type. */
   async exposition(): Promise<{ contentType: string; body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+    return {
+      contentType: this.registry.contentType,
+      body: await this.registry.metrics(),
+    };
   }
 
-  private httpSeriesOf(route: string, method: string, status: number): HttpSeries {
-    const byMethod = getOrCreate(this.httpSeries, route, () => new Map<string, Map<number, HttpSeries>>());
-    const byStatus = getOrCreate(byMethod, method, () => new Map<number, HttpSeries>());
-    return getOrCreate(byStatus, status, () => this.httpDuration.labels({ method, route, status }));
+  private httpSeriesOf(
+    route: string,
+    method: string,
+    status: number,
+  ): HttpSeries {
+    const byMethod = getOrCreate(
+      this.httpSeries,
+      route,
+      () => new Map<string, Map<number, HttpSeries>>(),
+    );
+    const byStatus = getOrCreate(
+      byMethod,
+      method,
+      () => new Map<number, HttpSeries>(),
+    );
+    return getOrCreate(byStatus, status, () =>
+      this.httpDuration.labels({ method, route, status }),
+    );
   }
 
   private seriesOfModel(model: string): ModelSeries {
     return getOrCreate(this.modelSeries, model, () => ({
-      runs: Object.fromEntries(RUN_OUTCOME_LABELS.map((outcome) => [outcome, this.runs.labels({ model, outcome })])) as ModelSeries['runs'],
-      tokens: { input: this.tokenCounter.labels({ direction: 'input', model }), output: this.tokenCounter.labels({ direction: 'output', model }) },
+      runs: Object.fromEntries(
+        RUN_OUTCOME_LABELS.map((outcome) => [
+          outcome,
+          this.runs.labels({ model, outcome }),
+        ]),
+      ) as ModelSeries['runs'],
+      tokens: {
+        input: this.tokenCounter.labels({ direction: 'input', model }),
+        output: this.tokenCounter.labels({ direction: 'output', model }),
+      },
     }));
   }
 
-  private firstTokenSeriesOf(provider: string, model: string): FirstTokenSeries {
-    const byModel = getOrCreate(this.firstTokenSeries, provider, () => new Map<string, FirstTokenSeries>());
-    return getOrCreate(byModel, model, () => this.firstToken.labels({ provider, model }));
+  private firstTokenSeriesOf(
+    provider: string,
+    model: string,
+  ): FirstTokenSeries {
+    const byModel = getOrCreate(
+      this.firstTokenSeries,
+      provider,
+      () => new Map<string, FirstTokenSeries>(),
+    );
+    return getOrCreate(byModel, model, () =>
+      this.firstToken.labels({ provider, model }),
+    );
   }
 }
 

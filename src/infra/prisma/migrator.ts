@@ -49,18 +49,27 @@ export class MigrationError extends Error {
   }
 }
 
-export async function applyMigrations(options: ApplyMigrationsOptions): Promise<{ applied: string[] }> {
+export async function applyMigrations(
+  options: ApplyMigrationsOptions,
+): Promise<{ applied: string[] }> {
   const log = options.log ?? (() => undefined);
   const migrations = readLocalMigrations(options.migrationsDir);
-  const client = new Client({ connectionString: options.databaseUrl, connectionTimeoutMillis: 10_000 });
-  client.on('error', (error) => log(`Migration connection error: ${error.message}`));
+  const client = new Client({
+    connectionString: options.databaseUrl,
+    connectionTimeoutMillis: 10_000,
+  });
+  client.on('error', (error) =>
+    log(`Migration connection error: ${error.message}`),
+  );
   await client.connect();
   try {
     await acquireLock(client, log);
     try {
       return { applied: await applyPending(client, migrations, log) };
     } finally {
-      await client.query(`SELECT pg_advisory_unlock(${ADVISORY_LOCK_KEY})`).catch(() => undefined);
+      await client
+        .query(`SELECT pg_advisory_unlock(${ADVISORY_LOCK_KEY})`)
+        .catch(() => undefined);
     }
   } finally {
     await client.end().catch(() => undefined);
@@ -71,18 +80,30 @@ export async function applyMigrations(options: ApplyMigrationsOptions): Promise<
  * A session-level advisory lock: another instance migrating makes us wait (and say so), then find
  * nothing left to do. Needs a direct or session-pooled connection (not PgBouncer transaction pooling).
  */
-async function acquireLock(client: Client, log: (message: string) => void): Promise<void> {
-  const tried = await client.query<{ locked: boolean }>(`SELECT pg_try_advisory_lock(${ADVISORY_LOCK_KEY}) AS locked`);
+async function acquireLock(
+  client: Client,
+  log: (message: string) => void,
+): Promise<void> {
+  const tried = await client.query<{ locked: boolean }>(
+    `SELECT pg_try_advisory_lock(${ADVISORY_LOCK_KEY}) AS locked`,
+  );
   if (tried.rows[0]?.locked) return;
-  log('Waiting for the migration lock: another instance is applying migrations');
+  log(
+    'Waiting for the migration lock: another instance is applying migrations',
+  );
   await client.query(`SELECT pg_advisory_lock(${ADVISORY_LOCK_KEY})`);
 }
 
 /** Subdirectories of `dir` that hold a migration.sql, sorted by name (their timestamp prefix). */
 export function readLocalMigrations(dir: string): LocalMigration[] {
-  if (!existsSync(dir)) throw new Error(`Migrations directory not found: ${dir}`);
+  if (!existsSync(dir))
+    throw new Error(`Migrations directory not found: ${dir}`);
   return readdirSync(dir, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory() && existsSync(join(dir, entry.name, 'migration.sql')))
+    .filter(
+      (entry) =>
+        entry.isDirectory() &&
+        existsSync(join(dir, entry.name, 'migration.sql')),
+    )
     .map((entry) => entry.name)
     .sort()
     .map((name) => {
@@ -103,7 +124,11 @@ async function applyPending(
   await client.query(CREATE_MIGRATIONS_TABLE);
   const rows = await readMigrationRows(client);
   assertNoFailedMigration(rows);
-  const appliedRows = new Map(rows.filter((row) => row.finished_at !== null).map((row) => [row.migration_name, row]));
+  const appliedRows = new Map(
+    rows
+      .filter((row) => row.finished_at !== null)
+      .map((row) => [row.migration_name, row]),
+  );
   warnAboutUnknownMigrations(migrations, [...appliedRows.keys()], log);
   const applied: string[] = [];
   for (const migration of migrations) {
@@ -116,7 +141,11 @@ async function applyPending(
     await applyOne(client, migration);
     applied.push(migration.name);
   }
-  log(applied.length === 0 ? 'No pending migrations' : `Applied ${applied.length} migration(s)`);
+  log(
+    applied.length === 0
+      ? 'No pending migrations'
+      : `Applied ${applied.length} migration(s)`,
+  );
   return applied;
 }
 
@@ -129,10 +158,17 @@ async function readMigrationRows(client: Client): Promise<MigrationRow[]> {
 }
 
 /** Applied by a newer release (e.g. during a rollback of the app): not an error, but worth a line. */
-function warnAboutUnknownMigrations(migrations: LocalMigration[], appliedNames: string[], log: (message: string) => void): void {
+function warnAboutUnknownMigrations(
+  migrations: LocalMigration[],
+  appliedNames: string[],
+  log: (message: string) => void,
+): void {
   const local = new Set(migrations.map((migration) => migration.name));
   const unknown = appliedNames.filter((name) => !local.has(name));
-  if (unknown.length > 0) log(`Applied migrations missing from the migrations directory: ${unknown.join(', ')}`);
+  if (unknown.length > 0)
+    log(
+      `Applied migrations missing from the migrations directory: ${unknown.join(', ')}`,
+    );
 }
 
 function assertNoFailedMigration(rows: MigrationRow[]): void {
@@ -157,7 +193,10 @@ function assertUnchanged(migration: LocalMigration, row: MigrationRow): void {
   );
 }
 
-async function applyOne(client: Client, migration: LocalMigration): Promise<void> {
+async function applyOne(
+  client: Client,
+  migration: LocalMigration,
+): Promise<void> {
   await client.query('BEGIN');
   try {
     // One simple-protocol query: function bodies with `$$` and multiple statements stay intact.
@@ -170,7 +209,10 @@ async function applyOne(client: Client, migration: LocalMigration): Promise<void
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
-    throw new MigrationError(`Migration ${migration.name} failed: ${describeDbError(error, migration.sql)}`, migration.name);
+    throw new MigrationError(
+      `Migration ${migration.name} failed: ${describeDbError(error, migration.sql)}`,
+      migration.name,
+    );
   }
 }
 
@@ -178,7 +220,10 @@ function describeDbError(error: unknown, sql: string): string {
   if (!(error instanceof Error)) return String(error);
   if (!(error instanceof DatabaseError)) return error.message;
   const position = Number(error.position);
-  const where = Number.isInteger(position) && position > 0 ? ` (line ${lineOf(sql, position)})` : '';
+  const where =
+    Number.isInteger(position) && position > 0
+      ? ` (line ${lineOf(sql, position)})`
+      : '';
   const code = error.code ? ` [${error.code}]` : '';
   return `${error.message}${code}${where}`;
 }

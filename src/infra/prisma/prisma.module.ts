@@ -12,8 +12,14 @@ import { PrismaService } from './prisma.service';
       provide: PrismaService,
       inject: [APP_CONFIG, Metrics],
       useFactory: (config: AppConfig, metrics: Metrics) => {
-        if (!config.database.url) throw new Error('DATABASE_URL is not resolved: the embedded database must be started before the app');
-        const prisma = new PrismaService(config.database.url, config.database.poolSize);
+        if (!config.database.url)
+          throw new Error(
+            'DATABASE_URL is not resolved: the embedded database must be started before the app',
+          );
+        const prisma = new PrismaService(
+          config.database.url,
+          config.database.poolSize,
+        );
         metrics.observeDatabasePool(() => prisma.poolUsage());
         return prisma;
       },

@@ -20,7 +20,11 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
   private readonly pool: Pool;
 
   constructor(databaseUrl: string, poolSize: number) {
-    const pool = new Pool({ connectionString: databaseUrl, max: poolSize, connectionTimeoutMillis: 5_000 });
+    const pool = new Pool({
+      connectionString: databaseUrl,
+      max: poolSize,
+      connectionTimeoutMillis: 5_000,
+    });
     // An idle connection that dies (a database restart) is dropped by the pool; the next query reports it.
     pool.on('error', () => undefined);
     super({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
@@ -28,14 +32,26 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
   }
 
   /** Runs a hot-path statement with positional parameters ($1...) and answers its rows. */
-  async statement<Row>(prepared: PreparedStatement, values: unknown[]): Promise<Row[]> {
-    const result = await this.pool.query({ name: prepared.name, text: prepared.text, values });
+  async statement<Row>(
+    prepared: PreparedStatement,
+    values: unknown[],
+  ): Promise<Row[]> {
+    const result = await this.pool.query({
+      name: prepared.name,
+      text: prepared.text,
+      values,
+    });
     return result.rows as Row[];
   }
 
   /** The pool's connections and waiting queries now (read by the metrics at scrape time). */
   poolUsage(): PoolUsage {
-    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount, max: this.pool.options.max };
+    return {
+      total: this.pool.totalCount,
+      idle: this.pool.idleCount,
+      waiting: this.pool.waitingCount,
+      max: this.pool.options.max,
+    };
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -16,7 +16,10 @@ export type RedisClient = Redis;
       inject: [APP_CONFIG, AppLogger],
       useFactory: (config: AppConfig, log: AppLogger): Redis | null => {
         if (!config.redis.url) {
-          log.warn({}, 'REDIS_URL is not set: rate limits and live streams use in-process stores (single instance only)');
+          log.warn(
+            {},
+            'REDIS_URL is not set: rate limits and live streams use in-process stores (single instance only)',
+          );
           return null;
         }
         const client = new Redis(config.redis.url, {
@@ -30,7 +33,10 @@ export type RedisClient = Redis;
         client.on('error', (error: Error) => {
           if (lost) return;
           lost = true;
-          log.warn({ err: error }, 'redis connection error: retrying in the background');
+          log.warn(
+            { err: error },
+            'redis connection error: retrying in the background',
+          );
         });
         client.on('ready', () => {
           if (!lost) return;

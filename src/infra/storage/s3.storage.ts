@@ -1,4 +1,8 @@
-import { DeleteObjectCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { Readable } from 'node:stream';
 import { S3Config } from '../../config/app-config';
@@ -17,7 +21,13 @@ export class S3Storage implements ObjectStorage {
       region: config.region,
       endpoint: config.endpoint,
       forcePathStyle: config.forcePathStyle,
-      credentials: config.accessKeyId && config.secretAccessKey ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } : undefined,
+      credentials:
+        config.accessKeyId && config.secretAccessKey
+          ? {
+              accessKeyId: config.accessKeyId,
+              secretAccessKey: config.secretAccessKey,
+            }
+          : undefined,
       // Checksums only where S3 requires them: S3-compatible servers do not all speak the newer trailers.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
@@ -25,7 +35,12 @@ export class S3Storage implements ObjectStorage {
       // Without these the SDK waits forever on an endpoint that accepts and never answers.
       requestHandler: { connectionTimeout: 5_000, requestTimeout: 30_000 },
       // The SDK would print to the console; failures reach the caller, which logs them with the request id.
-      logger: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
+      logger: {
+        debug: () => undefined,
+        info: () => undefined,
+        warn: () => undefined,
+        error: () => undefined,
+      },
     });
   }
 
@@ -36,7 +51,12 @@ export class S3Storage implements ObjectStorage {
   async put(key: string, body: Readable, contentType: string): Promise<void> {
     const upload = new Upload({
       client: this.client,
-      params: { Bucket: this.config.bucket, Key: key, Body: body, ContentType: contentType },
+      params: {
+        Bucket: this.config.bucket,
+        Key: key,
+        Body: body,
+        ContentType: contentType,
+      },
       partSize: PART_BYTES,
       queueSize: 1,
       leavePartsOnError: false,
@@ -53,17 +73,24 @@ export class S3Storage implements ObjectStorage {
   }
 
   async read(key: string): Promise<Readable> {
-    const result = await this.client.send(new GetObjectCommand({ Bucket: this.config.bucket, Key: key })).catch((error: unknown) => {
-      throw (error as { name?: string }).name === 'NoSuchKey' ? new ObjectMissing(key) : error;
-    });
-    if (!(result.Body instanceof Readable)) throw new Error('S3 answered without a body stream');
+    const result = await this.client
+      .send(new GetObjectCommand({ Bucket: this.config.bucket, Key: key }))
+      .catch((error: unknown) => {
+        throw (error as { name?: string }).name === 'NoSuchKey'
+          ? new ObjectMissing(key)
+          : error;
+      });
+    if (!(result.Body instanceof Readable))
+      throw new Error('S3 answered without a body stream');
     return result.Body;
   }
 
   /** S3 answers 204 for a key that does not exist; some compatible stores answer NoSuchKey: both mean gone. */
   async delete(key: string): Promise<void> {
     try {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.config.bucket, Key: key }));
+      await this.client.send(
+        new DeleteObjectCommand({ Bucket: this.config.bucket, Key: key }),
+      );
     } catch (error) {
       if ((error as { name?: string }).name !== 'NoSuchKey') throw error;
     }

@@ -12,13 +12,18 @@ import { S3Storage } from './s3.storage';
     {
       provide: OBJECT_STORAGE,
       inject: [APP_CONFIG],
-      useFactory: (config: AppConfig): ObjectStorage => (config.storage.s3 ? new S3Storage(config.storage.s3) : new LocalDiskStorage(config.storage.dir)),
+      useFactory: (config: AppConfig): ObjectStorage =>
+        config.storage.s3
+          ? new S3Storage(config.storage.s3)
+          : new LocalDiskStorage(config.storage.dir),
     },
   ],
   exports: [OBJECT_STORAGE],
 })
 export class StorageModule implements OnModuleDestroy {
-  constructor(@Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage) {}
+  constructor(
+    @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
+  ) {}
 
   onModuleDestroy(): void {
     if (this.storage instanceof S3Storage) this.storage.close();

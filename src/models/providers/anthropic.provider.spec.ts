@@ -1,12 +1,26 @@
-import { anthropicRequestBody, AnthropicStreamDecoder, LEADING_USER_PLACEHOLDER, toAnthropicPrompt } from './anthropic.provider';
+import {
+  anthropicRequestBody,
+  AnthropicStreamDecoder,
+  LEADING_USER_PLACEHOLDER,
+  toAnthropicPrompt,
+} from './anthropic.provider';
 import { ChatMessage, GenerationEvent } from './model-provider';
 import { UpstreamError } from './upstream-error';
 
-const m = (role: ChatMessage['role'], content: string): ChatMessage => ({ role, content });
+const m = (role: ChatMessage['role'], content: string): ChatMessage => ({
+  role,
+  content,
+});
 
 describe('toAnthropicPrompt', () => {
   it('moves every system message to `system`, in order, joined by a blank line', () => {
-    const prompt = toAnthropicPrompt([m('system', 'Skill rules.'), m('user', 'Hi'), m('assistant', 'Hello'), m('system', 'Be brief.'), m('user', 'Why?')]);
+    const prompt = toAnthropicPrompt([
+      m('system', 'Skill rules.'),
+      m('user', 'Hi'),
+      m('assistant', 'Hello'),
+      m('system', 'Be brief.'),
+      m('user', 'Why?'),
+    ]);
     expect(prompt).toEqual({
       system: 'Skill rules.\n\nBe brief.',
       messages: [
@@ -18,11 +32,21 @@ describe('toAnthropicPrompt', () => {
   });
 
   it('omits `system` when there is none', () => {
-    expect(toAnthropicPrompt([m('user', 'Hi')])).toEqual({ messages: [{ role: 'user', content: 'Hi' }] });
+    expect(toAnthropicPrompt([m('user', 'Hi')])).toEqual({
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
   });
 
   it('merges consecutive messages of one role into one turn, one text block each (also across a system message)', () => {
-    const prompt = toAnthropicPrompt([m('user', 'one'), m('user', 'two'), m('system', 's'), m('user', 'three'), m('assistant', 'a'), m('assistant', 'b'), m('user', 'q')]);
+    const prompt = toAnthropicPrompt([
+      m('user', 'one'),
+      m('user', 'two'),
+      m('system', 's'),
+      m('user', 'three'),
+      m('assistant', 'a'),
+      m('assistant', 'b'),
+      m('user', 'q'),
+    ]);
     expect(prompt.messages).toEqual([
       {
         role: 'user',
@@ -44,7 +68,12 @@ describe('toAnthropicPrompt', () => {
   });
 
   it('leaves out messages without visible text (the API refuses empty text blocks), then merges what meets', () => {
-    const prompt = toAnthropicPrompt([m('system', '  '), m('user', 'one'), m('assistant', ''), m('user', 'two')]);
+    const prompt = toAnthropicPrompt([
+      m('system', '  '),
+      m('user', 'one'),
+      m('assistant', ''),
+      m('user', 'two'),
+    ]);
     expect(prompt).toEqual({
       messages: [
         {
@@ -59,7 +88,13 @@ describe('toAnthropicPrompt', () => {
   });
 
   it('puts a neutral user turn in front of a conversation that starts with the assistant', () => {
-    expect(toAnthropicPrompt([m('system', 'S'), m('assistant', 'Welcome!'), m('user', 'Hi')]).messages).toEqual([
+    expect(
+      toAnthropicPrompt([
+        m('system', 'S'),
+        m('assistant', 'Welcome!'),
+        m('user', 'Hi'),
+      ]).messages,
+    ).toEqual([
       { role: 'user', content: LEADING_USER_PLACEHOLDER },
       { role: 'assistant', content: 'Welcome!' },
       { role: 'user', content: 'Hi' },
@@ -67,7 +102,14 @@ describe('toAnthropicPrompt', () => {
   });
 
   it('trims the trailing whitespace of a final assistant turn (a prefill), and only there', () => {
-    expect(toAnthropicPrompt([m('user', 'Hi  '), m('assistant', 'First \n'), m('user', 'More'), m('assistant', '  The answer is \n')]).messages).toEqual([
+    expect(
+      toAnthropicPrompt([
+        m('user', 'Hi  '),
+        m('assistant', 'First \n'),
+        m('user', 'More'),
+        m('assistant', '  The answer is \n'),
+      ]).messages,
+    ).toEqual([
       { role: 'user', content: 'Hi  ' },
       { role: 'assistant', content: 'First \n' },
       { role: 'user', content: 'More' },
@@ -76,23 +118,61 @@ describe('toAnthropicPrompt', () => {
   });
 
   it('builds the request body: model, max_tokens, stream, system, messages', () => {
-    const body = JSON.parse(anthropicRequestBody({ upstreamModel: 'claude-haiku-4-5', maxOutputTokens: 64, messages: [m('system', 'S'), m('user', 'Q')] })) as Record<string, unknown>;
-    expect(body).toEqual({ model: 'claude-haiku-4-5', max_tokens: 64, stream: true, system: 'S', messages: [{ role: 'user', content: 'Q' }] });
-    expect(Object.keys(body)).toEqual(['model', 'max_tokens', 'stream', 'system', 'messages']);
+    const body = JSON.parse(
+      anthropicRequestBody({
+        upstreamModel: 'claude-haiku-4-5',
+        maxOutputTokens: 64,
+        messages: [m('system', 'S'), m('user', 'Q')],
+      }),
+    ) as Record<string, unknown>;
+    expect(body).toEqual({
+      model: 'claude-haiku-4-5',
+      max_tokens: 64,
+      stream: true,
+      system: 'S',
+      messages: [{ role: 'user', content: 'Q' }],
+    });
+    expect(Object.keys(body)).toEqual([
+      'model',
+      'max_tokens',
+      'stream',
+      'system',
+      'messages',
+    ]);
   });
 });
 
 describe('AnthropicStreamDecoder', () => {
-  const start = (usage: Record<string, number>) => ({ type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], usage } });
-  const text = (value: string) => ({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: value } });
+  const start = (usage: Record<string, number>) => ({
+    type: 'message_start',
+    message: {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      content: [],
+      usage,
+    },
+  });
+  const text = (value: string) => ({
+    type: 'content_block_delta',
+    index: 0,
+    delta: { type: 'text_delta', text: value },
+  });
 
-  function decode(payloads: Record<string, unknown>[]): { events: GenerationEvent[]; complete: boolean } {
+  function decode(payloads: Record<string, unknown>[]): {
+    events: GenerationEvent[];
+    complete: boolean;
+  } {
     const decoder = new AnthropicStreamDecoder();
     const events: GenerationEvent[] = [];
     let complete = false;
     for (const payload of payloads) {
       if (complete) throw new Error('event after completion');
-      complete = decoder.event(JSON.stringify(payload), typeof payload.type === 'string' ? payload.type : undefined, events);
+      complete = decoder.event(
+        JSON.stringify(payload),
+        typeof payload.type === 'string' ? payload.type : undefined,
+        events,
+      );
     }
     return { events, complete };
   }
@@ -100,14 +180,26 @@ describe('AnthropicStreamDecoder', () => {
   it('yields text deltas and, at message_stop, the usage: input from message_start, output from message_delta', () => {
     const { events, complete } = decode([
       start({ input_tokens: 12, output_tokens: 1 }),
-      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'text', text: '' },
+      },
       { type: 'ping' },
       text('Hello'),
       text(''),
-      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'hmm' } },
+      {
+        type: 'content_block_delta',
+        index: 0,
+        delta: { type: 'thinking_delta', thinking: 'hmm' },
+      },
       text(' there'),
       { type: 'content_block_stop', index: 0 },
-      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 5 } },
+      {
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn', stop_sequence: null },
+        usage: { output_tokens: 5 },
+      },
       { type: 'message_stop' },
     ]);
     expect(complete).toBe(true);
@@ -120,25 +212,55 @@ describe('AnthropicStreamDecoder', () => {
 
   it('counts cache writes and reads as input, and takes updated counts from message_delta', () => {
     const { events } = decode([
-      start({ input_tokens: 10, cache_creation_input_tokens: 100, cache_read_input_tokens: 1000, output_tokens: 1 }),
+      start({
+        input_tokens: 10,
+        cache_creation_input_tokens: 100,
+        cache_read_input_tokens: 1000,
+        output_tokens: 1,
+      }),
       text('x'),
-      { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { input_tokens: 11, output_tokens: 3 } },
+      {
+        type: 'message_delta',
+        delta: { stop_reason: 'end_turn' },
+        usage: { input_tokens: 11, output_tokens: 3 },
+      },
       { type: 'message_stop' },
     ]);
-    expect(events.at(-1)).toEqual({ type: 'usage', inputTokens: 1111, outputTokens: 3 });
+    expect(events.at(-1)).toEqual({
+      type: 'usage',
+      inputTokens: 1111,
+      outputTokens: 3,
+    });
   });
 
   it('an error event fails the stream with the provider’s message', () => {
-    expect(() => decode([start({ input_tokens: 1, output_tokens: 1 }), text('part'), { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }])).toThrow(new UpstreamError('error event: Overloaded'));
+    expect(() =>
+      decode([
+        start({ input_tokens: 1, output_tokens: 1 }),
+        text('part'),
+        {
+          type: 'error',
+          error: { type: 'overloaded_error', message: 'Overloaded' },
+        },
+      ]),
+    ).toThrow(new UpstreamError('error event: Overloaded'));
   });
 
   it('a stream that ends before message_stop was cut short', () => {
     const decoder = new AnthropicStreamDecoder();
-    decoder.event(JSON.stringify(start({ input_tokens: 1, output_tokens: 1 })), 'message_start', []);
-    expect(() => decoder.end()).toThrow(new UpstreamError('stream ended before message_stop'));
+    decoder.event(
+      JSON.stringify(start({ input_tokens: 1, output_tokens: 1 })),
+      'message_start',
+      [],
+    );
+    expect(() => decoder.end()).toThrow(
+      new UpstreamError('stream ended before message_stop'),
+    );
   });
 
   it('a payload that is not JSON is a malformed stream', () => {
-    expect(() => new AnthropicStreamDecoder().event('not json', 'content_block_delta', [])).toThrow(UpstreamError);
+    expect(() =>
+      new AnthropicStreamDecoder().event('not json', 'content_block_delta', []),
+    ).toThrow(UpstreamError);
   });
 });

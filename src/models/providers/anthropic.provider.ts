@@ -1,6 +1,21 @@
-import { ChatMessage, GenerationEvent, GenerationRequest } from './model-provider';
-import { SseModelProvider, StreamDecoder, TransportSettings, UpstreamCall, UpstreamSettings } from './sse-provider';
-import { errorMessageOf, isRecord, parseEventJson, UpstreamError } from './upstream-error';
+import {
+  ChatMessage,
+  GenerationEvent,
+  GenerationRequest,
+} from './model-provider';
+import {
+  SseModelProvider,
+  StreamDecoder,
+  TransportSettings,
+  UpstreamCall,
+  UpstreamSettings,
+} from './sse-provider';
+import {
+  errorMessageOf,
+  isRecord,
+  parseEventJson,
+  UpstreamError,
+} from './upstream-error';
 
 const ANTHROPIC_VERSION = '2023-06-01';
 
@@ -8,13 +23,26 @@ const ANTHROPIC_VERSION = '2023-06-01';
 export class AnthropicProvider extends SseModelProvider {
   private readonly headers: Record<string, string>;
 
-  constructor(name: string, upstream: UpstreamSettings, transport: TransportSettings) {
+  constructor(
+    name: string,
+    upstream: UpstreamSettings,
+    transport: TransportSettings,
+  ) {
     super(name, upstream, transport);
-    this.headers = { 'x-api-key': upstream.apiKey ?? '', 'anthropic-version': ANTHROPIC_VERSION, 'content-type': 'application/json', accept: 'text/event-stream' };
+    this.headers = {
+      'x-api-key': upstream.apiKey ?? '',
+      'anthropic-version': ANTHROPIC_VERSION,
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+    };
   }
 
   protected call(request: GenerationRequest): UpstreamCall {
-    return { path: '/messages', headers: this.headers, body: anthropicRequestBody(request) };
+    return {
+      path: '/messages',
+      headers: this.headers,
+      body: anthropicRequestBody(request),
+    };
   }
 
   protected decoder(): StreamDecoder {
@@ -24,11 +52,20 @@ export class AnthropicProvider extends SseModelProvider {
 
 export function anthropicRequestBody(request: GenerationRequest): string {
   const { system, messages } = toAnthropicPrompt(request.messages);
-  return JSON.stringify({ model: request.upstreamModel, max_tokens: request.maxOutputTokens, stream: true, ...(system === undefined ? {} : { system }), messages });
+  return JSON.stringify({
+    model: request.upstreamModel,
+    max_tokens: request.maxOutputTokens,
+    stream: true,
+    ...(system === undefined ? {} : { system }),
+    messages,
+  });
 }
 
 type TextBlock = { type: 'text'; text: string };
-export type AnthropicMessage = { role: 'user' | 'assistant'; content: string | TextBlock[] };
+export type AnthropicMessage = {
+  role: 'user' | 'assistant';
+  content: string | TextBlock[];
+};
 
 /**
  * Put in front of a conversation whose first turn is the assistant's (a history cut to its newest
@@ -48,7 +85,10 @@ export const LEADING_USER_PLACEHOLDER = '(continued)';
  * - a final assistant turn (a prefill the model continues) loses its trailing whitespace, which the API
  *   refuses there.
  */
-export function toAnthropicPrompt(messages: readonly ChatMessage[]): { system?: string; messages: AnthropicMessage[] } {
+export function toAnthropicPrompt(messages: readonly ChatMessage[]): {
+  system?: string;
+  messages: AnthropicMessage[];
+} {
   const system: string[] = [];
   const turns: { role: 'user' | 'assistant'; texts: string[] }[] = [];
   for (const message of messages) {
@@ -61,12 +101,21 @@ export function toAnthropicPrompt(messages: readonly ChatMessage[]): { system?: 
     if (last?.role === message.role) last.texts.push(message.content);
     else turns.push({ role: message.role, texts: [message.content] });
   }
-  if (turns[0]?.role === 'assistant') turns.unshift({ role: 'user', texts: [LEADING_USER_PLACEHOLDER] });
+  if (turns[0]?.role === 'assistant')
+    turns.unshift({ role: 'user', texts: [LEADING_USER_PLACEHOLDER] });
   const final = turns.at(-1);
-  if (final?.role === 'assistant') final.texts[final.texts.length - 1] = final.texts[final.texts.length - 1].trimEnd();
+  if (final?.role === 'assistant')
+    final.texts[final.texts.length - 1] =
+      final.texts[final.texts.length - 1].trimEnd();
   return {
     ...(system.length > 0 ? { system: system.join('\n\n') } : {}),
-    messages: turns.map(({ role, texts }) => ({ role, content: texts.length === 1 ? texts[0] : texts.map((text) => ({ type: 'text' as const, text })) })),
+    messages: turns.map(({ role, texts }) => ({
+      role,
+      content:
+        texts.length === 1
+          ? texts[0]
+          : texts.map((text) => ({ type: 'text' as const, text })),
+    })),
   };
 }
 
@@ -83,13 +132,23 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   private cacheReadTokens = 0;
   private outputTokens: number | undefined;
 
-  event(data: string, event: string | undefined, out: GenerationEvent[]): boolean {
+  event(
+    data: string,
+    event: string | undefined,
+    out: GenerationEvent[],
+  ): boolean {
     const payload = parseEventJson(data);
     const type = typeof payload.type === 'string' ? payload.type : event;
     switch (type) {
       case 'content_block_delta': {
         const delta = payload.delta;
-        if (isRecord(delta) && delta.type === 'text_delta' && typeof delta.text === 'string' && delta.text) out.push({ type: 'text', text: delta.text });
+        if (
+          isRecord(delta) &&
+          delta.type === 'text_delta' &&
+          typeof delta.text === 'string' &&
+          delta.text
+        )
+          out.push({ type: 'text', text: delta.text });
         return false;
       }
       case 'message_start': {
@@ -102,11 +161,20 @@ export class AnthropicStreamDecoder implements StreamDecoder {
         return false;
       case 'message_stop':
         if (this.inputTokens !== undefined && this.outputTokens !== undefined) {
-          out.push({ type: 'usage', inputTokens: this.inputTokens + this.cacheCreationTokens + this.cacheReadTokens, outputTokens: this.outputTokens });
+          out.push({
+            type: 'usage',
+            inputTokens:
+              this.inputTokens +
+              this.cacheCreationTokens +
+              this.cacheReadTokens,
+            outputTokens: this.outputTokens,
+          });
         }
         return true;
       case 'error':
-        throw new UpstreamError(`error event: ${errorMessageOf(payload) ?? 'no message'}`);
+        throw new UpstreamError(
+          `error event: ${errorMessageOf(payload) ?? 'no message'}`,
+        );
       default:
         return false;
     }
@@ -118,9 +186,13 @@ export class AnthropicStreamDecoder implements StreamDecoder {
 
   private readUsage(usage: unknown): void {
     if (!isRecord(usage)) return;
-    if (typeof usage.input_tokens === 'number') this.inputTokens = usage.input_tokens;
-    if (typeof usage.cache_creation_input_tokens === 'number') this.cacheCreationTokens = usage.cache_creation_input_tokens;
-    if (typeof usage.cache_read_input_tokens === 'number') this.cacheReadTokens = usage.cache_read_input_tokens;
-    if (typeof usage.output_tokens === 'number') this.outputTokens = usage.output_tokens;
+    if (typeof usage.input_tokens === 'number')
+      this.inputTokens = usage.input_tokens;
+    if (typeof usage.cache_creation_input_tokens === 'number')
+      this.cacheCreationTokens = usage.cache_creation_input_tokens;
+    if (typeof usage.cache_read_input_tokens === 'number')
+      this.cacheReadTokens = usage.cache_read_input_tokens;
+    if (typeof usage.output_tokens === 'number')
+      this.outputTokens = usage.output_tokens;
   }
 }

@@ -1,9 +1,20 @@
 import { GenerationEvent } from './model-provider';
 import { LocalEchoProvider } from './local-echo.provider';
 
-async function run(provider: LocalEchoProvider, content: string, maxOutputTokens = 100, signal?: AbortSignal): Promise<GenerationEvent[]> {
+async function run(
+  provider: LocalEchoProvider,
+  content: string,
+  maxOutputTokens = 100,
+  signal?: AbortSignal,
+): Promise<GenerationEvent[]> {
   const events: GenerationEvent[] = [];
-  for await (const event of provider.stream({ upstreamModel: 'echo', messages: [{ role: 'user', content }], maxOutputTokens, signal })) events.push(event);
+  for await (const event of provider.stream({
+    upstreamModel: 'echo',
+    messages: [{ role: 'user', content }],
+    maxOutputTokens,
+    signal,
+  }))
+    events.push(event);
   return events;
 }
 
@@ -11,13 +22,19 @@ describe('LocalEchoProvider', () => {
   const echo = new LocalEchoProvider(0);
 
   it('is deterministic: the same input gives the same stream and usage', async () => {
-    expect(await run(echo, 'one two three')).toEqual(await run(echo, 'one two three'));
+    expect(await run(echo, 'one two three')).toEqual(
+      await run(echo, 'one two three'),
+    );
   });
 
   it('never produces more output tokens than allowed', async () => {
     const events = await run(echo, 'a b c d e f g h', 3);
     expect(events.filter((event) => event.type === 'text')).toHaveLength(3);
-    expect(events.at(-1)).toEqual({ type: 'usage', inputTokens: 8, outputTokens: 3 });
+    expect(events.at(-1)).toEqual({
+      type: 'usage',
+      inputTokens: 8,
+      outputTokens: 3,
+    });
   });
 
   it('stops producing text once aborted', async () => {

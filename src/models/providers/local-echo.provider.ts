@@ -1,5 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { GenerationEvent, GenerationRequest, ModelProvider } from './model-provider';
+import {
+  GenerationEvent,
+  GenerationRequest,
+  ModelProvider,
+} from './model-provider';
 
 /**
  * The built-in `local/echo` model: a real streaming provider that needs no key. It answers
@@ -16,8 +20,13 @@ export class LocalEchoProvider implements ModelProvider {
   }
 
   async *stream(request: GenerationRequest): AsyncIterable<GenerationEvent> {
-    const lastUser = [...request.messages].reverse().find((message) => message.role === 'user');
-    const words = ['Echo:', ...(lastUser?.content ?? '').split(/\s+/).filter(Boolean)].slice(0, request.maxOutputTokens);
+    const lastUser = [...request.messages]
+      .reverse()
+      .find((message) => message.role === 'user');
+    const words = [
+      'Echo:',
+      ...(lastUser?.content ?? '').split(/\s+/).filter(Boolean),
+    ].slice(0, request.maxOutputTokens);
     let produced = 0;
     for (const word of words) {
       if (request.signal?.aborted) break;
@@ -25,7 +34,13 @@ export class LocalEchoProvider implements ModelProvider {
       yield { type: 'text', text: produced === 0 ? word : ` ${word}` };
       produced += 1;
     }
-    yield { type: 'usage', inputTokens: countTokens(request.messages.map((message) => message.content).join(' ')), outputTokens: produced };
+    yield {
+      type: 'usage',
+      inputTokens: countTokens(
+        request.messages.map((message) => message.content).join(' '),
+      ),
+      outputTokens: produced,
+    };
   }
 }
 

@@ -13,7 +13,9 @@ export interface GenerationRequest {
 }
 
 /** What a provider streams: text as it is produced, then (once) the token usage it reports. */
-export type GenerationEvent = { type: 'text'; text: string } | { type: 'usage'; inputTokens: number; outputTokens: number };
+export type GenerationEvent =
+  | { type: 'text'; text: string }
+  | { type: 'usage'; inputTokens: number; outputTokens: number };
 
 /** Raised when the upstream model fails (connection, HTTP error, broken stream) or times out. */
 export class ProviderError extends Error {

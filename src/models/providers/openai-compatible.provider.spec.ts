@@ -1,14 +1,47 @@
 import { GenerationEvent } from './model-provider';
-import { openAiRequestBody, OpenAiStreamDecoder } from './openai-compatible.provider';
+import {
+  openAiRequestBody,
+  OpenAiStreamDecoder,
+} from './openai-compatible.provider';
 import { SseReader } from './sse-provider';
 import { UpstreamError } from './upstream-error';
 
-const chunk = (content: string | null | undefined, finish: string | null = null, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta: content === undefined ? {} : { content }, finish_reason: finish }], ...extra });
-const usageChunk = (prompt: number, completion: number) => JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } });
+const chunk = (
+  content: string | null | undefined,
+  finish: string | null = null,
+  extra: Record<string, unknown> = {},
+) =>
+  JSON.stringify({
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    created: 0,
+    model: 'm',
+    choices: [
+      {
+        index: 0,
+        delta: content === undefined ? {} : { content },
+        finish_reason: finish,
+      },
+    ],
+    ...extra,
+  });
+const usageChunk = (prompt: number, completion: number) =>
+  JSON.stringify({
+    id: 'c1',
+    object: 'chat.completion.chunk',
+    choices: [],
+    usage: {
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: prompt + completion,
+    },
+  });
 
 /** Runs SSE `data` payloads through a fresh decoder: the events, and whether [DONE]/the end completed it. */
-function decode(payloads: string[], options: { end?: boolean } = {}): { events: GenerationEvent[]; complete: boolean } {
+function decode(
+  payloads: string[],
+  options: { end?: boolean } = {},
+): { events: GenerationEvent[]; complete: boolean } {
   const decoder = new OpenAiStreamDecoder();
   const events: GenerationEvent[] = [];
   let complete = false;
@@ -25,7 +58,15 @@ function decode(payloads: string[], options: { end?: boolean } = {}): { events: 
 
 describe('OpenAiStreamDecoder', () => {
   it('yields each non-empty delta.content as text and the usage once, at [DONE]', () => {
-    const { events, complete } = decode([chunk(''), chunk('Hello'), chunk(null), chunk(' world'), chunk(undefined, 'stop'), usageChunk(7, 2), '[DONE]']);
+    const { events, complete } = decode([
+      chunk(''),
+      chunk('Hello'),
+      chunk(null),
+      chunk(' world'),
+      chunk(undefined, 'stop'),
+      usageChunk(7, 2),
+      '[DONE]',
+    ]);
     expect(complete).toBe(true);
     expect(events).toEqual([
       { type: 'text', text: 'Hello' },
@@ -35,16 +76,44 @@ describe('OpenAiStreamDecoder', () => {
   });
 
   it('keeps the last usage when a server reports it on every chunk, and ignores usage: null', () => {
-    const { events } = decode([chunk('a', null, { usage: null }), chunk('b', null, { usage: { prompt_tokens: 5, completion_tokens: 1 } }), chunk(undefined, 'stop', { usage: { prompt_tokens: 5, completion_tokens: 2 } }), '[DONE]']);
-    expect(events.filter((event) => event.type === 'usage')).toEqual([{ type: 'usage', inputTokens: 5, outputTokens: 2 }]);
+    const { events } = decode([
+      chunk('a', null, { usage: null }),
+      chunk('b', null, { usage: { prompt_tokens: 5, completion_tokens: 1 } }),
+      chunk(undefined, 'stop', {
+        usage: { prompt_tokens: 5, completion_tokens: 2 },
+      }),
+      '[DONE]',
+    ]);
+    expect(events.filter((event) => event.type === 'usage')).toEqual([
+      { type: 'usage', inputTokens: 5, outputTokens: 2 },
+    ]);
   });
 
   it('reports no usage when the server sent none (the service then estimates)', () => {
-    expect(decode([chunk('x'), chunk(undefined, 'stop'), '[DONE]']).events).toEqual([{ type: 'text', text: 'x' }]);
+    expect(
+      decode([chunk('x'), chunk(undefined, 'stop'), '[DONE]']).events,
+    ).toEqual([{ type: 'text', text: 'x' }]);
   });
 
   it('takes the text parts of array content and nothing else', () => {
-    const parts = JSON.stringify({ choices: [{ index: 0, delta: { content: [{ type: 'text', text: 'a' }, { type: 'thinking', thinking: [{ type: 'text', text: 'hidden' }] }, { type: 'text', text: '' }, { type: 'text', text: 'b' }] } }] });
+    const parts = JSON.stringify({
+      choices: [
+        {
+          index: 0,
+          delta: {
+            content: [
+              { type: 'text', text: 'a' },
+              {
+                type: 'thinking',
+                thinking: [{ type: 'text', text: 'hidden' }],
+              },
+              { type: 'text', text: '' },
+              { type: 'text', text: 'b' },
+            ],
+          },
+        },
+      ],
+    });
     expect(decode([parts, '[DONE]']).events).toEqual([
       { type: 'text', text: 'a' },
       { type: 'text', text: 'b' },
@@ -52,7 +121,10 @@ describe('OpenAiStreamDecoder', () => {
   });
 
   it('a clean end after a finish_reason is complete even without [DONE]', () => {
-    const { events, complete } = decode([chunk('a'), chunk(undefined, 'length'), usageChunk(3, 1)], { end: true });
+    const { events, complete } = decode(
+      [chunk('a'), chunk(undefined, 'length'), usageChunk(3, 1)],
+      { end: true },
+    );
     expect(complete).toBe(true);
     expect(events).toEqual([
       { type: 'text', text: 'a' },
@@ -61,20 +133,41 @@ describe('OpenAiStreamDecoder', () => {
   });
 
   it('a stream that ends with neither finish_reason nor [DONE] was cut short', () => {
-    expect(() => decode([chunk('a'), chunk('b')], { end: true })).toThrow(new UpstreamError('stream ended before the model finished (no finish_reason, no [DONE])'));
+    expect(() => decode([chunk('a'), chunk('b')], { end: true })).toThrow(
+      new UpstreamError(
+        'stream ended before the model finished (no finish_reason, no [DONE])',
+      ),
+    );
   });
 
   it('an error payload fails the stream with the provider’s message (OpenAI and OpenRouter shapes, SSE error events)', () => {
-    expect(() => decode([chunk('a'), JSON.stringify({ error: { message: 'The server had an error', type: 'server_error' } })])).toThrow(new UpstreamError('error event: The server had an error'));
-    const openRouter = JSON.stringify({ id: 'x', error: { code: 502, message: 'Provider disconnected' }, choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }] });
-    expect(() => decode([openRouter])).toThrow('error event: Provider disconnected');
+    expect(() =>
+      decode([
+        chunk('a'),
+        JSON.stringify({
+          error: { message: 'The server had an error', type: 'server_error' },
+        }),
+      ]),
+    ).toThrow(new UpstreamError('error event: The server had an error'));
+    const openRouter = JSON.stringify({
+      id: 'x',
+      error: { code: 502, message: 'Provider disconnected' },
+      choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }],
+    });
+    expect(() => decode([openRouter])).toThrow(
+      'error event: Provider disconnected',
+    );
     const decoder = new OpenAiStreamDecoder();
-    expect(() => decoder.event(JSON.stringify({ message: 'overloaded' }), 'error', [])).toThrow('error event: overloaded');
+    expect(() =>
+      decoder.event(JSON.stringify({ message: 'overloaded' }), 'error', []),
+    ).toThrow('error event: overloaded');
   });
 
   it('a payload that is not a JSON object is a malformed stream', () => {
     expect(() => decode(['{"choices": ['])).toThrow(UpstreamError);
-    expect(() => decode(['42'])).toThrow('malformed stream event (not a JSON object)');
+    expect(() => decode(['42'])).toThrow(
+      'malformed stream event (not a JSON object)',
+    );
   });
 });
 
@@ -84,7 +177,16 @@ describe('openAiRequestBody', () => {
       { role: 'system' as const, content: 'Be brief.' },
       { role: 'user' as const, content: 'Hi', extra: 'not sent' },
     ];
-    expect(JSON.parse(openAiRequestBody({ upstreamModel: 'gpt-4o-mini', messages, maxOutputTokens: 42, signal: new AbortController().signal }))).toEqual({
+    expect(
+      JSON.parse(
+        openAiRequestBody({
+          upstreamModel: 'gpt-4o-mini',
+          messages,
+          maxOutputTokens: 42,
+          signal: new AbortController().signal,
+        }),
+      ),
+    ).toEqual({
       model: 'gpt-4o-mini',
       messages: [
         { role: 'system', content: 'Be brief.' },
@@ -113,11 +215,15 @@ describe('SseReader', () => {
     { type: 'usage', inputTokens: 4, outputTokens: 2 },
   ];
 
-  function readInPieces(bytes: Buffer, size: number): { events: GenerationEvent[]; complete: boolean } {
+  function readInPieces(
+    bytes: Buffer,
+    size: number,
+  ): { events: GenerationEvent[]; complete: boolean } {
     const events: GenerationEvent[] = [];
     const reader = new SseReader(new OpenAiStreamDecoder(), events);
     for (let offset = 0; offset < bytes.length; offset += size) {
-      if (reader.write(bytes.subarray(offset, offset + size))) return { events, complete: true };
+      if (reader.write(bytes.subarray(offset, offset + size)))
+        return { events, complete: true };
     }
     return { events, complete: false };
   }
@@ -125,14 +231,19 @@ describe('SseReader', () => {
   it('gives the same events however the bytes are split (multi-byte characters and CRLF included), and stops at [DONE]', () => {
     const bytes = Buffer.from(wire, 'utf8');
     for (const size of [1, 2, 3, 5, 7, 64, bytes.length]) {
-      expect(readInPieces(bytes, size)).toEqual({ events: expected, complete: true });
+      expect(readInPieces(bytes, size)).toEqual({
+        events: expected,
+        complete: true,
+      });
     }
   });
 
   it('drops an event cut before its blank line, so a cut stream is not complete', () => {
     const events: GenerationEvent[] = [];
     const reader = new SseReader(new OpenAiStreamDecoder(), events);
-    reader.write(Buffer.from(`data: ${chunk('a')}\n\ndata: ${chunk(undefined, 'stop')}\n`));
+    reader.write(
+      Buffer.from(`data: ${chunk('a')}\n\ndata: ${chunk(undefined, 'stop')}\n`),
+    );
     expect(() => reader.end()).toThrow(UpstreamError);
     expect(events).toEqual([{ type: 'text', text: 'a' }]);
   });

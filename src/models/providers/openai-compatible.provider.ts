@@ -1,6 +1,21 @@
-import { ChatMessage, GenerationEvent, GenerationRequest } from './model-provider';
-import { SseModelProvider, StreamDecoder, TransportSettings, UpstreamCall, UpstreamSettings } from './sse-provider';
-import { errorMessageOf, isRecord, parseEventJson, UpstreamError } from './upstream-error';
+import {
+  ChatMessage,
+  GenerationEvent,
+  GenerationRequest,
+} from './model-provider';
+import {
+  SseModelProvider,
+  StreamDecoder,
+  TransportSettings,
+  UpstreamCall,
+  UpstreamSettings,
+} from './sse-provider';
+import {
+  errorMessageOf,
+  isRecord,
+  parseEventJson,
+  UpstreamError,
+} from './upstream-error';
 
 /**
  * An OpenAI-compatible chat completions endpoint (OpenAI, Ollama, vLLM, llama.cpp, OpenRouter):
@@ -10,13 +25,25 @@ import { errorMessageOf, isRecord, parseEventJson, UpstreamError } from './upstr
 export class OpenAiCompatibleProvider extends SseModelProvider {
   private readonly headers: Record<string, string>;
 
-  constructor(name: string, upstream: UpstreamSettings, transport: TransportSettings) {
+  constructor(
+    name: string,
+    upstream: UpstreamSettings,
+    transport: TransportSettings,
+  ) {
     super(name, upstream, transport);
-    this.headers = { authorization: `Bearer ${upstream.apiKey ?? ''}`, 'content-type': 'application/json', accept: 'text/event-stream' };
+    this.headers = {
+      authorization: `Bearer ${upstream.apiKey ?? ''}`,
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+    };
   }
 
   protected call(request: GenerationRequest): UpstreamCall {
-    return { path: '/chat/completions', headers: this.headers, body: openAiRequestBody(request) };
+    return {
+      path: '/chat/completions',
+      headers: this.headers,
+      body: openAiRequestBody(request),
+    };
   }
 
   protected decoder(): StreamDecoder {
@@ -27,7 +54,10 @@ export class OpenAiCompatibleProvider extends SseModelProvider {
 export function openAiRequestBody(request: GenerationRequest): string {
   return JSON.stringify({
     model: request.upstreamModel,
-    messages: request.messages.map(({ role, content }: ChatMessage) => ({ role, content })),
+    messages: request.messages.map(({ role, content }: ChatMessage) => ({
+      role,
+      content,
+    })),
     stream: true,
     stream_options: { include_usage: true },
     max_tokens: request.maxOutputTokens,
@@ -46,14 +76,23 @@ export class OpenAiStreamDecoder implements StreamDecoder {
   private finished = false;
   private usage: GenerationEvent | undefined;
 
-  event(data: string, event: string | undefined, out: GenerationEvent[]): boolean {
+  event(
+    data: string,
+    event: string | undefined,
+    out: GenerationEvent[],
+  ): boolean {
     if (data === '[DONE]') {
       if (this.usage) out.push(this.usage);
       return true;
     }
     const chunk = parseEventJson(data);
-    if ((chunk.error !== undefined && chunk.error !== null) || event === 'error') {
-      throw new UpstreamError(`error event: ${errorMessageOf(chunk) ?? 'no message'}`);
+    if (
+      (chunk.error !== undefined && chunk.error !== null) ||
+      event === 'error'
+    ) {
+      throw new UpstreamError(
+        `error event: ${errorMessageOf(chunk) ?? 'no message'}`,
+      );
     }
     const choices = chunk.choices;
     if (Array.isArray(choices) && choices.length > 0) {
@@ -61,18 +100,30 @@ export class OpenAiStreamDecoder implements StreamDecoder {
       if (isRecord(choice)) {
         const delta = choice.delta;
         if (isRecord(delta)) pushContent(delta.content, out);
-        if (typeof choice.finish_reason === 'string' && choice.finish_reason) this.finished = true;
+        if (typeof choice.finish_reason === 'string' && choice.finish_reason)
+          this.finished = true;
       }
     }
     const usage = chunk.usage;
-    if (isRecord(usage) && typeof usage.prompt_tokens === 'number' && typeof usage.completion_tokens === 'number') {
-      this.usage = { type: 'usage', inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens };
+    if (
+      isRecord(usage) &&
+      typeof usage.prompt_tokens === 'number' &&
+      typeof usage.completion_tokens === 'number'
+    ) {
+      this.usage = {
+        type: 'usage',
+        inputTokens: usage.prompt_tokens,
+        outputTokens: usage.completion_tokens,
+      };
     }
     return false;
   }
 
   end(out: GenerationEvent[]): void {
-    if (!this.finished) throw new UpstreamError('stream ended before the model finished (no finish_reason, no [DONE])');
+    if (!this.finished)
+      throw new UpstreamError(
+        'stream ended before the model finished (no finish_reason, no [DONE])',
+      );
     if (this.usage) out.push(this.usage);
   }
 }
@@ -85,6 +136,12 @@ function pushContent(content: unknown, out: GenerationEvent[]): void {
   }
   if (!Array.isArray(content)) return;
   for (const part of content as unknown[]) {
-    if (isRecord(part) && part.type === 'text' && typeof part.text === 'string' && part.text) out.push({ type: 'text', text: part.text });
+    if (
+      isRecord(part) &&
+      part.type === 'text' &&
+      typeof part.text === 'string' &&
+      part.text
+    )
+      out.push({ type: 'text', text: part.text });
   }
 }

@@ -1,7 +1,13 @@
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, EventSourceParser } from 'eventsource-parser';
 import { Agent, Dispatcher } from 'undici';
-import { GenerationEvent, GenerationRequest, GenerationSink, ModelProvider, ProviderError } from './model-provider';
+import {
+  GenerationEvent,
+  GenerationRequest,
+  GenerationSink,
+  ModelProvider,
+  ProviderError,
+} from './model-provider';
 import { errorMessageOf, shortReason, UpstreamError } from './upstream-error';
 
 /**
@@ -10,7 +16,11 @@ import { errorMessageOf, shortReason, UpstreamError } from './upstream-error';
  */
 export interface StreamDecoder {
   /** One SSE event (`event` is the SSE event name, if any): appends what it yields to `out`; true once the response is complete. */
-  event(data: string, event: string | undefined, out: GenerationEvent[]): boolean;
+  event(
+    data: string,
+    event: string | undefined,
+    out: GenerationEvent[],
+  ): boolean;
   /** The body ended before `event` answered true: appends the closing events, or throws if the answer is incomplete. */
   end(out: GenerationEvent[]): void;
 }
@@ -135,12 +145,23 @@ export abstract class SseModelProvider implements ModelProvider {
     const call = this.call(request);
     let response: Dispatcher.ResponseData;
     try {
-      response = await this.agent.request({ origin: this.origin, path: this.basePath + call.path, method: 'POST', headers: call.headers, body: call.body, signal });
+      response = await this.agent.request({
+        origin: this.origin,
+        path: this.basePath + call.path,
+        method: 'POST',
+        headers: call.headers,
+        body: call.body,
+        signal,
+      });
     } catch (error) {
       throw this.failure(error, signal);
     }
     const { statusCode, body } = response;
-    if (statusCode < 200 || statusCode > 299) throw new ProviderError(this.name, shortReason(await httpFailure(statusCode, body), this.apiKey));
+    if (statusCode < 200 || statusCode > 299)
+      throw new ProviderError(
+        this.name,
+        shortReason(await httpFailure(statusCode, body), this.apiKey),
+      );
 
     const out: GenerationEvent[] = [];
     const reader = new SseReader(this.decoder(), out);
@@ -186,11 +207,21 @@ export abstract class SseModelProvider implements ModelProvider {
     });
   }
 
-  private failure(error: unknown, signal: AbortSignal | undefined): ProviderError {
+  private failure(
+    error: unknown,
+    signal: AbortSignal | undefined,
+  ): ProviderError {
     if (error instanceof ProviderError) return error;
-    if (error instanceof UpstreamError) return new ProviderError(this.name, shortReason(error.message, this.apiKey));
+    if (error instanceof UpstreamError)
+      return new ProviderError(
+        this.name,
+        shortReason(error.message, this.apiKey),
+      );
     if (signal?.aborted) return new ProviderError(this.name, 'request aborted');
-    return new ProviderError(this.name, shortReason(describeTransportError(error), this.apiKey));
+    return new ProviderError(
+      this.name,
+      shortReason(describeTransportError(error), this.apiKey),
+    );
   }
 }
 
@@ -209,7 +240,8 @@ export class SseReader {
   ) {
     this.parser = createParser({
       onEvent: (message) => {
-        if (!this.complete) this.complete = decoder.event(message.data, message.event, out);
+        if (!this.complete)
+          this.complete = decoder.event(message.data, message.event, out);
       },
     });
   }
@@ -231,7 +263,10 @@ export class SseReader {
 }
 
 /** `HTTP <status>: <the upstream's error message>`, from a JSON error body when there is one. */
-async function httpFailure(statusCode: number, body: Dispatcher.ResponseData['body']): Promise<string> {
+async function httpFailure(
+  statusCode: number,
+  body: Dispatcher.ResponseData['body'],
+): Promise<string> {
   const chunks: Buffer[] = [];
   let bytes = 0;
   try {
@@ -245,7 +280,9 @@ async function httpFailure(statusCode: number, body: Dispatcher.ResponseData['bo
   }
   let message: string | undefined;
   try {
-    message = errorMessageOf(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+    message = errorMessageOf(
+      JSON.parse(Buffer.concat(chunks).toString('utf8')),
+    );
   } catch {
     // Not JSON (a proxy's HTML page, say): not quoted.
   }
@@ -259,12 +296,21 @@ async function httpFailure(statusCode: number, body: Dispatcher.ResponseData['bo
  */
 function describeTransportError(error: unknown): string {
   if (typeof error !== 'object' || error === null) return 'connection failed';
-  const { message, name, code, errors } = error as { message?: unknown; name?: unknown; code?: unknown; errors?: unknown };
+  const { message, name, code, errors } = error as {
+    message?: unknown;
+    name?: unknown;
+    code?: unknown;
+    errors?: unknown;
+  };
   let text = typeof message === 'string' && message ? message : '';
   // Happy Eyeballs (autoSelectFamily) reports an AggregateError without a message of its own.
-  if (!text && Array.isArray(errors) && errors.length > 0) text = describeTransportError(errors[0]);
-  if (!text) text = typeof name === 'string' && name ? name : 'connection failed';
-  return typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
+  if (!text && Array.isArray(errors) && errors.length > 0)
+    text = describeTransportError(errors[0]);
+  if (!text)
+    text = typeof name === 'string' && name ? name : 'connection failed';
+  return typeof code === 'string' && !text.includes(code)
+    ? `${text} (${code})`
+    : text;
 }
 
 /** Reads what is left of a complete response in the background (bounded), so its connection is reused. */

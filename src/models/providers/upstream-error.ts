@@ -18,7 +18,8 @@ const MAX_REASON_CHARS = 300;
 export function shortReason(text: string, secret?: string): string {
   const end = text.search(/[\r\n]/);
   let line = end === -1 ? text : text.slice(0, end);
-  if (secret && line.includes(secret)) line = line.split(secret).join('[redacted]');
+  if (secret && line.includes(secret))
+    line = line.split(secret).join('[redacted]');
   return line.trim().slice(0, MAX_REASON_CHARS);
 }
 
@@ -37,12 +38,16 @@ export function errorMessageOf(payload: unknown): string | undefined {
   const error = payload.error;
   if (typeof error === 'string' && error) return error;
   if (isRecord(error)) {
-    if (typeof error.message === 'string' && error.message) return error.message;
+    if (typeof error.message === 'string' && error.message)
+      return error.message;
     if (typeof error.type === 'string' && error.type) return error.type;
-    if (typeof error.code === 'string' || typeof error.code === 'number') return String(error.code);
+    if (typeof error.code === 'string' || typeof error.code === 'number')
+      return String(error.code);
   }
-  if (typeof payload.message === 'string' && payload.message) return payload.message;
-  if (typeof payload.detail === 'string' && payload.detail) return payload.detail;
+  if (typeof payload.message === 'string' && payload.message)
+    return payload.message;
+  if (typeof payload.detail === 'string' && payload.detail)
+    return payload.detail;
   return undefined;
 }
 
@@ -54,6 +59,7 @@ export function parseEventJson(data: string): Record<string, unknown> {
   } catch {
     throw new UpstreamError('malformed stream event (not JSON)');
   }
-  if (!isRecord(value)) throw new UpstreamError('malformed stream event (not a JSON object)');
+  if (!isRecord(value))
+    throw new UpstreamError('malformed stream event (not a JSON object)');
   return value;
 }

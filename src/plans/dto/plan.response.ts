@@ -10,7 +10,12 @@ export class PlanPriceDto {
   currency!: string;
 
   /** Billing interval; null for plans priced by contract (Enterprise). */
-  @ApiProperty({ enum: ['month', 'year'], nullable: true, type: String, example: 'month' })
+  @ApiProperty({
+    enum: ['month', 'year'],
+    nullable: true,
+    type: String,
+    example: 'month',
+  })
   interval!: 'month' | 'year' | null;
 }
 

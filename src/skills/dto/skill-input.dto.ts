@@ -1,5 +1,18 @@
-import { ApiProperty, ApiPropertyOptional, ApiPropertyOptions } from '@nestjs/swagger';
-import { IsInt, IsNotEmpty, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import {
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiPropertyOptions,
+} from '@nestjs/swagger';
+import {
+  IsInt,
+  IsNotEmpty,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+} from 'class-validator';
 import { RawJson } from '../../common/validation/raw-json';
 
 export const MAX_NAME_CHARACTERS = 200;
@@ -8,9 +21,13 @@ export const MAX_VERSION_NUMBER = 1_000_000;
 
 /** How the OpenAPI document shows a JSON Schema field. */
 export const JSON_SCHEMA_PROPERTY: ApiPropertyOptions = {
-  description: 'A JSON Schema, draft 2020-12 (an object or a boolean); null or absent for none. At most 32 KiB.',
+  description:
+    'A JSON Schema, draft 2020-12 (an object or a boolean); null or absent for none. At most 32 KiB.',
   // OpenAPI 3.0 has no null type: the object branch is the nullable one.
-  oneOf: [{ type: 'object', additionalProperties: true, nullable: true }, { type: 'boolean' }],
+  oneOf: [
+    { type: 'object', additionalProperties: true, nullable: true },
+    { type: 'boolean' },
+  ],
 };
 
 /** What every version carries: the instruction and the optional input and output schemas. */
@@ -57,4 +74,10 @@ export class ImportSkillDto extends CreateSkillDto {
 }
 
 /** The fields an import may carry: anything else is a 400 forbidden_field. */
-export const PORTABLE_FIELDS = ['name', 'instruction', 'input_schema', 'output_schema', 'version'] as const;
+export const PORTABLE_FIELDS = [
+  'name',
+  'instruction',
+  'input_schema',
+  'output_schema',
+  'version',
+] as const;

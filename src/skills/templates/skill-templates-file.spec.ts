@@ -4,12 +4,23 @@ import { join } from 'node:path';
 import { loadSkillTemplatesFile } from './skill-templates-file';
 
 function fileWith(content: unknown): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'templates-')), 'templates.json');
-  writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
+  const file = join(
+    mkdtempSync(join(tmpdir(), 'templates-')),
+    'templates.json',
+  );
+  writeFileSync(
+    file,
+    typeof content === 'string' ? content : JSON.stringify(content),
+  );
   return file;
 }
 
-const valid = { id: 'summarize', name: 'Summarize', description: 'd', instruction: 'i' };
+const valid = {
+  id: 'summarize',
+  name: 'Summarize',
+  description: 'd',
+  instruction: 'i',
+};
 
 describe('skill templates file', () => {
   it('loads the shipped file: at least five templates with valid schemas', () => {
@@ -18,7 +29,13 @@ describe('skill templates file', () => {
   });
 
   it('names every bad entry', () => {
-    const file = fileWith({ templates: [valid, { ...valid, input_schema: { type: 'strnig' } }, { ...valid, id: 'Bad Id', extra: 1 }] });
+    const file = fileWith({
+      templates: [
+        valid,
+        { ...valid, input_schema: { type: 'strnig' } },
+        { ...valid, id: 'Bad Id', extra: 1 },
+      ],
+    });
     const message = (() => {
       try {
         loadSkillTemplatesFile(file);
@@ -34,6 +51,8 @@ describe('skill templates file', () => {
   });
 
   it('refuses a file that is not JSON', () => {
-    expect(() => loadSkillTemplatesFile(fileWith('{'))).toThrow(/Invalid skill templates file/);
+    expect(() => loadSkillTemplatesFile(fileWith('{'))).toThrow(
+      /Invalid skill templates file/,
+    );
   });
 });

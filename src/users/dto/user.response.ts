@@ -22,10 +22,15 @@ export class UserDto {
 
   plan!: UserPlanDto;
 
-  @ApiProperty({ description: 'Whether the account proved its email (a verification link, or a Google or GitHub sign-in with that verified address).' })
+  @ApiProperty({
+    description:
+      'Whether the account proved its email (a verification link, or a Google or GitHub sign-in with that verified address).',
+  })
   emailVerified!: boolean;
 
-  @ApiProperty({ description: 'Whether sign-in asks for a second factor (TOTP).' })
+  @ApiProperty({
+    description: 'Whether sign-in asks for a second factor (TOTP).',
+  })
   twoFactorEnabled!: boolean;
 
   @ApiProperty({ format: 'date-time' })

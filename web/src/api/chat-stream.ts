@@ -15,7 +15,10 @@ export type ChatEvent =
   | { type: 'done'; status: string };
 
 /** The request options that make openapi-fetch hand an answer route's body back as a stream of server-sent events. */
-export const EVENT_STREAM = { parseAs: 'stream', headers: { Accept: 'text/event-stream' } } as const;
+export const EVENT_STREAM = {
+  parseAs: 'stream',
+  headers: { Accept: 'text/event-stream' },
+} as const;
 
 /**
  * The events of a streamed answer (chat, regenerate, edit, Skill run); a refusal before the first byte
@@ -23,14 +26,17 @@ export const EVENT_STREAM = { parseAs: 'stream', headers: { Accept: 'text/event-
  */
 export async function* eventsOrRefusal(
   result: { data?: unknown; error?: unknown; response: Response },
-  refusal: (problem: unknown) => Error = (problem) => failureOf(result.response, problem),
+  refusal: (problem: unknown) => Error = (problem) =>
+    failureOf(result.response, problem),
 ): AsyncGenerator<ChatEvent> {
   if (!result.response.ok || !result.data) throw refusal(result.error);
   yield* eventsOf(result.data as ReadableStream<Uint8Array>);
 }
 
 /** Server-sent events, frame by frame (`event:` and `data:` lines, a blank line between frames). */
-export async function* eventsOf(stream: ReadableStream<Uint8Array>): AsyncGenerator<ChatEvent> {
+export async function* eventsOf(
+  stream: ReadableStream<Uint8Array>,
+): AsyncGenerator<ChatEvent> {
   const reader = stream.getReader();
   const decoder = new TextDecoder();
   let buffer = '';
@@ -59,13 +65,24 @@ function parseFrame(frame: string): ChatEvent | null {
   const payload = JSON.parse(data) as Record<string, unknown>;
   switch (name) {
     case 'meta':
-      return { type: 'meta', conversationId: String(payload.conversationId), requestId: String(payload.requestId), model: String(payload.model) };
+      return {
+        type: 'meta',
+        conversationId: String(payload.conversationId),
+        requestId: String(payload.requestId),
+        model: String(payload.model),
+      };
     case 'delta':
       return { type: 'delta', text: String(payload.text ?? '') };
     case 'usage':
       return { type: 'usage', usage: payload as unknown as Usage };
     case 'error':
-      return { type: 'error', code: String(payload.code ?? 'error'), message: String(payload.detail ?? payload.message ?? 'The answer failed.') };
+      return {
+        type: 'error',
+        code: String(payload.code ?? 'error'),
+        message: String(
+          payload.detail ?? payload.message ?? 'The answer failed.',
+        ),
+      };
     case 'done':
       return { type: 'done', status: String(payload.status ?? 'completed') };
     default:

@@ -12,32 +12,53 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
  * one browser API that reports upload progress. Same origin and credentials as the request says; the
  * request's signal aborts it. Answers a Response like fetch does (a network failure rejects with a TypeError).
  */
-export function fetchWithUploadProgress(onProgress: (progress: UploadProgress) => void): (request: Request) => Promise<Response> {
+export function fetchWithUploadProgress(
+  onProgress: (progress: UploadProgress) => void,
+): (request: Request) => Promise<Response> {
   return async (request: Request) => {
-    const body = request.method === 'GET' || request.method === 'HEAD' ? null : await request.blob();
+    const body =
+      request.method === 'GET' || request.method === 'HEAD'
+        ? null
+        : await request.blob();
     return new Promise<Response>((resolve, reject) => {
       const xhr = new XMLHttpRequest();
       xhr.open(request.method, request.url);
       xhr.withCredentials = request.credentials !== 'omit';
       xhr.responseType = 'blob';
       // Includes the multipart Content-Type with its boundary, which the Request derived from its FormData body.
-      request.headers.forEach((value, name) => xhr.setRequestHeader(name, value));
-      xhr.upload.onprogress = (event) => onProgress({ loaded: event.loaded, total: event.lengthComputable ? event.total : null });
+      request.headers.forEach((value, name) =>
+        xhr.setRequestHeader(name, value),
+      );
+      xhr.upload.onprogress = (event) =>
+        onProgress({
+          loaded: event.loaded,
+          total: event.lengthComputable ? event.total : null,
+        });
       xhr.onload = () => {
         const status = xhr.status;
         resolve(
-          new Response(NULL_BODY_STATUSES.has(status) ? null : (xhr.response as Blob), {
-            status,
-            statusText: xhr.statusText,
-            headers: headersOf(xhr.getAllResponseHeaders()),
-          }),
+          new Response(
+            NULL_BODY_STATUSES.has(status) ? null : (xhr.response as Blob),
+            {
+              status,
+              statusText: xhr.statusText,
+              headers: headersOf(xhr.getAllResponseHeaders()),
+            },
+          ),
         );
       };
-      xhr.onerror = () => reject(new TypeError('The upload failed: network error.'));
+      xhr.onerror = () =>
+        reject(new TypeError('The upload failed: network error.'));
       xhr.ontimeout = () => reject(new TypeError('The upload timed out.'));
-      xhr.onabort = () => reject(new DOMException('The upload was cancelled.', 'AbortError'));
-      if (request.signal.aborted) return reject(new DOMException('The upload was cancelled.', 'AbortError'));
-      request.signal.addEventListener('abort', () => xhr.abort(), { once: true });
+      xhr.onabort = () =>
+        reject(new DOMException('The upload was cancelled.', 'AbortError'));
+      if (request.signal.aborted)
+        return reject(
+          new DOMException('The upload was cancelled.', 'AbortError'),
+        );
+      request.signal.addEventListener('abort', () => xhr.abort(), {
+        once: true,
+      });
       xhr.send(body);
     });
   };

@@ -15,8 +15,13 @@ export function AccountScreen({ user, refreshUser }: ScreenProps) {
     <div className="account">
       <h1>Account</h1>
       <EmailSection email={user.email} verified={user.emailVerified} />
-      <PasswordSection onChanged={() => setSessionsVersion((version) => version + 1)} />
-      <TwoFactorSection enabled={user.twoFactorEnabled} refreshUser={refreshUser} />
+      <PasswordSection
+        onChanged={() => setSessionsVersion((version) => version + 1)}
+      />
+      <TwoFactorSection
+        enabled={user.twoFactorEnabled}
+        refreshUser={refreshUser}
+      />
       <SessionsSection key={sessionsVersion} />
       <DataSection />
       <DeleteSection refreshUser={refreshUser} />

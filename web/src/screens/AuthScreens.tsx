@@ -13,12 +13,16 @@ interface Props {
 /** What a Google or GitHub sign-in that failed comes back with (`/?error=<code>`), in words. */
 const OAUTH_ERRORS: Record<string, string> = {
   oauth_denied: 'The sign-in was cancelled at the provider.',
-  oauth_email_unverified: 'The provider has not verified that email address: verify it there, or sign in with your password.',
-  oauth_exchange_failed: 'The provider did not confirm the sign-in. Please try again.',
-  oauth_state_invalid: 'The sign-in took too long or was started in another tab. Please try again.',
+  oauth_email_unverified:
+    'The provider has not verified that email address: verify it there, or sign in with your password.',
+  oauth_exchange_failed:
+    'The provider did not confirm the sign-in. Please try again.',
+  oauth_state_invalid:
+    'The sign-in took too long or was started in another tab. Please try again.',
   account_disabled: 'This account is disabled.',
   account_deleted: 'This account was deleted.',
-  provider_not_configured: 'Signing in with that provider is not available here.',
+  provider_not_configured:
+    'Signing in with that provider is not available here.',
 };
 
 function queryParam(name: string): string | null {
@@ -29,16 +33,24 @@ export function SignInScreen({ onSignedIn }: Props) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   // A Google or GitHub sign-in of an account with two-factor on lands on /?two_factor=required.
-  const [secondStep, setSecondStep] = useState(() => queryParam('two_factor') === 'required');
+  const [secondStep, setSecondStep] = useState(
+    () => queryParam('two_factor') === 'required',
+  );
   const [oauthError] = useState(() => {
     const code = queryParam('error');
-    return code ? (OAUTH_ERRORS[code] ?? 'Signing in with the provider failed. Please try again.') : null;
+    return code
+      ? (OAUTH_ERRORS[code] ??
+          'Signing in with the provider failed. Please try again.')
+      : null;
   });
   const { error, busy, onSubmit } = useFormAction(async () => {
     try {
       unwrap(await api.POST('/v1/auth/login', { body: { email, password } }));
     } catch (failure) {
-      if (failure instanceof ApiFailure && failure.code === 'two_factor_required') {
+      if (
+        failure instanceof ApiFailure &&
+        failure.code === 'two_factor_required'
+      ) {
         setPassword('');
         setSecondStep(true);
         return;
@@ -55,7 +67,8 @@ export function SignInScreen({ onSignedIn }: Props) {
         onSignedIn={onSignedIn}
         onRestart={() => {
           setSecondStep(false);
-          if (window.location.search) window.history.replaceState(null, '', window.location.pathname);
+          if (window.location.search)
+            window.history.replaceState(null, '', window.location.pathname);
         }}
       />
     );
@@ -66,7 +79,13 @@ export function SignInScreen({ onSignedIn }: Props) {
       <h1>Sign in</h1>
       {oauthError ? <Notice kind="error">{oauthError}</Notice> : null}
       <form onSubmit={onSubmit}>
-        <CredentialFields email={email} password={password} onEmail={setEmail} onPassword={setPassword} newPassword={false} />
+        <CredentialFields
+          email={email}
+          password={password}
+          onEmail={setEmail}
+          onPassword={setPassword}
+          newPassword={false}
+        />
         {error ? <Notice kind="error">{describeFailure(error)}</Notice> : null}
         <button type="submit" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
@@ -76,7 +95,8 @@ export function SignInScreen({ onSignedIn }: Props) {
         <RouteLink to="/forgot-password">Forgot password?</RouteLink>
       </p>
       <p className="alternatives">
-        <a href="/v1/auth/google">Sign in with Google</a> · <a href="/v1/auth/github">Sign in with GitHub</a>
+        <a href="/v1/auth/google">Sign in with Google</a> ·{' '}
+        <a href="/v1/auth/github">Sign in with GitHub</a>
       </p>
       <p>
         No account yet? <RouteLink to="/sign-up">Sign up</RouteLink>
@@ -86,28 +106,48 @@ export function SignInScreen({ onSignedIn }: Props) {
 }
 
 /** The second step of a sign-in with two-factor on: the pending cookie is set; a code (or a recovery code) finishes it. */
-function SecondFactorStep({ onSignedIn, onRestart }: Props & { onRestart: () => void }) {
+function SecondFactorStep({
+  onSignedIn,
+  onRestart,
+}: Props & { onRestart: () => void }) {
   const [useRecovery, setUseRecovery] = useState(false);
   const [code, setCode] = useState('');
   const [recoveryCode, setRecoveryCode] = useState('');
   const { error, busy, onSubmit } = useFormAction(async () => {
-    const body = useRecovery ? { recoveryCode: recoveryCode.trim() } : { code: code.replace(/\s+/g, '') };
+    const body = useRecovery
+      ? { recoveryCode: recoveryCode.trim() }
+      : { code: code.replace(/\s+/g, '') };
     unwrap(await api.POST('/v1/auth/2fa/verify', { body }));
     await onSignedIn();
     navigate('/');
   });
-  const expired = error instanceof ApiFailure && error.code === 'two_factor_challenge_invalid';
+  const expired =
+    error instanceof ApiFailure &&
+    error.code === 'two_factor_challenge_invalid';
 
   return (
     <main className="auth">
       <h1>Sign in</h1>
       <h2 className="auth-step">Two-factor sign-in</h2>
-      <p>{useRecovery ? 'Enter one of the recovery codes you stored when you turned on two-factor sign-in.' : 'Enter the 6-digit code your authenticator app shows.'}</p>
+      <p>
+        {useRecovery
+          ? 'Enter one of the recovery codes you stored when you turned on two-factor sign-in.'
+          : 'Enter the 6-digit code your authenticator app shows.'}
+      </p>
       <form onSubmit={onSubmit}>
         {useRecovery ? (
           <label>
             Recovery code
-            <input name="recoveryCode" autoComplete="off" autoCapitalize="none" spellCheck={false} required maxLength={64} value={recoveryCode} onChange={(event) => setRecoveryCode(event.target.value)} />
+            <input
+              name="recoveryCode"
+              autoComplete="off"
+              autoCapitalize="none"
+              spellCheck={false}
+              required
+              maxLength={64}
+              value={recoveryCode}
+              onChange={(event) => setRecoveryCode(event.target.value)}
+            />
           </label>
         ) : (
           <label>
@@ -131,7 +171,11 @@ function SecondFactorStep({ onSignedIn, onRestart }: Props & { onRestart: () => 
         </button>
       </form>
       <p>
-        <button type="button" className="link-button" onClick={() => setUseRecovery(!useRecovery)}>
+        <button
+          type="button"
+          className="link-button"
+          onClick={() => setUseRecovery(!useRecovery)}
+        >
           {useRecovery ? 'Use an authentication code' : 'Use a recovery code'}
         </button>
       </p>
@@ -157,7 +201,13 @@ export function SignUpScreen({ onSignedIn }: Props) {
     <main className="auth">
       <h1>Create an account</h1>
       <form onSubmit={onSubmit}>
-        <CredentialFields email={email} password={password} onEmail={setEmail} onPassword={setPassword} newPassword />
+        <CredentialFields
+          email={email}
+          password={password}
+          onEmail={setEmail}
+          onPassword={setPassword}
+          newPassword
+        />
         {error ? <Notice kind="error">{describeFailure(error)}</Notice> : null}
         <FieldErrors fields={error instanceof ApiFailure ? error.fields : []} />
         <button type="submit" disabled={busy}>
@@ -171,12 +221,25 @@ export function SignUpScreen({ onSignedIn }: Props) {
   );
 }
 
-function CredentialFields(props: { email: string; password: string; onEmail: (value: string) => void; onPassword: (value: string) => void; newPassword: boolean }) {
+function CredentialFields(props: {
+  email: string;
+  password: string;
+  onEmail: (value: string) => void;
+  onPassword: (value: string) => void;
+  newPassword: boolean;
+}) {
   return (
     <>
       <label>
         Email
-        <input type="email" name="email" autoComplete="email" required value={props.email} onChange={(event) => props.onEmail(event.target.value)} />
+        <input
+          type="email"
+          name="email"
+          autoComplete="email"
+          required
+          value={props.email}
+          onChange={(event) => props.onEmail(event.target.value)}
+        />
       </label>
       <label>
         Password
@@ -185,8 +248,12 @@ function CredentialFields(props: { email: string; password: string; onEmail: (va
           name="password"
           autoComplete={props.newPassword ? 'new-password' : 'current-password'}
           required
-          minLength={props.newPassword ? NEW_PASSWORD_LIMITS.minLength : undefined}
-          maxLength={props.newPassword ? NEW_PASSWORD_LIMITS.maxLength : undefined}
+          minLength={
+            props.newPassword ? NEW_PASSWORD_LIMITS.minLength : undefined
+          }
+          maxLength={
+            props.newPassword ? NEW_PASSWORD_LIMITS.maxLength : undefined
+          }
           value={props.password}
           onChange={(event) => props.onPassword(event.target.value)}
         />

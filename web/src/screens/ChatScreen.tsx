@@ -1,6 +1,26 @@
-import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
-import { EVENT_STREAM, eventsOrRefusal, type ChatEvent, type ChatRequest, type Usage } from '../api/chat-stream';
-import { api, ApiFailure, describeFailure, failureOf, unwrap, type Plan, type Schemas } from '../api/client';
+import {
+  useCallback,
+  useEffect,
+  useRef,
+  useState,
+  type FormEvent,
+} from 'react';
+import {
+  EVENT_STREAM,
+  eventsOrRefusal,
+  type ChatEvent,
+  type ChatRequest,
+  type Usage,
+} from '../api/chat-stream';
+import {
+  api,
+  ApiFailure,
+  describeFailure,
+  failureOf,
+  unwrap,
+  type Plan,
+  type Schemas,
+} from '../api/client';
 import { announceQuotaChanged } from '../api/quota-events';
 import type { ScreenProps } from '../App';
 import { navigate, usePath } from '../navigation';
@@ -40,25 +60,43 @@ class TurnFailure extends ApiFailure {
     base: ApiFailure,
     readonly resetsAt?: string,
   ) {
-    super(base.status, base.code, base.message, base.fields, base.retryAfterSeconds);
+    super(
+      base.status,
+      base.code,
+      base.message,
+      base.fields,
+      base.retryAfterSeconds,
+    );
   }
 }
 
 /** Any of the three answer routes as server-sent events; a refusal before the first byte is thrown. */
-async function* streamTurn(start: TurnStart, signal: AbortSignal): AsyncGenerator<ChatEvent> {
+async function* streamTurn(
+  start: TurnStart,
+  signal: AbortSignal,
+): AsyncGenerator<ChatEvent> {
   const options = { ...EVENT_STREAM, signal };
   const result =
     start.kind === 'chat'
       ? await api.POST('/v1/chat', { ...options, body: start.body })
       : start.kind === 'regenerate'
-        ? await api.POST('/v1/conversations/{id}/regenerate', { ...options, params: { path: { id: start.conversationId } }, body: start.body })
+        ? await api.POST('/v1/conversations/{id}/regenerate', {
+            ...options,
+            params: { path: { id: start.conversationId } },
+            body: start.body,
+          })
         : await api.POST('/v1/conversations/{id}/messages/{messageId}/edit', {
             ...options,
-            params: { path: { id: start.conversationId, messageId: start.messageId } },
+            params: {
+              path: { id: start.conversationId, messageId: start.messageId },
+            },
             body: start.body,
           });
   yield* eventsOrRefusal(result, (problem) => {
-    const resetsAt = typeof problem === 'object' && problem !== null && 'resetsAt' in problem ? String((problem as { resetsAt: unknown }).resetsAt) : undefined;
+    const resetsAt =
+      typeof problem === 'object' && problem !== null && 'resetsAt' in problem
+        ? String((problem as { resetsAt: unknown }).resetsAt)
+        : undefined;
     return new TurnFailure(failureOf(result.response, problem), resetsAt);
   });
 }
@@ -68,14 +106,28 @@ export function describeChatFailure(error: unknown): string {
   if (error instanceof ApiFailure) {
     if (error.code === 'quota_exceeded') {
       const resetsAt =
-        error instanceof TurnFailure && error.resetsAt ? new Date(error.resetsAt) : error.retryAfterSeconds ? new Date(Date.now() + error.retryAfterSeconds * 1000) : undefined;
-      const when = resetsAt && !Number.isNaN(resetsAt.getTime()) ? ` They reset at ${resetsAt.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })} (${fromNow(resetsAt)}).` : '';
+        error instanceof TurnFailure && error.resetsAt
+          ? new Date(error.resetsAt)
+          : error.retryAfterSeconds
+            ? new Date(Date.now() + error.retryAfterSeconds * 1000)
+            : undefined;
+      const when =
+        resetsAt && !Number.isNaN(resetsAt.getTime())
+          ? ` They reset at ${resetsAt.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })} (${fromNow(resetsAt)}).`
+          : '';
       return `You have used up today's credits.${when} A bigger plan gives more credits per day.`;
     }
-    if (error.code === 'rate_limited' || (error.status === 429 && error.retryAfterSeconds)) {
+    if (
+      error.code === 'rate_limited' ||
+      (error.status === 429 && error.retryAfterSeconds)
+    ) {
       return `Too many requests right now. Try again in ${error.retryAfterSeconds ?? 1} s.`;
     }
-    if (['provider_error', 'provider_timeout', 'generation_interrupted'].includes(error.code)) {
+    if (
+      ['provider_error', 'provider_timeout', 'generation_interrupted'].includes(
+        error.code,
+      )
+    ) {
       return `${error.message.replace(/\s*Send a new idempotencyKey to try again\.?/, '')} You can send it again.`;
     }
   }
@@ -83,7 +135,10 @@ export function describeChatFailure(error: unknown): string {
 }
 
 function fromNow(date: Date): string {
-  const minutes = Math.max(1, Math.round((date.getTime() - Date.now()) / 60_000));
+  const minutes = Math.max(
+    1,
+    Math.round((date.getTime() - Date.now()) / 60_000),
+  );
   if (minutes < 60) return `in ${minutes} min`;
   const hours = Math.floor(minutes / 60);
   return `in ${hours} h ${minutes % 60} min`;
@@ -108,7 +163,13 @@ function merge(stored: Turn[], local: Turn[]): Turn[] {
   const merged = stored.map((turn, index) => {
     const mine = local[index];
     if (!mine || mine.role !== turn.role) return turn;
-    return { ...turn, usage: turn.usage ?? mine.usage, stopped: mine.stopped, failure: mine.failure, text: turn.text || mine.text };
+    return {
+      ...turn,
+      usage: turn.usage ?? mine.usage,
+      stopped: mine.stopped,
+      failure: mine.failure,
+      text: turn.text || mine.text,
+    };
   });
   return [...merged, ...local.slice(stored.length)];
 }
@@ -123,12 +184,19 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
   const path = usePath();
   const routeId = CONVERSATION_PATH.exec(path)?.[1];
   // The payment providers send the person back to /billing/success or /billing/canceled (shown here, the default screen).
-  const billingReturn = path === '/billing/success' ? 'success' : path === '/billing/canceled' ? 'canceled' : null;
+  const billingReturn =
+    path === '/billing/success'
+      ? 'success'
+      : path === '/billing/canceled'
+        ? 'canceled'
+        : null;
   const [models, setModels] = useState<Plan['models']>([]);
   const [model, setModel] = useState('');
   const [turns, setTurns] = useState<Turn[]>([]);
   const [draft, setDraft] = useState('');
-  const [conversationId, setConversationId] = useState<string | undefined>(routeId);
+  const [conversationId, setConversationId] = useState<string | undefined>(
+    routeId,
+  );
   const [title, setTitle] = useState<string | undefined>();
   const [loading, setLoading] = useState(Boolean(routeId));
   const [error, setError] = useState<unknown>(null);
@@ -136,15 +204,22 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
   const [busy, setBusy] = useState(false);
   const [files, setFiles] = useState<FileItem[] | null>(null);
   const [attached, setAttached] = useState<string[]>([]);
-  const [editing, setEditing] = useState<{ key: string; text: string } | null>(null);
+  const [editing, setEditing] = useState<{ key: string; text: string } | null>(
+    null,
+  );
 
   useEffect(() => {
     void (async () => {
       try {
         const plans = unwrap(await api.GET('/v1/plans')).data;
-        const mine = plans.find((plan) => plan.code === user.plan.code)?.models ?? [];
+        const mine =
+          plans.find((plan) => plan.code === user.plan.code)?.models ?? [];
         setModels(mine);
-        setModel((current) => (current && mine.some((option) => option.id === current) ? current : mine[0]?.id || ''));
+        setModel((current) =>
+          current && mine.some((option) => option.id === current)
+            ? current
+            : mine[0]?.id || '',
+        );
       } catch (failure) {
         setError(failure);
       }
@@ -152,7 +227,9 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
   }, [user.plan.code]);
 
   const load = useCallback(async (id: string, local?: Turn[]) => {
-    const conversation = unwrap(await api.GET('/v1/conversations/{id}', { params: { path: { id } } }));
+    const conversation = unwrap(
+      await api.GET('/v1/conversations/{id}', { params: { path: { id } } }),
+    );
     setTitle(conversation.title);
     const stored = turnsOf(conversation.messages);
     setTurns(local ? merge(stored, local) : stored);
@@ -174,30 +251,47 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
   useEffect(() => {
     if (billingReturn !== 'success') return;
     // The provider's webhook changes the plan; read the person (and the quota) again once it had a moment.
-    const timer = setTimeout(() => void refreshUser().then(announceQuotaChanged), 2000);
+    const timer = setTimeout(
+      () => void refreshUser().then(announceQuotaChanged),
+      2000,
+    );
     return () => clearTimeout(timer);
   }, [billingReturn, refreshUser]);
 
   const loadFiles = useCallback(async () => {
     try {
-      setFiles(unwrap(await api.GET('/v1/files', { params: { query: { limit: 100 } } })).data);
+      setFiles(
+        unwrap(
+          await api.GET('/v1/files', { params: { query: { limit: 100 } } }),
+        ).data,
+      );
     } catch (failure) {
       setError(failure);
     }
   }, []);
   useEffect(() => void loadFiles(), [loadFiles]);
-  const readyFiles = (files ?? []).filter((file) => file.text.status === 'ready');
+  const readyFiles = (files ?? []).filter(
+    (file) => file.text.status === 'ready',
+  );
 
   /**
    * Streams one answer after `kept` (+ the new user turn). Answers false when it could not start (the
    * earlier turns are back and the failure is shown).
    */
-  const run = async (start: (idempotencyKey: string) => TurnStart, kept: Turn[], userTurn?: Turn): Promise<boolean> => {
+  const run = async (
+    start: (idempotencyKey: string) => TurnStart,
+    kept: Turn[],
+    userTurn?: Turn,
+  ): Promise<boolean> => {
     const key = crypto.randomUUID();
     const abort = new AbortController();
     running.current = { key, abort };
     const previous = turns;
-    let local: Turn[] = [...kept, ...(userTurn ? [userTurn] : []), { key: `local-${key}`, role: 'assistant', text: '' }];
+    let local: Turn[] = [
+      ...kept,
+      ...(userTurn ? [userTurn] : []),
+      { key: `local-${key}`, role: 'assistant', text: '' },
+    ];
     const update = (change: (turn: Turn) => Turn) => {
       local = [...local.slice(0, -1), change(local[local.length - 1])];
       setTurns(local);
@@ -213,15 +307,23 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
         if (chatEvent.type === 'meta') {
           id = chatEvent.conversationId;
           setConversationId(id);
-        } else if (chatEvent.type === 'delta') update((turn) => ({ ...turn, text: turn.text + chatEvent.text }));
-        else if (chatEvent.type === 'usage') update((turn) => ({ ...turn, usage: chatEvent.usage }));
-        else if (chatEvent.type === 'error') update((turn) => ({ ...turn, failure: chatEvent.message }));
-        else if (chatEvent.type === 'done' && chatEvent.status === 'stopped') update((turn) => ({ ...turn, stopped: true }));
+        } else if (chatEvent.type === 'delta')
+          update((turn) => ({ ...turn, text: turn.text + chatEvent.text }));
+        else if (chatEvent.type === 'usage')
+          update((turn) => ({ ...turn, usage: chatEvent.usage }));
+        else if (chatEvent.type === 'error')
+          update((turn) => ({ ...turn, failure: chatEvent.message }));
+        else if (chatEvent.type === 'done' && chatEvent.status === 'stopped')
+          update((turn) => ({ ...turn, stopped: true }));
       }
     } catch (failure) {
       if (!abort.signal.aborted) {
         if (!started) setTurns(previous);
-        else update((turn) => ({ ...turn, failure: describeChatFailure(failure) }));
+        else
+          update((turn) => ({
+            ...turn,
+            failure: describeChatFailure(failure),
+          }));
         if (!started) setError(failure);
       }
     } finally {
@@ -244,16 +346,29 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
     const content = draft.trim();
     if (!content || busy) return;
     const fileIds = attached;
-    const names = readyFiles.filter((file) => fileIds.includes(file.id)).map((file) => ({ id: file.id, name: file.name }));
+    const names = readyFiles
+      .filter((file) => fileIds.includes(file.id))
+      .map((file) => ({ id: file.id, name: file.name }));
     setDraft('');
     setAttached([]);
     const ok = await run(
       (idempotencyKey) => ({
         kind: 'chat',
-        body: { model, idempotencyKey, conversationId, messages: [{ role: 'user', content }], ...(fileIds.length ? { fileIds } : {}) },
+        body: {
+          model,
+          idempotencyKey,
+          conversationId,
+          messages: [{ role: 'user', content }],
+          ...(fileIds.length ? { fileIds } : {}),
+        },
       }),
       turns,
-      { key: `local-user-${crypto.randomUUID()}`, role: 'user', text: content, files: names },
+      {
+        key: `local-user-${crypto.randomUUID()}`,
+        role: 'user',
+        text: content,
+        files: names,
+      },
     );
     if (!ok) {
       setDraft((current) => current || content);
@@ -264,7 +379,14 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
   const regenerate = (index: number) => {
     if (!conversationId || busy) return;
     const id = conversationId;
-    void run((idempotencyKey) => ({ kind: 'regenerate', conversationId: id, body: { idempotencyKey, ...(model ? { model } : {}) } }), turns.slice(0, index));
+    void run(
+      (idempotencyKey) => ({
+        kind: 'regenerate',
+        conversationId: id,
+        body: { idempotencyKey, ...(model ? { model } : {}) },
+      }),
+      turns.slice(0, index),
+    );
   };
 
   const saveEdit = (event: FormEvent, index: number) => {
@@ -276,9 +398,19 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
     const messageId = turn.id;
     setEditing(null);
     void run(
-      (idempotencyKey) => ({ kind: 'edit', conversationId: id, messageId, body: { idempotencyKey, content, ...(model ? { model } : {}) } }),
+      (idempotencyKey) => ({
+        kind: 'edit',
+        conversationId: id,
+        messageId,
+        body: { idempotencyKey, content, ...(model ? { model } : {}) },
+      }),
       turns.slice(0, index),
-      { key: `local-user-${crypto.randomUUID()}`, role: 'user', text: content, files: turn.files },
+      {
+        key: `local-user-${crypto.randomUUID()}`,
+        role: 'user',
+        text: content,
+        files: turn.files,
+      },
     );
   };
 
@@ -287,7 +419,12 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
     if (!conversationId || busy) return;
     setError(null);
     try {
-      unwrap(await api.PATCH('/v1/conversations/{id}', { params: { path: { id: conversationId } }, body: { currentMessageId: messageId } }));
+      unwrap(
+        await api.PATCH('/v1/conversations/{id}', {
+          params: { path: { id: conversationId } },
+          body: { currentMessageId: messageId },
+        }),
+      );
       await load(conversationId);
     } catch (failure) {
       setError(failure);
@@ -299,7 +436,11 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
     const current = running.current;
     if (!current) return;
     try {
-      unwrap(await api.POST('/v1/chat/stop', { body: { idempotencyKey: current.key } }));
+      unwrap(
+        await api.POST('/v1/chat/stop', {
+          body: { idempotencyKey: current.key },
+        }),
+      );
     } catch (failure) {
       setError(failure);
     }
@@ -325,17 +466,24 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
       </h1>
       {billingReturn === 'success' ? (
         <Notice kind="info">
-          Thank you: the payment is being confirmed, and your new plan applies as soon as the provider tells us. <RouteLink to="/plans">See your plan</RouteLink>
+          Thank you: the payment is being confirmed, and your new plan applies
+          as soon as the provider tells us.{' '}
+          <RouteLink to="/plans">See your plan</RouteLink>
         </Notice>
       ) : billingReturn === 'canceled' ? (
         <Notice kind="info">
-          The checkout was canceled and nothing was charged. <RouteLink to="/plans">Back to the plans</RouteLink>
+          The checkout was canceled and nothing was charged.{' '}
+          <RouteLink to="/plans">Back to the plans</RouteLink>
         </Notice>
       ) : null}
       <div className="chat-controls">
         <label>
           Model
-          <select value={model} onChange={(event) => setModel(event.target.value)} disabled={busy}>
+          <select
+            value={model}
+            onChange={(event) => setModel(event.target.value)}
+            disabled={busy}
+          >
             {models.map((option) => (
               <option key={option.id} value={option.id}>
                 {option.name}
@@ -350,47 +498,85 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
       {loading ? <p role="status">Loading the conversation…</p> : null}
       <ol className="turns" aria-live="polite" aria-label="Conversation">
         {turns.map((turn, index) => {
-          const versions = turn.alternatives && turn.alternatives.length > 1 && turn.id ? turn.alternatives : null;
+          const versions =
+            turn.alternatives && turn.alternatives.length > 1 && turn.id
+              ? turn.alternatives
+              : null;
           const position = versions ? versions.indexOf(turn.id!) : -1;
           const isEditing = editing?.key === turn.key;
           return (
             <li key={turn.key} className={`turn turn-${turn.role}`}>
-              <span className="role">{turn.role === 'user' ? 'You' : 'Assistant'}</span>
+              <span className="role">
+                {turn.role === 'user' ? 'You' : 'Assistant'}
+              </span>
               {isEditing ? (
-                <form className="edit-form" onSubmit={(event) => saveEdit(event, index)}>
+                <form
+                  className="edit-form"
+                  onSubmit={(event) => saveEdit(event, index)}
+                >
                   <label>
                     Edited message
-                    <textarea rows={3} value={editing.text} onChange={(event) => setEditing({ key: turn.key, text: event.target.value })} required />
+                    <textarea
+                      rows={3}
+                      value={editing.text}
+                      onChange={(event) =>
+                        setEditing({ key: turn.key, text: event.target.value })
+                      }
+                      required
+                    />
                   </label>
                   <div className="turn-actions">
-                    <button type="submit" disabled={busy || !editing.text.trim()}>
+                    <button
+                      type="submit"
+                      disabled={busy || !editing.text.trim()}
+                    >
                       Save and send
                     </button>
-                    <button type="button" className="secondary" onClick={() => setEditing(null)}>
+                    <button
+                      type="button"
+                      className="secondary"
+                      onClick={() => setEditing(null)}
+                    >
                       Cancel
                     </button>
                   </div>
                 </form>
               ) : (
-                <div className="text">{turn.text || (turn.role === 'assistant' && busy && index === turns.length - 1 ? '…' : '')}</div>
+                <div className="text">
+                  {turn.text ||
+                    (turn.role === 'assistant' &&
+                    busy &&
+                    index === turns.length - 1
+                      ? '…'
+                      : '')}
+                </div>
               )}
               {turn.files?.length ? (
                 <p className="meta attached-files">
                   Attached: {turn.files.map((file) => file.name).join(', ')}
                 </p>
               ) : null}
-              {turn.failure ? <Notice kind="error">{turn.failure}</Notice> : null}
+              {turn.failure ? (
+                <Notice kind="error">{turn.failure}</Notice>
+              ) : null}
               {turn.stopped ? <p className="meta">Stopped.</p> : null}
               {turn.usage ? (
                 <p className="meta usage">
-                  {turn.usage.inputTokens} tokens in · {turn.usage.outputTokens} out · {turn.usage.credits} credits
+                  {turn.usage.inputTokens} tokens in · {turn.usage.outputTokens}{' '}
+                  out · {turn.usage.credits} credits
                 </p>
               ) : null}
               {!isEditing && !busy && conversationId ? (
                 <div className="turn-actions">
                   {versions && position !== -1 ? (
                     <span className="versions">
-                      <button type="button" className="secondary" aria-label="Previous version" disabled={position === 0} onClick={() => void switchTo(versions[position - 1])}>
+                      <button
+                        type="button"
+                        className="secondary"
+                        aria-label="Previous version"
+                        disabled={position === 0}
+                        onClick={() => void switchTo(versions[position - 1])}
+                      >
                         ‹
                       </button>
                       <span className="meta">
@@ -408,12 +594,22 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
                     </span>
                   ) : null}
                   {turn.role === 'user' && turn.id ? (
-                    <button type="button" className="secondary" onClick={() => setEditing({ key: turn.key, text: turn.text })}>
+                    <button
+                      type="button"
+                      className="secondary"
+                      onClick={() =>
+                        setEditing({ key: turn.key, text: turn.text })
+                      }
+                    >
                       Edit
                     </button>
                   ) : null}
                   {turn.role === 'assistant' && index === lastAssistant ? (
-                    <button type="button" className="secondary" onClick={() => regenerate(index)}>
+                    <button
+                      type="button"
+                      className="secondary"
+                      onClick={() => regenerate(index)}
+                    >
                       Regenerate
                     </button>
                   ) : null}
@@ -434,12 +630,22 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
           ) : null}
         </Notice>
       ) : null}
-      {error instanceof ApiFailure ? <FieldErrors fields={error.fields} /> : null}
+      {error instanceof ApiFailure ? (
+        <FieldErrors fields={error.fields} />
+      ) : null}
       <form className="composer" onSubmit={(event) => void send(event)}>
         <label className="visually-hidden" htmlFor="message">
           Message
         </label>
-        <textarea id="message" name="message" rows={3} value={draft} onChange={(event) => setDraft(event.target.value)} placeholder="Write a message" required />
+        <textarea
+          id="message"
+          name="message"
+          rows={3}
+          value={draft}
+          onChange={(event) => setDraft(event.target.value)}
+          placeholder="Write a message"
+          required
+        />
         {busy ? (
           <button type="button" onClick={() => void stop()}>
             Stop
@@ -449,9 +655,15 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
             Send
           </button>
         )}
-        <details className="attach" onToggle={(event) => (event.currentTarget.open ? void loadFiles() : undefined)}>
+        <details
+          className="attach"
+          onToggle={(event) =>
+            event.currentTarget.open ? void loadFiles() : undefined
+          }
+        >
           <summary>
-            Attach files{attached.length ? ` (${attached.length} selected)` : ''}
+            Attach files
+            {attached.length ? ` (${attached.length} selected)` : ''}
           </summary>
           <fieldset>
             <legend className="visually-hidden">Attach files</legend>
@@ -459,7 +671,8 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
               <p className="meta">Loading your files…</p>
             ) : readyFiles.length === 0 ? (
               <p className="meta">
-                No file with its text ready. <RouteLink to="/files">Upload one in Files</RouteLink>.
+                No file with its text ready.{' '}
+                <RouteLink to="/files">Upload one in Files</RouteLink>.
               </p>
             ) : (
               readyFiles.map((file) => (
@@ -467,8 +680,17 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
                   <input
                     type="checkbox"
                     checked={attached.includes(file.id)}
-                    disabled={busy || (!attached.includes(file.id) && attached.length >= 10)}
-                    onChange={(event) => setAttached((current) => (event.target.checked ? [...current, file.id] : current.filter((id) => id !== file.id)))}
+                    disabled={
+                      busy ||
+                      (!attached.includes(file.id) && attached.length >= 10)
+                    }
+                    onChange={(event) =>
+                      setAttached((current) =>
+                        event.target.checked
+                          ? [...current, file.id]
+                          : current.filter((id) => id !== file.id),
+                      )
+                    }
                   />
                   {file.name}
                 </label>

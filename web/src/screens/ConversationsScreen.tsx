@@ -1,5 +1,18 @@
-import { useCallback, useEffect, useRef, useState, type FormEvent, type MouseEvent } from 'react';
-import { api, ApiFailure, describeFailure, unwrap, type Schemas } from '../api/client';
+import {
+  useCallback,
+  useEffect,
+  useRef,
+  useState,
+  type FormEvent,
+  type MouseEvent,
+} from 'react';
+import {
+  api,
+  ApiFailure,
+  describeFailure,
+  unwrap,
+  type Schemas,
+} from '../api/client';
 import type { ScreenProps } from '../App';
 import { navigate, usePath } from '../navigation';
 import { ChatScreen } from './ChatScreen';
@@ -39,7 +52,14 @@ function ConversationList() {
   const fetchPage = useCallback(
     (cursor?: string) =>
       api.GET('/v1/conversations', {
-        params: { query: { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}), ...(search ? { q: search } : {}), ...(archived ? { archived: true } : {}) } },
+        params: {
+          query: {
+            limit: PAGE_SIZE,
+            ...(cursor ? { cursor } : {}),
+            ...(search ? { q: search } : {}),
+            ...(archived ? { archived: true } : {}),
+          },
+        },
       }),
     [search, archived],
   );
@@ -68,7 +88,10 @@ function ConversationList() {
       if (mine !== generation.current) return;
       setItems((current) => {
         const seen = new Set((current ?? []).map((item) => item.id));
-        return [...(current ?? []), ...page.data.filter((item) => !seen.has(item.id))];
+        return [
+          ...(current ?? []),
+          ...page.data.filter((item) => !seen.has(item.id)),
+        ];
       });
       setNextCursor(page.nextCursor);
     } catch (failure) {
@@ -78,37 +101,78 @@ function ConversationList() {
     }
   };
 
-  const replace = (updated: Summary) => setItems((current) => (current ?? []).map((item) => (item.id === updated.id ? { ...item, ...updated } : item)));
-  const remove = (id: string) => setItems((current) => (current ?? []).filter((item) => item.id !== id));
+  const replace = (updated: Summary) =>
+    setItems((current) =>
+      (current ?? []).map((item) =>
+        item.id === updated.id ? { ...item, ...updated } : item,
+      ),
+    );
+  const remove = (id: string) =>
+    setItems((current) => (current ?? []).filter((item) => item.id !== id));
 
   return (
     <section className="conversations" aria-labelledby="conversations-title">
       <h1 id="conversations-title">Conversations</h1>
-      <form className="conversation-filters" role="search" onSubmit={(event) => (event.preventDefault(), setSearch(query.trim()))}>
+      <form
+        className="conversation-filters"
+        role="search"
+        onSubmit={(event) => (event.preventDefault(), setSearch(query.trim()))}
+      >
         <label>
           Search conversations
-          <input type="search" value={query} onChange={(event) => setQuery(event.target.value)} maxLength={200} placeholder="Words in titles or messages" />
+          <input
+            type="search"
+            value={query}
+            onChange={(event) => setQuery(event.target.value)}
+            maxLength={200}
+            placeholder="Words in titles or messages"
+          />
         </label>
         <label className="check">
-          <input type="checkbox" checked={archived} onChange={(event) => setArchived(event.target.checked)} />
+          <input
+            type="checkbox"
+            checked={archived}
+            onChange={(event) => setArchived(event.target.checked)}
+          />
           Show archived
         </label>
       </form>
       {status ? <Notice kind="info">{status}</Notice> : null}
       {error ? <Notice kind="error">{describeFailure(error)}</Notice> : null}
-      {items === null && !error ? <p role="status">Loading conversations…</p> : null}
+      {items === null && !error ? (
+        <p role="status">Loading conversations…</p>
+      ) : null}
       {items !== null && items.length === 0 ? (
-        <p className="empty">{search ? 'No conversation matches this search.' : archived ? 'No archived conversations.' : 'No conversations yet. Start one in Chat.'}</p>
+        <p className="empty">
+          {search
+            ? 'No conversation matches this search.'
+            : archived
+              ? 'No archived conversations.'
+              : 'No conversations yet. Start one in Chat.'}
+        </p>
       ) : null}
       {items && items.length > 0 ? (
-        <ul className="conversation-list" aria-label={archived ? 'Archived conversations' : 'Conversations'}>
+        <ul
+          className="conversation-list"
+          aria-label={archived ? 'Archived conversations' : 'Conversations'}
+        >
           {items.map((item) => (
-            <ConversationItem key={item.id} item={item} onChanged={replace} onGone={remove} onStatus={setStatus} />
+            <ConversationItem
+              key={item.id}
+              item={item}
+              onChanged={replace}
+              onGone={remove}
+              onStatus={setStatus}
+            />
           ))}
         </ul>
       ) : null}
       {nextCursor ? (
-        <button type="button" onClick={() => void loadMore()} disabled={loadingMore}>
+        <button
+          type="button"
+          onClick={() => void loadMore()}
+          disabled={loadingMore}
+        >
           {loadingMore ? 'Loading…' : 'Load more'}
         </button>
       ) : null}
@@ -146,7 +210,11 @@ function ConversationItem({
     }
   };
 
-  const patch = (body: { title?: string; archived?: boolean }) => api.PATCH('/v1/conversations/{id}', { params: { path: { id: item.id } }, body });
+  const patch = (body: { title?: string; archived?: boolean }) =>
+    api.PATCH('/v1/conversations/{id}', {
+      params: { path: { id: item.id } },
+      body,
+    });
 
   const rename = (event: FormEvent) => {
     event.preventDefault();
@@ -161,18 +229,27 @@ function ConversationItem({
     void act(async () => {
       unwrap(await patch({ archived: !item.archived }));
       onGone(item.id);
-      onStatus(item.archived ? `“${item.title}” is back in your conversations.` : `“${item.title}” archived. Tick “Show archived” to see it.`);
+      onStatus(
+        item.archived
+          ? `“${item.title}” is back in your conversations.`
+          : `“${item.title}” archived. Tick “Show archived” to see it.`,
+      );
     });
 
   const remove = () =>
     void act(async () => {
-      unwrap(await api.DELETE('/v1/conversations/{id}', { params: { path: { id: item.id } } }));
+      unwrap(
+        await api.DELETE('/v1/conversations/{id}', {
+          params: { path: { id: item.id } },
+        }),
+      );
       onGone(item.id);
       onStatus(`“${item.title}” deleted.`);
     });
 
   const open = (event: MouseEvent<HTMLAnchorElement>) => {
-    if (event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0) return;
+    if (event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0)
+      return;
     event.preventDefault();
     navigate(href);
   };
@@ -183,13 +260,27 @@ function ConversationItem({
         <form className="rename-form" onSubmit={rename}>
           <label>
             New title
-            <input value={title} onChange={(event) => setTitle(event.target.value)} required maxLength={200} autoFocus />
+            <input
+              value={title}
+              onChange={(event) => setTitle(event.target.value)}
+              required
+              maxLength={200}
+              autoFocus
+            />
           </label>
           <div className="item-actions">
             <button type="submit" disabled={busy || !title.trim()}>
               Save
             </button>
-            <button type="button" className="secondary" onClick={() => (setMode('view'), setTitle(item.title), setError(null))}>
+            <button
+              type="button"
+              className="secondary"
+              onClick={() => (
+                setMode('view'),
+                setTitle(item.title),
+                setError(null)
+              )}
+            >
               Cancel
             </button>
           </div>
@@ -200,30 +291,65 @@ function ConversationItem({
             {item.title}
           </a>
           <span className="meta">
-            Last activity <time dateTime={item.updatedAt}>{new Date(item.updatedAt).toLocaleString()}</time>
+            Last activity{' '}
+            <time dateTime={item.updatedAt}>
+              {new Date(item.updatedAt).toLocaleString()}
+            </time>
             {item.archived ? ' · archived' : ''}
           </span>
           {mode === 'delete' ? (
-            <div className="confirm" role="group" aria-label={`Delete “${item.title}”?`}>
-              <p>Delete this conversation and all its messages? This cannot be undone.</p>
+            <div
+              className="confirm"
+              role="group"
+              aria-label={`Delete “${item.title}”?`}
+            >
+              <p>
+                Delete this conversation and all its messages? This cannot be
+                undone.
+              </p>
               <div className="item-actions">
-                <button type="button" className="danger" onClick={remove} disabled={busy}>
+                <button
+                  type="button"
+                  className="danger"
+                  onClick={remove}
+                  disabled={busy}
+                >
                   Delete for good
                 </button>
-                <button type="button" className="secondary" onClick={() => setMode('view')} disabled={busy}>
+                <button
+                  type="button"
+                  className="secondary"
+                  onClick={() => setMode('view')}
+                  disabled={busy}
+                >
                   Keep it
                 </button>
               </div>
             </div>
           ) : (
             <div className="item-actions">
-              <button type="button" className="secondary" onClick={() => (setTitle(item.title), setMode('rename'))} disabled={busy}>
+              <button
+                type="button"
+                className="secondary"
+                onClick={() => (setTitle(item.title), setMode('rename'))}
+                disabled={busy}
+              >
                 Rename
               </button>
-              <button type="button" className="secondary" onClick={toggleArchived} disabled={busy}>
+              <button
+                type="button"
+                className="secondary"
+                onClick={toggleArchived}
+                disabled={busy}
+              >
                 {item.archived ? 'Unarchive' : 'Archive'}
               </button>
-              <button type="button" className="secondary" onClick={() => setMode('delete')} disabled={busy}>
+              <button
+                type="button"
+                className="secondary"
+                onClick={() => setMode('delete')}
+                disabled={busy}
+              >
                 Delete
               </button>
             </div>
@@ -231,7 +357,9 @@ function ConversationItem({
         </>
       )}
       {error ? <Notice kind="error">{describeFailure(error)}</Notice> : null}
-      {error instanceof ApiFailure ? <FieldErrors fields={error.fields} /> : null}
+      {error instanceof ApiFailure ? (
+        <FieldErrors fields={error.fields} />
+      ) : null}
     </li>
   );
 }

@@ -1,5 +1,17 @@
-import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
-import { api, ApiFailure, describeFailure, unwrap, type Schemas } from '../api/client';
+import {
+  useCallback,
+  useEffect,
+  useRef,
+  useState,
+  type FormEvent,
+} from 'react';
+import {
+  api,
+  ApiFailure,
+  describeFailure,
+  unwrap,
+  type Schemas,
+} from '../api/client';
 import { fetchWithUploadProgress, type UploadProgress } from '../api/upload';
 import type { ScreenProps } from '../App';
 import { Notice } from './Notice';
@@ -42,7 +54,9 @@ export function FilesScreen(_props: ScreenProps) {
 
   const refresh = useCallback(async () => {
     try {
-      const page = unwrap(await api.GET('/v1/files', { params: { query: { limit: PAGE_SIZE } } }));
+      const page = unwrap(
+        await api.GET('/v1/files', { params: { query: { limit: PAGE_SIZE } } }),
+      );
       if (!alive.current) return;
       setFirstPage(page.data);
       // Once more pages are shown, the cursor is theirs.
@@ -62,7 +76,10 @@ export function FilesScreen(_props: ScreenProps) {
     };
   }, [refresh]);
 
-  const files = [...(firstPage ?? []), ...more.filter((file) => !firstPage?.some((first) => first.id === file.id))];
+  const files = [
+    ...(firstPage ?? []),
+    ...more.filter((file) => !firstPage?.some((first) => first.id === file.id)),
+  ];
   const anyPending = files.some((file) => file.text.status === 'pending');
 
   // Re-read the list every 2 s while any file's text is being extracted; stops when none is, or on unmount.
@@ -88,7 +105,9 @@ export function FilesScreen(_props: ScreenProps) {
           // openapi-fetch types the multipart body as its fields; the FormData carries them as they are.
           body: form as unknown as { file: string },
           bodySerializer: (body) => body as unknown as FormData,
-          fetch: fetchWithUploadProgress((step) => alive.current && setProgress(step)),
+          fetch: fetchWithUploadProgress(
+            (step) => alive.current && setProgress(step),
+          ),
           signal: abort.signal,
         }),
       );
@@ -96,7 +115,10 @@ export function FilesScreen(_props: ScreenProps) {
       setUploaded(file.name);
       setChosen(null);
       if (fileInput.current) fileInput.current.value = '';
-      setFirstPage((current) => [file, ...(current ?? []).filter((other) => other.id !== file.id)]);
+      setFirstPage((current) => [
+        file,
+        ...(current ?? []).filter((other) => other.id !== file.id),
+      ]);
       void refresh();
     } catch (failure) {
       if (alive.current && !abort.signal.aborted) setUploadError(failure);
@@ -111,7 +133,11 @@ export function FilesScreen(_props: ScreenProps) {
     setLoadingMore(true);
     setActionError(null);
     try {
-      const page = unwrap(await api.GET('/v1/files', { params: { query: { limit: PAGE_SIZE, cursor: nextCursor } } }));
+      const page = unwrap(
+        await api.GET('/v1/files', {
+          params: { query: { limit: PAGE_SIZE, cursor: nextCursor } },
+        }),
+      );
       pagedOn.current = true;
       setMore((loaded) => [...loaded, ...page.data]);
       setNextCursor(page.nextCursor);
@@ -126,8 +152,14 @@ export function FilesScreen(_props: ScreenProps) {
     setDeleting(file.id);
     setActionError(null);
     try {
-      unwrap(await api.DELETE('/v1/files/{id}', { params: { path: { id: file.id } } }));
-      setFirstPage((current) => (current ?? []).filter((other) => other.id !== file.id));
+      unwrap(
+        await api.DELETE('/v1/files/{id}', {
+          params: { path: { id: file.id } },
+        }),
+      );
+      setFirstPage((current) =>
+        (current ?? []).filter((other) => other.id !== file.id),
+      );
       setMore((loaded) => loaded.filter((other) => other.id !== file.id));
       setConfirming(null);
       setUploaded(null);
@@ -138,7 +170,10 @@ export function FilesScreen(_props: ScreenProps) {
     }
   };
 
-  const percent = progress && progress.total ? Math.round((progress.loaded / progress.total) * 100) : null;
+  const percent =
+    progress && progress.total
+      ? Math.round((progress.loaded / progress.total) * 100)
+      : null;
 
   return (
     <section className="files" aria-labelledby="files-heading">
@@ -153,12 +188,17 @@ export function FilesScreen(_props: ScreenProps) {
             name="file"
             accept=".txt,.md,.markdown,.pdf,.docx,text/plain,text/markdown,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document"
             aria-describedby="files-upload-help"
-            onChange={(event) => (setChosen(event.target.files?.[0] ?? null), setUploadError(null), setUploaded(null))}
+            onChange={(event) => (
+              setChosen(event.target.files?.[0] ?? null),
+              setUploadError(null),
+              setUploaded(null)
+            )}
             disabled={progress !== null}
           />
         </label>
         <p id="files-upload-help" className="meta">
-          PDF, Word (.docx), plain text or Markdown. The text is extracted after the upload, for use in chats and Skills.
+          PDF, Word (.docx), plain text or Markdown. The text is extracted after
+          the upload, for use in chats and Skills.
         </p>
         <div className="files-upload-actions">
           <button type="submit" disabled={!chosen || progress !== null}>
@@ -166,23 +206,37 @@ export function FilesScreen(_props: ScreenProps) {
           </button>
           {progress ? (
             <>
-              <progress aria-label="Upload progress" max={progress.total ?? undefined} value={progress.total ? progress.loaded : undefined} />
+              <progress
+                aria-label="Upload progress"
+                max={progress.total ?? undefined}
+                value={progress.total ? progress.loaded : undefined}
+              />
               <span className="meta" aria-live="polite">
                 {percent === null ? 'Uploading…' : `${percent}%`}
               </span>
-              <button type="button" className="secondary" onClick={() => uploadAbort.current?.abort()}>
+              <button
+                type="button"
+                className="secondary"
+                onClick={() => uploadAbort.current?.abort()}
+              >
                 Cancel upload
               </button>
             </>
           ) : null}
         </div>
-        {uploadError ? <Notice kind="error">{uploadFailure(uploadError)}</Notice> : null}
+        {uploadError ? (
+          <Notice kind="error">{uploadFailure(uploadError)}</Notice>
+        ) : null}
         {uploaded ? <Notice kind="info">Uploaded {uploaded}.</Notice> : null}
       </form>
 
       <h2>Your files</h2>
-      {listError ? <Notice kind="error">{describeFailure(listError)}</Notice> : null}
-      {actionError ? <Notice kind="error">{describeFailure(actionError)}</Notice> : null}
+      {listError ? (
+        <Notice kind="error">{describeFailure(listError)}</Notice>
+      ) : null}
+      {actionError ? (
+        <Notice kind="error">{describeFailure(actionError)}</Notice>
+      ) : null}
       {firstPage === null && !listError ? (
         <p role="status">Loading…</p>
       ) : files.length === 0 && !listError ? (
@@ -194,26 +248,52 @@ export function FilesScreen(_props: ScreenProps) {
               <div className="file-main">
                 <span className="file-name">{file.name}</span>
                 <span className="meta">
-                  {file.kind} · {formatSize(file.sizeBytes)} · <time dateTime={file.createdAt}>{new Date(file.createdAt).toLocaleString()}</time>
+                  {file.kind} · {formatSize(file.sizeBytes)} ·{' '}
+                  <time dateTime={file.createdAt}>
+                    {new Date(file.createdAt).toLocaleString()}
+                  </time>
                 </span>
                 <TextStatus file={file} />
               </div>
               <div className="file-actions">
-                <a href={`/v1/files/${encodeURIComponent(file.id)}/content`} download={file.name} aria-label={`Download ${file.name}`}>
+                <a
+                  href={`/v1/files/${encodeURIComponent(file.id)}/content`}
+                  download={file.name}
+                  aria-label={`Download ${file.name}`}
+                >
                   Download
                 </a>
                 {confirming === file.id ? (
-                  <span className="file-confirm" role="group" aria-label={`Confirm deleting ${file.name}`}>
+                  <span
+                    className="file-confirm"
+                    role="group"
+                    aria-label={`Confirm deleting ${file.name}`}
+                  >
                     <span>Delete {file.name}?</span>
-                    <button type="button" className="danger" onClick={() => void remove(file)} disabled={deleting === file.id}>
+                    <button
+                      type="button"
+                      className="danger"
+                      onClick={() => void remove(file)}
+                      disabled={deleting === file.id}
+                    >
                       {deleting === file.id ? 'Deleting…' : 'Yes, delete'}
                     </button>
-                    <button type="button" className="secondary" onClick={() => setConfirming(null)} disabled={deleting === file.id}>
+                    <button
+                      type="button"
+                      className="secondary"
+                      onClick={() => setConfirming(null)}
+                      disabled={deleting === file.id}
+                    >
                       Cancel
                     </button>
                   </span>
                 ) : (
-                  <button type="button" className="secondary" aria-label={`Delete ${file.name}`} onClick={() => setConfirming(file.id)}>
+                  <button
+                    type="button"
+                    className="secondary"
+                    aria-label={`Delete ${file.name}`}
+                    onClick={() => setConfirming(file.id)}
+                  >
                     Delete
                   </button>
                 )}
@@ -223,7 +303,12 @@ export function FilesScreen(_props: ScreenProps) {
         </ul>
       )}
       {nextCursor && more.length + (firstPage?.length ?? 0) > 0 ? (
-        <button type="button" className="secondary" onClick={() => void showMore()} disabled={loadingMore}>
+        <button
+          type="button"
+          className="secondary"
+          onClick={() => void showMore()}
+          disabled={loadingMore}
+        >
           {loadingMore ? 'Loading…' : 'Show more'}
         </button>
       ) : null}
@@ -234,12 +319,24 @@ export function FilesScreen(_props: ScreenProps) {
 function TextStatus({ file }: { file: StoredFile }) {
   const { status, chars, pages, error } = file.text;
   if (status === 'pending') {
-    return <span className="file-status file-status-pending">Text: pending (extracting…)</span>;
+    return (
+      <span className="file-status file-status-pending">
+        Text: pending (extracting…)
+      </span>
+    );
   }
   if (status === 'failed') {
-    return <span className="file-status file-status-failed">Text: failed, {TEXT_FAILURES[error ?? ''] ?? 'the text could not be extracted'}</span>;
+    return (
+      <span className="file-status file-status-failed">
+        Text: failed,{' '}
+        {TEXT_FAILURES[error ?? ''] ?? 'the text could not be extracted'}
+      </span>
+    );
   }
-  const details = [chars !== null ? `${chars.toLocaleString()} characters` : null, pages !== null ? `${pages} ${pages === 1 ? 'page' : 'pages'}` : null].filter(Boolean);
+  const details = [
+    chars !== null ? `${chars.toLocaleString()} characters` : null,
+    pages !== null ? `${pages} ${pages === 1 ? 'page' : 'pages'}` : null,
+  ].filter(Boolean);
   return (
     <span className="file-status file-status-ready">
       Text: ready{details.length ? ` (${details.join(', ')})` : ''}
@@ -250,13 +347,15 @@ function TextStatus({ file }: { file: StoredFile }) {
 /** The service's own words (the storage quota, 413, says to delete files or upgrade; a rate limit when to retry). */
 function uploadFailure(error: unknown): string {
   const line = describeFailure(error);
-  if (error instanceof ApiFailure && error.code === 'payload_too_large') return `${line} Choose a smaller file.`;
+  if (error instanceof ApiFailure && error.code === 'payload_too_large')
+    return `${line} Choose a smaller file.`;
   return line;
 }
 
 function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  if (bytes < 1024 * 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+  if (bytes < 1024 * 1024 * 1024)
+    return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
   return `${(bytes / (1024 * 1024 * 1024)).toFixed(1)} GB`;
 }

@@ -2,7 +2,13 @@
 export const NEW_PASSWORD_LIMITS = { minLength: 12, maxLength: 128 } as const;
 
 /** A labelled input for a new password, with the service's limits and a hint the field points to. */
-export function NewPasswordInput(props: { label: string; name: string; value: string; onChange: (value: string) => void; hintId: string }) {
+export function NewPasswordInput(props: {
+  label: string;
+  name: string;
+  value: string;
+  onChange: (value: string) => void;
+  hintId: string;
+}) {
   return (
     <label>
       {props.label}

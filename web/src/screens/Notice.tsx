@@ -1,15 +1,31 @@
 import type { ReactNode } from 'react';
 
 /** A message for the person: errors are announced to screen readers as they appear. */
-export function Notice({ kind, children, id }: { kind: 'error' | 'info'; children: ReactNode; id?: string }) {
+export function Notice({
+  kind,
+  children,
+  id,
+}: {
+  kind: 'error' | 'info';
+  children: ReactNode;
+  id?: string;
+}) {
   return (
-    <p id={id} className={`notice notice-${kind}`} role={kind === 'error' ? 'alert' : 'status'}>
+    <p
+      id={id}
+      className={`notice notice-${kind}`}
+      role={kind === 'error' ? 'alert' : 'status'}
+    >
       {children}
     </p>
   );
 }
 
-export function FieldErrors({ fields }: { fields: { field: string; message: string }[] }) {
+export function FieldErrors({
+  fields,
+}: {
+  fields: { field: string; message: string }[];
+}) {
   if (fields.length === 0) return null;
   return (
     <ul className="field-errors">

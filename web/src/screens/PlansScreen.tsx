@@ -1,5 +1,12 @@
 import { useCallback, useEffect, useState } from 'react';
-import { api, describeFailure, unwrap, type Plan, type Schemas, type User } from '../api/client';
+import {
+  api,
+  describeFailure,
+  unwrap,
+  type Plan,
+  type Schemas,
+  type User,
+} from '../api/client';
 import { onQuotaChanged } from '../api/quota-events';
 import type { ScreenProps } from '../App';
 import { Notice } from './Notice';
@@ -19,7 +26,10 @@ export function priceOf(price: Plan['price']): string {
   if (price.interval === null) return 'Priced by contract';
   let format: Intl.NumberFormat;
   try {
-    format = new Intl.NumberFormat(undefined, { style: 'currency', currency: price.currency });
+    format = new Intl.NumberFormat(undefined, {
+      style: 'currency',
+      currency: price.currency,
+    });
   } catch {
     return `${price.amount} ${price.currency} / ${price.interval}`;
   }
@@ -28,12 +38,21 @@ export function priceOf(price: Plan['price']): string {
 }
 
 const numbers = new Intl.NumberFormat();
-const day = (iso: string) => new Date(iso).toLocaleDateString(undefined, { year: 'numeric', month: 'long', day: 'numeric' });
+const day = (iso: string) =>
+  new Date(iso).toLocaleDateString(undefined, {
+    year: 'numeric',
+    month: 'long',
+    day: 'numeric',
+  });
 
 function subscriptionLine(subscription: Subscription): string {
   if (subscription.status === 'none') return 'You have no paid subscription.';
-  const via = subscription.provider ? `, paid through ${subscription.provider === 'stripe' ? 'Stripe' : 'Paddle'}` : '';
-  const end = subscription.currentPeriodEnd ? day(subscription.currentPeriodEnd) : null;
+  const via = subscription.provider
+    ? `, paid through ${subscription.provider === 'stripe' ? 'Stripe' : 'Paddle'}`
+    : '';
+  const end = subscription.currentPeriodEnd
+    ? day(subscription.currentPeriodEnd)
+    : null;
   switch (subscription.status) {
     case 'active':
       return `${subscription.plan.name}: active${via}.${end ? (subscription.cancelAtPeriodEnd ? ` It ends on ${end}.` : ` It renews on ${end}.`) : ''}`;
@@ -53,13 +72,22 @@ export function PlansScreen({ user }: ScreenProps) {
   const [plans, setPlans] = useState<Plan[] | null>(null);
   const [subscription, setSubscription] = useState<Subscription | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [checkout, setCheckout] = useState<{ planId: string; provider: Provider } | null>(null);
-  const [checkoutError, setCheckoutError] = useState<{ planId: string; error: unknown } | null>(null);
+  const [checkout, setCheckout] = useState<{
+    planId: string;
+    provider: Provider;
+  } | null>(null);
+  const [checkoutError, setCheckoutError] = useState<{
+    planId: string;
+    error: unknown;
+  } | null>(null);
 
   useEffect(() => {
     void (async () => {
       try {
-        const [planList, current] = await Promise.all([api.GET('/v1/plans'), api.GET('/v1/billing/subscription')]);
+        const [planList, current] = await Promise.all([
+          api.GET('/v1/plans'),
+          api.GET('/v1/billing/subscription'),
+        ]);
         setPlans(unwrap(planList).data);
         setSubscription(unwrap(current));
       } catch (failure) {
@@ -72,7 +100,9 @@ export function PlansScreen({ user }: ScreenProps) {
     setCheckout({ planId, provider });
     setCheckoutError(null);
     try {
-      const session = unwrap(await api.POST('/v1/billing/checkout', { body: { planId, provider } }));
+      const session = unwrap(
+        await api.POST('/v1/billing/checkout', { body: { planId, provider } }),
+      );
       // To the provider's payment page; it sends the person back to this service afterwards.
       window.location.assign(session.url);
     } catch (failure) {
@@ -87,7 +117,9 @@ export function PlansScreen({ user }: ScreenProps) {
       <p className="current-plan">
         Your plan: <strong>{user.plan.name}</strong>
       </p>
-      {subscription ? <p className="subscription">{subscriptionLine(subscription)}</p> : null}
+      {subscription ? (
+        <p className="subscription">{subscriptionLine(subscription)}</p>
+      ) : null}
       {error ? <Notice kind="error">{describeFailure(error)}</Notice> : null}
       {plans === null && !error ? <p role="status">Loading plans…</p> : null}
       {plans ? (
@@ -95,26 +127,50 @@ export function PlansScreen({ user }: ScreenProps) {
           {plans.map((plan) => {
             const current = plan.code === user.plan.code;
             return (
-              <li key={plan.id} className={`plan${current ? ' plan-current' : ''}`} aria-current={current ? 'true' : undefined} aria-labelledby={`plan-${plan.id}`}>
+              <li
+                key={plan.id}
+                className={`plan${current ? ' plan-current' : ''}`}
+                aria-current={current ? 'true' : undefined}
+                aria-labelledby={`plan-${plan.id}`}
+              >
                 <h2 id={`plan-${plan.id}`}>{plan.name}</h2>
                 {current ? <p className="plan-badge">Current plan</p> : null}
                 <p className="plan-price">{priceOf(plan.price)}</p>
                 <p>{numbers.format(plan.dailyCredits)} credits a day</p>
                 <p className="plan-models">
-                  Models:{' '}
-                  {plan.models.map((model) => model.name).join(' · ')}
+                  Models: {plan.models.map((model) => model.name).join(' · ')}
                 </p>
                 {plan.checkoutAllowed && !current ? (
-                  <div className="checkout" role="group" aria-label={`Subscribe to ${plan.name}`}>
+                  <div
+                    className="checkout"
+                    role="group"
+                    aria-label={`Subscribe to ${plan.name}`}
+                  >
                     {PROVIDERS.map((provider) => (
-                      <button key={provider.id} type="button" onClick={() => void startCheckout(plan.id, provider.id)} disabled={checkout !== null}>
-                        {checkout?.planId === plan.id && checkout.provider === provider.id ? `Opening ${provider.label}…` : `Subscribe with ${provider.label}`}
+                      <button
+                        key={provider.id}
+                        type="button"
+                        onClick={() => void startCheckout(plan.id, provider.id)}
+                        disabled={checkout !== null}
+                      >
+                        {checkout?.planId === plan.id &&
+                        checkout.provider === provider.id
+                          ? `Opening ${provider.label}…`
+                          : `Subscribe with ${provider.label}`}
                       </button>
                     ))}
                   </div>
                 ) : null}
-                {!plan.checkoutAllowed && !current && plan.price.interval === null ? <p className="meta">Contact us for this plan.</p> : null}
-                {checkoutError?.planId === plan.id ? <Notice kind="error">{describeFailure(checkoutError.error)}</Notice> : null}
+                {!plan.checkoutAllowed &&
+                !current &&
+                plan.price.interval === null ? (
+                  <p className="meta">Contact us for this plan.</p>
+                ) : null}
+                {checkoutError?.planId === plan.id ? (
+                  <Notice kind="error">
+                    {describeFailure(checkoutError.error)}
+                  </Notice>
+                ) : null}
               </li>
             );
           })}
@@ -148,10 +204,17 @@ export function QuotaBadge({ user }: { user: User }) {
   }, [read, user.id, user.plan.code]);
 
   if (!quota) return null;
-  const resets = new Date(quota.resetsAt).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  const resets = new Date(quota.resetsAt).toLocaleTimeString([], {
+    hour: '2-digit',
+    minute: '2-digit',
+  });
   return (
-    <span className={`quota-badge${quota.remaining === 0 ? ' quota-empty' : ''}`} title={`${numbers.format(quota.used)} of ${numbers.format(quota.limit)} used today; resets at ${resets}`}>
-      {numbers.format(quota.remaining)} {quota.remaining === 1 ? 'credit' : 'credits'} left today
+    <span
+      className={`quota-badge${quota.remaining === 0 ? ' quota-empty' : ''}`}
+      title={`${numbers.format(quota.used)} of ${numbers.format(quota.limit)} used today; resets at ${resets}`}
+    >
+      {numbers.format(quota.remaining)}{' '}
+      {quota.remaining === 1 ? 'credit' : 'credits'} left today
     </span>
   );
 }

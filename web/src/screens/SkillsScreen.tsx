@@ -12,7 +12,11 @@ export function SkillsScreen({ user }: ScreenProps) {
   return (
     <section className="skills" aria-labelledby="skills-heading">
       <h1 id="skills-heading">Skills</h1>
-      {id ? <SkillDetail key={id} id={id} planCode={user.plan.code} /> : <SkillList />}
+      {id ? (
+        <SkillDetail key={id} id={id} planCode={user.plan.code} />
+      ) : (
+        <SkillList />
+      )}
     </section>
   );
 }

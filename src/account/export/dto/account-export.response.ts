@@ -156,7 +156,9 @@ export class AccountExportFileDto {
   createdAt!: string;
 
   /** Where to download the bytes (GET, same session), relative to the API's base URL. */
-  @ApiProperty({ example: '/v1/files/0190c2d4-0000-7000-8000-000000000000/content' })
+  @ApiProperty({
+    example: '/v1/files/0190c2d4-0000-7000-8000-000000000000/content',
+  })
   contentUrl!: string;
 }
 
@@ -231,7 +233,9 @@ export class AccountExportSubscriptionDto {
   /** The subscription's id at the provider (as on its receipts). */
   providerSubscriptionId!: string;
 
-  @ApiProperty({ enum: ['active', 'past_due', 'canceled', 'incomplete', 'paused'] })
+  @ApiProperty({
+    enum: ['active', 'past_due', 'canceled', 'incomplete', 'paused'],
+  })
   status!: 'active' | 'past_due' | 'canceled' | 'incomplete' | 'paused';
 
   @ApiProperty({ format: 'date-time', nullable: true, type: String })
@@ -284,7 +288,10 @@ export class AccountExportCheckoutDto {
 
 /** Everything the account holds, in one document. Lists are newest first, except versions and messages (stored order). */
 export class AccountExportDto {
-  @ApiProperty({ example: 'chat-backend.account-export/1', description: 'Name and major version of this format.' })
+  @ApiProperty({
+    example: 'chat-backend.account-export/1',
+    description: 'Name and major version of this format.',
+  })
   format!: string;
 
   @ApiProperty({ format: 'date-time' })

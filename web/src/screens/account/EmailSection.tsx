@@ -4,7 +4,13 @@ import { Notice } from '../Notice';
 import { useFormAction } from '../use-form-action';
 import { ErrorNotice, Section } from './section';
 
-export function EmailSection({ email, verified }: { email: string; verified: boolean }) {
+export function EmailSection({
+  email,
+  verified,
+}: {
+  email: string;
+  verified: boolean;
+}) {
   const [sent, setSent] = useState<string | null>(null);
   const { error, busy, onSubmit } = useFormAction(async () => {
     setSent(unwrap(await api.POST('/v1/auth/resend-verification')).message);
@@ -13,7 +19,9 @@ export function EmailSection({ email, verified }: { email: string; verified: boo
     <Section title="Email">
       <p className="account-email">
         <span className="account-address">{email}</span>{' '}
-        <span className={verified ? 'badge badge-ok' : 'badge badge-warn'}>{verified ? 'Verified' : 'Not verified'}</span>
+        <span className={verified ? 'badge badge-ok' : 'badge badge-warn'}>
+          {verified ? 'Verified' : 'Not verified'}
+        </span>
       </p>
       {verified ? null : (
         <form onSubmit={onSubmit} className="account-inline">

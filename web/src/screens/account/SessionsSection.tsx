@@ -6,7 +6,10 @@ import { ErrorNotice, Section } from './section';
 type SessionItem = Schemas['SessionDto'];
 
 function formatTime(iso: string): string {
-  return new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  return new Date(iso).toLocaleString(undefined, {
+    dateStyle: 'medium',
+    timeStyle: 'short',
+  });
 }
 
 /** A short name for a user agent ("Chrome on Linux"), the raw string kept for the title. */
@@ -56,9 +59,15 @@ export function SessionsSection() {
     setError(null);
     setEnded(false);
     try {
-      unwrap(await api.DELETE('/v1/auth/sessions/{id}', { params: { path: { id } } }));
+      unwrap(
+        await api.DELETE('/v1/auth/sessions/{id}', {
+          params: { path: { id } },
+        }),
+      );
       // The list without it, then the notice: what is announced matches what is shown.
-      setSessions((current) => current?.filter((session) => session.id !== id) ?? current);
+      setSessions(
+        (current) => current?.filter((session) => session.id !== id) ?? current,
+      );
       await load();
       setEnded(true);
     } catch (failure) {
@@ -74,16 +83,23 @@ export function SessionsSection() {
       <ErrorNotice error={error} />
       {ended ? <Notice kind="info">The session was ended.</Notice> : null}
       {sessions === null ? (
-        error ? null : <p role="status">Loading…</p>
+        error ? null : (
+          <p role="status">Loading…</p>
+        )
       ) : (
         <ul className="account-sessions">
           {sessions.map((session) => {
             const name = deviceName(session.userAgent);
             return (
-              <li key={session.id} className={session.current ? 'current' : undefined}>
+              <li
+                key={session.id}
+                className={session.current ? 'current' : undefined}
+              >
                 <div className="account-session-head">
                   <strong title={session.userAgent ?? undefined}>{name}</strong>
-                  {session.current ? <span className="badge badge-ok">This device</span> : null}
+                  {session.current ? (
+                    <span className="badge badge-ok">This device</span>
+                  ) : null}
                 </div>
                 <dl>
                   <dt>Signed in</dt>
@@ -93,10 +109,18 @@ export function SessionsSection() {
                   <dt>IP address</dt>
                   <dd>{session.ip ?? 'Unknown'}</dd>
                   <dt>Browser</dt>
-                  <dd className="account-agent">{session.userAgent ?? 'Unknown'}</dd>
+                  <dd className="account-agent">
+                    {session.userAgent ?? 'Unknown'}
+                  </dd>
                 </dl>
                 {session.current ? null : (
-                  <button type="button" className="secondary" disabled={ending !== null} aria-label={`End session: ${name}, signed in ${formatTime(session.createdAt)}`} onClick={() => void end(session.id)}>
+                  <button
+                    type="button"
+                    className="secondary"
+                    disabled={ending !== null}
+                    aria-label={`End session: ${name}, signed in ${formatTime(session.createdAt)}`}
+                    onClick={() => void end(session.id)}
+                  >
                     {ending === session.id ? 'Ending…' : 'End'}
                   </button>
                 )}

@@ -2,7 +2,13 @@ import { useId, type ReactNode } from 'react';
 import { ApiFailure, describeFailure } from '../../api/client';
 import { FieldErrors, Notice } from '../Notice';
 
-export function Section({ title, children }: { title: string; children: ReactNode }) {
+export function Section({
+  title,
+  children,
+}: {
+  title: string;
+  children: ReactNode;
+}) {
   const id = useId();
   return (
     <section className="account-section" aria-labelledby={id}>

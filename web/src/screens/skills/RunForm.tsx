@@ -1,19 +1,61 @@
-import { useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
-import { EVENT_STREAM, eventsOrRefusal, type ChatEvent, type Usage } from '../../api/chat-stream';
+import {
+  useEffect,
+  useRef,
+  useState,
+  type FormEvent,
+  type ReactNode,
+} from 'react';
+import {
+  EVENT_STREAM,
+  eventsOrRefusal,
+  type ChatEvent,
+  type Usage,
+} from '../../api/chat-stream';
 import { api, describeFailure, unwrap, type Plan } from '../../api/client';
 import { FieldErrors, Notice } from '../Notice';
-import { errorsByField, runShapeOf, valueOf, type FieldSpec } from './schema-form';
+import {
+  errorsByField,
+  runShapeOf,
+  valueOf,
+  type FieldSpec,
+} from './schema-form';
 import { type SkillRun, type SkillVersion } from './shared';
 
 /** POST /v1/skills/{id}/run as server-sent events; a refusal before the first byte is thrown as an ApiFailure. */
-async function* streamSkillRun(id: string, body: SkillRun, signal: AbortSignal): AsyncGenerator<ChatEvent> {
-  yield* eventsOrRefusal(await api.POST('/v1/skills/{id}/run', { ...EVENT_STREAM, params: { path: { id } }, body, signal }));
+async function* streamSkillRun(
+  id: string,
+  body: SkillRun,
+  signal: AbortSignal,
+): AsyncGenerator<ChatEvent> {
+  yield* eventsOrRefusal(
+    await api.POST('/v1/skills/{id}/run', {
+      ...EVENT_STREAM,
+      params: { path: { id } },
+      body,
+      signal,
+    }),
+  );
 }
 
-export function RunForm({ skillId, version, models }: { skillId: string; version: SkillVersion; models: Plan['models'] }) {
+export function RunForm({
+  skillId,
+  version,
+  models,
+}: {
+  skillId: string;
+  version: SkillVersion;
+  models: Plan['models'];
+}) {
   const shape = runShapeOf(version.input_schema);
-  const fields = shape.mode === 'object' ? shape.fields : shape.mode === 'single' ? [shape.field] : [];
-  const [values, setValues] = useState<Record<string, string | boolean>>(() => Object.fromEntries(fields.map((field) => [field.name, field.initial])));
+  const fields =
+    shape.mode === 'object'
+      ? shape.fields
+      : shape.mode === 'single'
+        ? [shape.field]
+        : [];
+  const [values, setValues] = useState<Record<string, string | boolean>>(() =>
+    Object.fromEntries(fields.map((field) => [field.name, field.initial])),
+  );
   const [model, setModel] = useState('');
   const [answer, setAnswer] = useState<string | null>(null);
   const [usage, setUsage] = useState<Usage | null>(null);
@@ -47,7 +89,9 @@ export function RunForm({ skillId, version, models }: { skillId: string; version
           const value = valueOf(field, values[field.name] ?? '');
           if (value !== undefined) object[field.name] = value;
         } catch (failure) {
-          problems[field.name] = [`${field.label} ${(failure as Error).message}`];
+          problems[field.name] = [
+            `${field.label} ${(failure as Error).message}`,
+          ];
         }
       }
       input = object;
@@ -65,12 +109,22 @@ export function RunForm({ skillId, version, models }: { skillId: string; version
     setStreamFailure(null);
     setStopped(false);
     try {
-      const body: SkillRun = { model, idempotencyKey: key, input: (input ?? '') as SkillRun['input'] };
-      for await (const runEvent of streamSkillRun(skillId, body, abort.signal)) {
-        if (runEvent.type === 'delta') setAnswer((text) => (text ?? '') + runEvent.text);
+      const body: SkillRun = {
+        model,
+        idempotencyKey: key,
+        input: (input ?? '') as SkillRun['input'],
+      };
+      for await (const runEvent of streamSkillRun(
+        skillId,
+        body,
+        abort.signal,
+      )) {
+        if (runEvent.type === 'delta')
+          setAnswer((text) => (text ?? '') + runEvent.text);
         else if (runEvent.type === 'usage') setUsage(runEvent.usage);
         else if (runEvent.type === 'error') setStreamFailure(runEvent.message);
-        else if (runEvent.type === 'done' && runEvent.status === 'stopped') setStopped(true);
+        else if (runEvent.type === 'done' && runEvent.status === 'stopped')
+          setStopped(true);
       }
     } catch (failure) {
       if (!abort.signal.aborted) {
@@ -87,7 +141,11 @@ export function RunForm({ skillId, version, models }: { skillId: string; version
     const current = running.current;
     if (!current) return;
     try {
-      unwrap(await api.POST('/v1/chat/stop', { body: { idempotencyKey: current.key } }));
+      unwrap(
+        await api.POST('/v1/chat/stop', {
+          body: { idempotencyKey: current.key },
+        }),
+      );
     } catch (failure) {
       setError(failure);
     }
@@ -95,20 +153,38 @@ export function RunForm({ skillId, version, models }: { skillId: string; version
 
   const server = errorsByField(error, shape);
   // A 422 whose every problem is shown beside its field needs no repeating below.
-  const placedAll = Object.keys(server.byField).length > 0 && server.rest.length === 0;
-  const errorsOf = (name: string) => [...(localErrors[name] ?? []), ...(server.byField[name] ?? [])];
-  const set = (name: string, value: string | boolean) => setValues((current) => ({ ...current, [name]: value }));
+  const placedAll =
+    Object.keys(server.byField).length > 0 && server.rest.length === 0;
+  const errorsOf = (name: string) => [
+    ...(localErrors[name] ?? []),
+    ...(server.byField[name] ?? []),
+  ];
+  const set = (name: string, value: string | boolean) =>
+    setValues((current) => ({ ...current, [name]: value }));
 
   return (
     <section className="skills-panel" aria-labelledby="run">
       <h3 id="run">Run</h3>
       {shape.mode === 'none' ? (
-        <p>This version's input schema accepts no input: publish a new version to run it.</p>
+        <p>
+          This version's input schema accepts no input: publish a new version to
+          run it.
+        </p>
       ) : (
-        <form className="skill-form" onSubmit={(event) => void run(event)} noValidate={false}>
+        <form
+          className="skill-form"
+          onSubmit={(event) => void run(event)}
+          noValidate={false}
+        >
           <label>
             Model
-            <select name="model" value={model} onChange={(event) => setModel(event.target.value)} disabled={busy} required>
+            <select
+              name="model"
+              value={model}
+              onChange={(event) => setModel(event.target.value)}
+              disabled={busy}
+              required
+            >
               {models.map((option) => (
                 <option key={option.id} value={option.id}>
                   {option.name}
@@ -116,16 +192,32 @@ export function RunForm({ skillId, version, models }: { skillId: string; version
               ))}
             </select>
           </label>
-          {shape.mode === 'object' && fields.length === 0 ? <p className="meta">This Skill takes no input fields.</p> : null}
+          {shape.mode === 'object' && fields.length === 0 ? (
+            <p className="meta">This Skill takes no input fields.</p>
+          ) : null}
           {fields.some((field) => field.required) ? (
             <p className="meta">
-              Fields marked <span aria-hidden="true">*</span> (required) must be filled.
+              Fields marked <span aria-hidden="true">*</span> (required) must be
+              filled.
             </p>
           ) : null}
           {fields.map((field) => (
-            <RunField key={field.name} field={field} value={values[field.name] ?? field.initial} onChange={(value) => set(field.name, value)} errors={errorsOf(field.name)} disabled={busy} />
+            <RunField
+              key={field.name}
+              field={field}
+              value={values[field.name] ?? field.initial}
+              onChange={(value) => set(field.name, value)}
+              errors={errorsOf(field.name)}
+              disabled={busy}
+            />
           ))}
-          {error ? <Notice kind="error">{placedAll ? 'The input does not match this Skill’s input schema: see the fields above.' : describeFailure(error)}</Notice> : null}
+          {error ? (
+            <Notice kind="error">
+              {placedAll
+                ? 'The input does not match this Skill’s input schema: see the fields above.'
+                : describeFailure(error)}
+            </Notice>
+          ) : null}
           <FieldErrors fields={server.rest} />
           <div className="run-actions">
             {busy ? (
@@ -150,7 +242,8 @@ export function RunForm({ skillId, version, models }: { skillId: string; version
           {stopped ? <p className="meta">Stopped.</p> : null}
           {usage ? (
             <p className="meta usage">
-              {usage.inputTokens} tokens in · {usage.outputTokens} out · {usage.credits} credits
+              {usage.inputTokens} tokens in · {usage.outputTokens} out ·{' '}
+              {usage.credits} credits
             </p>
           ) : null}
         </section>
@@ -159,12 +252,30 @@ export function RunForm({ skillId, version, models }: { skillId: string; version
   );
 }
 
-function RunField({ field, value, onChange, errors, disabled }: { field: FieldSpec; value: string | boolean; onChange: (value: string | boolean) => void; errors: string[]; disabled: boolean }) {
+function RunField({
+  field,
+  value,
+  onChange,
+  errors,
+  disabled,
+}: {
+  field: FieldSpec;
+  value: string | boolean;
+  onChange: (value: string | boolean) => void;
+  errors: string[];
+  disabled: boolean;
+}) {
   const id = `run-field-${field.name}`;
   const helpId = field.description ? `${id}-help` : undefined;
   const errorId = errors.length ? `${id}-errors` : undefined;
   const describedBy = [helpId, errorId].filter(Boolean).join(' ') || undefined;
-  const common = { id, name: field.name, disabled, 'aria-describedby': describedBy, 'aria-invalid': errors.length ? true : undefined };
+  const common = {
+    id,
+    name: field.name,
+    disabled,
+    'aria-describedby': describedBy,
+    'aria-invalid': errors.length ? true : undefined,
+  };
   const label: ReactNode = (
     <span>
       {field.label}
@@ -180,11 +291,23 @@ function RunField({ field, value, onChange, errors, disabled }: { field: FieldSp
   let control: ReactNode;
   switch (field.kind) {
     case 'boolean':
-      control = <input {...common} type="checkbox" checked={value === true} onChange={(event) => onChange(event.target.checked)} />;
+      control = (
+        <input
+          {...common}
+          type="checkbox"
+          checked={value === true}
+          onChange={(event) => onChange(event.target.checked)}
+        />
+      );
       break;
     case 'enum':
       control = (
-        <select {...common} required={field.required} value={String(value)} onChange={(event) => onChange(event.target.value)}>
+        <select
+          {...common}
+          required={field.required}
+          value={String(value)}
+          onChange={(event) => onChange(event.target.value)}
+        >
           <option value="">{field.required ? 'Choose…' : '(none)'}</option>
           {field.options?.map((option, index) => (
             <option key={index} value={String(index)}>
@@ -211,7 +334,17 @@ function RunField({ field, value, onChange, errors, disabled }: { field: FieldSp
       );
       break;
     case 'text':
-      control = <input {...common} type="text" required={field.required} minLength={field.minLength} maxLength={field.maxLength} value={String(value)} onChange={(event) => onChange(event.target.value)} />;
+      control = (
+        <input
+          {...common}
+          type="text"
+          required={field.required}
+          minLength={field.minLength}
+          maxLength={field.maxLength}
+          value={String(value)}
+          onChange={(event) => onChange(event.target.value)}
+        />
+      );
       break;
     default:
       control = (
@@ -226,7 +359,12 @@ function RunField({ field, value, onChange, errors, disabled }: { field: FieldSp
         />
       );
   }
-  const hint = field.kind === 'lines' ? 'One per line.' : field.kind === 'json' ? 'As JSON.' : null;
+  const hint =
+    field.kind === 'lines'
+      ? 'One per line.'
+      : field.kind === 'json'
+        ? 'As JSON.'
+        : null;
   return (
     <div className={`run-field run-field-${field.kind}`}>
       {field.kind === 'boolean' ? (

@@ -4,16 +4,34 @@ import { RouteLink } from '../AuthScreens';
 import { Notice } from '../Notice';
 import { useFormAction } from '../use-form-action';
 import { RunForm } from './RunForm';
-import { FailureNotice, OUTPUT_SCHEMA_HELP, SchemaField, fileNameOf, parseSchema, schemaText, type JsonSchema, type Skill, type SkillVersion } from './shared';
+import {
+  FailureNotice,
+  OUTPUT_SCHEMA_HELP,
+  SchemaField,
+  fileNameOf,
+  parseSchema,
+  schemaText,
+  type JsonSchema,
+  type Skill,
+  type SkillVersion,
+} from './shared';
 
-export function SkillDetail({ id, planCode }: { id: string; planCode: string }) {
+export function SkillDetail({
+  id,
+  planCode,
+}: {
+  id: string;
+  planCode: string;
+}) {
   const [skill, setSkill] = useState<Skill | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [models, setModels] = useState<Plan['models']>([]);
 
   const load = useCallback(async () => {
     try {
-      setSkill(unwrap(await api.GET('/v1/skills/{id}', { params: { path: { id } } })));
+      setSkill(
+        unwrap(await api.GET('/v1/skills/{id}', { params: { path: { id } } })),
+      );
       setError(null);
     } catch (failure) {
       setError(failure);
@@ -41,7 +59,11 @@ export function SkillDetail({ id, planCode }: { id: string; planCode: string }) 
     return (
       <>
         {back}
-        {error ? <Notice kind="error">{describeFailure(error)}</Notice> : <p role="status">Loading…</p>}
+        {error ? (
+          <Notice kind="error">{describeFailure(error)}</Notice>
+        ) : (
+          <p role="status">Loading…</p>
+        )}
       </>
     );
   }
@@ -52,15 +74,36 @@ export function SkillDetail({ id, planCode }: { id: string; planCode: string }) 
       <header className="skill-header">
         <h2>{skill.name}</h2>
         <p className="meta">
-          Version {skill.version} · created <time dateTime={skill.created_at}>{new Date(skill.created_at).toLocaleString()}</time>
+          Version {skill.version} · created{' '}
+          <time dateTime={skill.created_at}>
+            {new Date(skill.created_at).toLocaleString()}
+          </time>
         </p>
-        <a className="button-link" href={`/v1/skills/${encodeURIComponent(skill.id)}/export`} download={`${fileNameOf(skill.name)}.json`}>
+        <a
+          className="button-link"
+          href={`/v1/skills/${encodeURIComponent(skill.id)}/export`}
+          download={`${fileNameOf(skill.name)}.json`}
+        >
           Export
         </a>
       </header>
       {error ? <Notice kind="error">{describeFailure(error)}</Notice> : null}
-      {latest ? <RunForm key={latest.version} skillId={skill.id} version={latest} models={models} /> : null}
-      {latest ? <PublishForm key={`publish-${latest.version}`} skillId={skill.id} latest={latest} onPublished={load} /> : null}
+      {latest ? (
+        <RunForm
+          key={latest.version}
+          skillId={skill.id}
+          version={latest}
+          models={models}
+        />
+      ) : null}
+      {latest ? (
+        <PublishForm
+          key={`publish-${latest.version}`}
+          skillId={skill.id}
+          latest={latest}
+          onPublished={load}
+        />
+      ) : null}
       <section className="skills-panel" aria-labelledby="versions">
         <h3 id="versions">Versions</h3>
         <ul className="version-list">
@@ -71,13 +114,21 @@ export function SkillDetail({ id, planCode }: { id: string; planCode: string }) 
                 {version === latest ? ' (current)' : ''}
               </span>{' '}
               <span className="meta">
-                <time dateTime={version.created_at}>{new Date(version.created_at).toLocaleString()}</time>
+                <time dateTime={version.created_at}>
+                  {new Date(version.created_at).toLocaleString()}
+                </time>
               </span>
               <details>
                 <summary>Instruction and schemas</summary>
                 <p className="text">{version.instruction}</p>
-                <SchemaView label="Input schema" schema={version.input_schema} />
-                <SchemaView label="Output schema" schema={version.output_schema} />
+                <SchemaView
+                  label="Input schema"
+                  schema={version.input_schema}
+                />
+                <SchemaView
+                  label="Output schema"
+                  schema={version.output_schema}
+                />
               </details>
             </li>
           ))}
@@ -88,7 +139,8 @@ export function SkillDetail({ id, planCode }: { id: string; planCode: string }) 
 }
 
 function SchemaView({ label, schema }: { label: string; schema: JsonSchema }) {
-  if (schema === null || schema === undefined) return <p className="meta">{label}: none</p>;
+  if (schema === null || schema === undefined)
+    return <p className="meta">{label}: none</p>;
   return (
     <>
       <p className="meta">{label}:</p>
@@ -97,21 +149,45 @@ function SchemaView({ label, schema }: { label: string; schema: JsonSchema }) {
   );
 }
 
-function PublishForm({ skillId, latest, onPublished }: { skillId: string; latest: SkillVersion; onPublished: () => Promise<void> }) {
+function PublishForm({
+  skillId,
+  latest,
+  onPublished,
+}: {
+  skillId: string;
+  latest: SkillVersion;
+  onPublished: () => Promise<void>;
+}) {
   const [instruction, setInstruction] = useState(latest.instruction);
-  const [inputSchema, setInputSchema] = useState(schemaText(latest.input_schema));
-  const [outputSchema, setOutputSchema] = useState(schemaText(latest.output_schema));
-  const [schemaErrors, setSchemaErrors] = useState<{ input?: string; output?: string }>({});
+  const [inputSchema, setInputSchema] = useState(
+    schemaText(latest.input_schema),
+  );
+  const [outputSchema, setOutputSchema] = useState(
+    schemaText(latest.output_schema),
+  );
+  const [schemaErrors, setSchemaErrors] = useState<{
+    input?: string;
+    output?: string;
+  }>({});
   const { error, busy, onSubmit } = useFormAction(async () => {
     const input = parseSchema(inputSchema);
     const output = parseSchema(outputSchema);
-    const problems = { input: 'invalid' in input ? input.invalid : undefined, output: 'invalid' in output ? output.invalid : undefined };
+    const problems = {
+      input: 'invalid' in input ? input.invalid : undefined,
+      output: 'invalid' in output ? output.invalid : undefined,
+    };
     setSchemaErrors(problems);
     if ('invalid' in input || 'invalid' in output) return;
     unwrap(
       await api.POST('/v1/skills/{id}/versions', {
         params: { path: { id: skillId } },
-        body: { instruction, ...(input.value === undefined ? {} : { input_schema: input.value }), ...(output.value === undefined ? {} : { output_schema: output.value }) },
+        body: {
+          instruction,
+          ...(input.value === undefined ? {} : { input_schema: input.value }),
+          ...(output.value === undefined
+            ? {}
+            : { output_schema: output.value }),
+        },
       }),
     );
     await onPublished();
@@ -122,10 +198,30 @@ function PublishForm({ skillId, latest, onPublished }: { skillId: string; latest
       <form className="skill-form" onSubmit={onSubmit}>
         <label>
           Instruction
-          <textarea name="instruction" required rows={4} maxLength={20000} value={instruction} onChange={(event) => setInstruction(event.target.value)} />
+          <textarea
+            name="instruction"
+            required
+            rows={4}
+            maxLength={20000}
+            value={instruction}
+            onChange={(event) => setInstruction(event.target.value)}
+          />
         </label>
-        <SchemaField id="publish-input-schema" label="Input schema (JSON)" value={inputSchema} onChange={setInputSchema} error={schemaErrors.input ?? null} />
-        <SchemaField id="publish-output-schema" label="Output schema (JSON)" value={outputSchema} onChange={setOutputSchema} error={schemaErrors.output ?? null} help={OUTPUT_SCHEMA_HELP} />
+        <SchemaField
+          id="publish-input-schema"
+          label="Input schema (JSON)"
+          value={inputSchema}
+          onChange={setInputSchema}
+          error={schemaErrors.input ?? null}
+        />
+        <SchemaField
+          id="publish-output-schema"
+          label="Output schema (JSON)"
+          value={outputSchema}
+          onChange={setOutputSchema}
+          error={schemaErrors.output ?? null}
+          help={OUTPUT_SCHEMA_HELP}
+        />
         <FailureNotice error={error} />
         <button type="submit" disabled={busy}>
           {busy ? 'Publishing…' : 'Publish version'}

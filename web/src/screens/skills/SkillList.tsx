@@ -4,7 +4,13 @@ import { navigate } from '../../navigation';
 import { RouteLink } from '../AuthScreens';
 import { Notice } from '../Notice';
 import { useFormAction } from '../use-form-action';
-import { FailureNotice, SchemaField, parseSchema, type SkillSummary, type SkillTemplate } from './shared';
+import {
+  FailureNotice,
+  SchemaField,
+  parseSchema,
+  type SkillSummary,
+  type SkillTemplate,
+} from './shared';
 
 export function SkillList() {
   const [skills, setSkills] = useState<SkillSummary[] | null>(null);
@@ -18,7 +24,9 @@ export function SkillList() {
     void (async () => {
       try {
         const [page, starters] = await Promise.all([
-          api.GET('/v1/skills', { params: { query: { limit: 50 } } }).then(unwrap),
+          api
+            .GET('/v1/skills', { params: { query: { limit: 50 } } })
+            .then(unwrap),
           api.GET('/v1/skills/templates').then(unwrap),
         ]);
         if (!alive) return;
@@ -37,7 +45,11 @@ export function SkillList() {
   const showMore = async () => {
     if (!nextCursor) return;
     try {
-      const page = unwrap(await api.GET('/v1/skills', { params: { query: { limit: 50, cursor: nextCursor } } }));
+      const page = unwrap(
+        await api.GET('/v1/skills', {
+          params: { query: { limit: 50, cursor: nextCursor } },
+        }),
+      );
       setSkills((current) => [...(current ?? []), ...page.data]);
       setNextCursor(page.nextCursor);
     } catch (failure) {
@@ -49,7 +61,11 @@ export function SkillList() {
     setDuplicating(template.id);
     setError(null);
     try {
-      const skill = unwrap(await api.POST('/v1/skills/templates/{id}/duplicate', { params: { path: { id: template.id } } }));
+      const skill = unwrap(
+        await api.POST('/v1/skills/templates/{id}/duplicate', {
+          params: { path: { id: template.id } },
+        }),
+      );
       navigate(`/skills/${skill.id}`);
     } catch (failure) {
       setError(failure);
@@ -63,7 +79,9 @@ export function SkillList() {
       <section className="skills-panel" aria-labelledby="your-skills">
         <h2 id="your-skills">Your Skills</h2>
         {skills === null ? (
-          error ? null : <p role="status">Loading…</p>
+          error ? null : (
+            <p role="status">Loading…</p>
+          )
         ) : skills.length === 0 ? (
           <p>No Skills yet: create one, import one or start from a template.</p>
         ) : (
@@ -72,14 +90,21 @@ export function SkillList() {
               <li key={skill.id}>
                 <RouteLink to={`/skills/${skill.id}`}>{skill.name}</RouteLink>
                 <span className="meta">
-                  version {skill.version} · updated <time dateTime={skill.updated_at}>{new Date(skill.updated_at).toLocaleString()}</time>
+                  version {skill.version} · updated{' '}
+                  <time dateTime={skill.updated_at}>
+                    {new Date(skill.updated_at).toLocaleString()}
+                  </time>
                 </span>
               </li>
             ))}
           </ul>
         )}
         {nextCursor ? (
-          <button type="button" className="secondary" onClick={() => void showMore()}>
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => void showMore()}
+          >
             Show more
           </button>
         ) : null}
@@ -91,7 +116,9 @@ export function SkillList() {
       <section className="skills-panel" aria-labelledby="templates">
         <h2 id="templates">Starter templates</h2>
         {templates === null ? (
-          error ? null : <p role="status">Loading…</p>
+          error ? null : (
+            <p role="status">Loading…</p>
+          )
         ) : templates.length === 0 ? (
           <p>No templates.</p>
         ) : (
@@ -102,7 +129,13 @@ export function SkillList() {
                   <span className="skill-name">{template.name}</span>
                   <p className="meta">{template.description}</p>
                 </div>
-                <button type="button" className="secondary" aria-label={`Duplicate ${template.name}`} onClick={() => void duplicate(template)} disabled={duplicating !== null}>
+                <button
+                  type="button"
+                  className="secondary"
+                  aria-label={`Duplicate ${template.name}`}
+                  onClick={() => void duplicate(template)}
+                  disabled={duplicating !== null}
+                >
                   {duplicating === template.id ? 'Duplicating…' : 'Duplicate'}
                 </button>
               </li>
@@ -123,7 +156,15 @@ function NewSkillForm() {
     setSchemaError(null);
     const parsed = parseSchema(inputSchema);
     if ('invalid' in parsed) return setSchemaError(parsed.invalid);
-    const skill = unwrap(await api.POST('/v1/skills', { body: { name, instruction, ...(parsed.value === undefined ? {} : { input_schema: parsed.value }) } }));
+    const skill = unwrap(
+      await api.POST('/v1/skills', {
+        body: {
+          name,
+          instruction,
+          ...(parsed.value === undefined ? {} : { input_schema: parsed.value }),
+        },
+      }),
+    );
     navigate(`/skills/${skill.id}`);
   });
   return (
@@ -132,13 +173,32 @@ function NewSkillForm() {
       <form className="skill-form" onSubmit={onSubmit}>
         <label>
           Name
-          <input name="name" required maxLength={200} value={name} onChange={(event) => setName(event.target.value)} />
+          <input
+            name="name"
+            required
+            maxLength={200}
+            value={name}
+            onChange={(event) => setName(event.target.value)}
+          />
         </label>
         <label>
           Instruction
-          <textarea name="instruction" required rows={4} maxLength={20000} value={instruction} onChange={(event) => setInstruction(event.target.value)} />
+          <textarea
+            name="instruction"
+            required
+            rows={4}
+            maxLength={20000}
+            value={instruction}
+            onChange={(event) => setInstruction(event.target.value)}
+          />
         </label>
-        <SchemaField id="new-input-schema" label="Input schema (JSON)" value={inputSchema} onChange={setInputSchema} error={schemaError} />
+        <SchemaField
+          id="new-input-schema"
+          label="Input schema (JSON)"
+          value={inputSchema}
+          onChange={setInputSchema}
+          error={schemaError}
+        />
         <FailureNotice error={error} />
         <button type="submit" disabled={busy}>
           {busy ? 'Creating…' : 'Create Skill'}
@@ -158,10 +218,16 @@ function ImportForm() {
     try {
       body = JSON.parse(await file.text());
     } catch {
-      return setReadError(`${file.name} is not a JSON file (a Skill export is JSON).`);
+      return setReadError(
+        `${file.name} is not a JSON file (a Skill export is JSON).`,
+      );
     }
     // The service checks the shape itself (and names a forbidden or unknown field).
-    const skill = unwrap(await api.POST('/v1/skills/import', { body: body as Schemas['ImportSkillDto'] }));
+    const skill = unwrap(
+      await api.POST('/v1/skills/import', {
+        body: body as Schemas['ImportSkillDto'],
+      }),
+    );
     navigate(`/skills/${skill.id}`);
   });
   return (
@@ -170,7 +236,16 @@ function ImportForm() {
       <form className="skill-form" onSubmit={onSubmit}>
         <label>
           Skill file (.json)
-          <input type="file" name="skill" accept=".json,application/json" aria-describedby="import-help" onChange={(event) => (setFile(event.target.files?.[0] ?? null), setReadError(null))} />
+          <input
+            type="file"
+            name="skill"
+            accept=".json,application/json"
+            aria-describedby="import-help"
+            onChange={(event) => (
+              setFile(event.target.files?.[0] ?? null),
+              setReadError(null)
+            )}
+          />
         </label>
         <p id="import-help" className="meta">
           A file saved with a Skill's Export link.
