@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Makes sure Debian's Chromium is installed: the web client's browser tests (test/web-journey.e2e-spec.ts)
-# drive it through playwright-core at /usr/bin/chromium (CHROMIUM_PATH overrides); nothing downloads a
-# browser. Called by .ci/run. Exit 0 when it is there (already, or installed now), else 1.
+# Installs Debian's Chromium for the web client's browser tests (test/web-*.e2e-spec.ts), which drive it
+# through playwright-core; nothing downloads a browser. The test run's own setup (test/support/run-tools.ts)
+# calls this only when it found no Chromium or Chrome and runs as root with apt-get; it can also be run by
+# hand. Exit 0 when Chromium is there (already, or installed now), else 1.
 set -uo pipefail
 source "$(dirname "$0")/lib/apt-install.sh"
 

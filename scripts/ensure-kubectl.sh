@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure `kubectl` is available: test/kubernetes.e2e-spec.ts renders deploy/kubernetes with
-# `kubectl kustomize` (offline, no cluster needed). Called by .ci/run.
+# `kubectl kustomize` (offline, no cluster needed). Called by the test run's own setup
+# (test/support/run-tools.ts) when kubectl is missing and it runs as root with apt-get; or by hand.
 #
 #   exit 0  kubectl is on PATH (already there, or installed now)
 #   exit 1  it is missing and could not be installed (not root, no apt-get, or no repository providing it);

@@ -8,19 +8,20 @@ import { startTracing } from './infra/telemetry/tracing';
  * required after it.
  */
 function main(): void {
-  const env = environmentWithDotEnv();
-  const config = readConfigOrExit(env);
+  const { env, config } = readConfigOrExit();
   const tracing = startTracing(config.telemetry, env);
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- after startTracing, on purpose
   const { bootstrap } = require('./server') as typeof import('./server');
   void bootstrap(config, tracing);
 }
 
-function readConfigOrExit(
-  env: NodeJS.ProcessEnv,
-): ReturnType<typeof loadConfig> {
+function readConfigOrExit(): {
+  env: NodeJS.ProcessEnv;
+  config: ReturnType<typeof loadConfig>;
+} {
   try {
-    return loadConfig(env);
+    const env = environmentWithDotEnv();
+    return { env, config: loadConfig(env) };
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);

@@ -5,6 +5,8 @@ import {
   registerVerifiedUser,
 } from './support/factories';
 import { sql } from './support/sql';
+import { createMigratedDatabase } from './support/test-database';
+import { ScratchDatabase } from '../scripts/lib/scratch-database';
 import { bootTestApp, TestApp } from './support/test-app';
 
 type User = Awaited<ReturnType<typeof registerUser>>;
@@ -17,12 +19,28 @@ describe('admin: credits, ledger, usage, catalog and templates', () => {
   const rootEmail = uniqueEmail('root');
   let t: TestApp;
   let root: User;
+  // The suite changes the catalog (a model added, plans' models): on a database of its own, so other
+  // suites' instances never see those rows.
+  let database: ScratchDatabase;
+  const db = <T = Record<string, unknown>>(query: string, values?: unknown[]) =>
+    sql<T>(query, values, database.url);
 
   beforeAll(async () => {
-    t = await bootTestApp({ ADMIN_EMAILS: rootEmail, ECHO_DELAY_MS: '0' });
-    root = await registerVerifiedUser(t.http, { email: rootEmail });
+    database = await createMigratedDatabase('chat_admin_catalog');
+    t = await bootTestApp({
+      DATABASE_URL: database.url,
+      ADMIN_EMAILS: rootEmail,
+      ECHO_DELAY_MS: '0',
+    });
+    root = await registerVerifiedUser(t.http, {
+      email: rootEmail,
+      databaseUrl: database.url,
+    });
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await t.close();
+    await database.drop();
+  });
 
   const get = (path: string, cookie = root.cookie) =>
     t.http.get(path).set('Cookie', cookie);
@@ -104,7 +122,7 @@ describe('admin: credits, ledger, usage, catalog and templates', () => {
       expect((await get('/v1/billing/quota', user.cookie)).body.limit).toBe(
         before,
       );
-      const [grant] = await sql<{ firstDay: Date; lastDay: Date }>(
+      const [grant] = await db<{ firstDay: Date; lastDay: Date }>(
         'SELECT "firstDay", "lastDay" FROM "CreditGrant" WHERE "userId" = $1',
         [user.id],
       );
@@ -179,7 +197,7 @@ describe('admin: credits, ledger, usage, catalog and templates', () => {
         reason: 'x',
       }).expect(404);
       expect(
-        await sql('SELECT 1 FROM "CreditGrant" WHERE "userId" = $1', [user.id]),
+        await db('SELECT 1 FROM "CreditGrant" WHERE "userId" = $1', [user.id]),
       ).toEqual([]);
     });
   });
@@ -283,7 +301,7 @@ describe('admin: credits, ledger, usage, catalog and templates', () => {
 
   describe('catalog and Skill templates', () => {
     it('lists plans and models as synced, inactive ones included', async () => {
-      await sql(`INSERT INTO "Model" (id, name, provider, "upstreamModel", "creditsPerRequest", "creditsPer1kInput", "creditsPer1kOutput", "maxOutputTokens", "sortOrder", active, "updatedAt")
+      await db(`INSERT INTO "Model" (id, name, provider, "upstreamModel", "creditsPerRequest", "creditsPer1kInput", "creditsPer1kOutput", "maxOutputTokens", "sortOrder", active, "updatedAt")
                  VALUES ('retired/model', 'Retired', 'openai', 'old', 1, 0, 0, 100, 99, false, now()) ON CONFLICT (id) DO NOTHING`);
       const plans = (await get('/v1/admin/plans').expect(200)).body.data;
       expect(plans.map((plan: { code: string }) => plan.code)).toEqual(

@@ -6,13 +6,16 @@ import {
   registerVerifiedUser,
 } from './support/factories';
 import { sql } from './support/sql';
+import { createMigratedDatabase } from './support/test-database';
+import { ScratchDatabase } from '../scripts/lib/scratch-database';
 import { bootTestApp, TestApp } from './support/test-app';
 
 /**
- * The README's bound: a change takes effect on every instance once PostgreSQL delivers its notification,
- * which takes milliseconds. Checked here generously, as "within two seconds", on a loaded machine.
+ * A change takes effect on every instance once PostgreSQL delivers its notification, which takes
+ * milliseconds (README). The test checks that it happens, not how fast: the bound only stops a test that
+ * would otherwise wait forever, and holds on a loaded 2-core machine (timings are the benchmark's job).
  */
-const BOUND_MS = 2_000;
+const BOUND_MS = 10_000;
 
 async function within<T>(
   probe: () => Promise<T>,
@@ -36,17 +39,27 @@ describe('cached sessions, users and catalog across instances', () => {
   let b: TestApp;
   let adminCookie: string;
 
+  // The suite renames a plan and changes plans' models: on a database of its own, so other suites'
+  // instances never see those rows.
+  let database: ScratchDatabase;
+  const db = <T = Record<string, unknown>>(query: string, values?: unknown[]) =>
+    sql<T>(query, values, database.url);
+
   beforeAll(async () => {
-    [a, b] = [
-      await bootTestApp({ ADMIN_EMAILS: adminEmail }),
-      await bootTestApp({ ADMIN_EMAILS: adminEmail }),
-    ];
-    adminCookie = (await registerVerifiedUser(a.http, { email: adminEmail }))
-      .cookie;
+    database = await createMigratedDatabase('chat_cached_state');
+    const env = { DATABASE_URL: database.url, ADMIN_EMAILS: adminEmail };
+    [a, b] = [await bootTestApp(env), await bootTestApp(env)];
+    adminCookie = (
+      await registerVerifiedUser(a.http, {
+        email: adminEmail,
+        databaseUrl: database.url,
+      })
+    ).cookie;
   });
   afterAll(async () => {
     await a.close();
     await b.close();
+    await database.drop();
   });
 
   const me = (t: TestApp, cookie: string) =>
@@ -148,7 +161,7 @@ describe('cached sessions, users and catalog across instances', () => {
     expect((await me(a, user.cookie)).body.plan.code).toBe('team');
     expect((await me(b, user.cookie)).body.plan.code).toBe('team');
     const email = uniqueEmail('renamed');
-    await sql(
+    await db(
       `UPDATE "User" SET "planCode" = 'free', email = $2 WHERE id = $1`,
       [user.id, email],
     );
@@ -163,7 +176,7 @@ describe('cached sessions, users and catalog across instances', () => {
       });
     }
     // Even when an instance's cache is stale, the database decides what a run may use.
-    await sql(`DELETE FROM "Session" WHERE "userId" = $1`, [user.id]);
+    await db(`DELETE FROM "Session" WHERE "userId" = $1`, [user.id]);
     for (const t of [a, b])
       expect(
         (
@@ -180,13 +193,11 @@ describe('cached sessions, users and catalog across instances', () => {
     const etag = first.headers.etag as string;
     expect(etag).toMatch(/^"/);
     await b.http.get('/v1/plans').set('If-None-Match', etag).expect(304);
-    const [{ name }] = await sql<{ name: string }>(
+    const [{ name }] = await db<{ name: string }>(
       `SELECT name FROM "Plan" WHERE code = 'team'`,
     );
     try {
-      await sql(
-        `UPDATE "Plan" SET name = 'Team (renamed)' WHERE code = 'team'`,
-      );
+      await db(`UPDATE "Plan" SET name = 'Team (renamed)' WHERE code = 'team'`);
       for (const t of [a, b]) {
         const res = await within(
           () => t.http.get('/v1/plans'),
@@ -201,7 +212,7 @@ describe('cached sessions, users and catalog across instances', () => {
         expect(res.headers.etag).not.toBe(etag);
       }
     } finally {
-      await sql(`UPDATE "Plan" SET name = $1 WHERE code = 'team'`, [name]);
+      await db(`UPDATE "Plan" SET name = $1 WHERE code = 'team'`, [name]);
     }
   });
 
@@ -213,13 +224,13 @@ describe('cached sessions, users and catalog across instances', () => {
     const pid = (feed as unknown as { client?: { processID?: number } }).client
       ?.processID;
     expect(pid).toEqual(expect.any(Number));
-    await sql(`SELECT pg_terminate_backend($1)`, [pid]);
+    await db(`SELECT pg_terminate_backend($1)`, [pid]);
     // Whatever b cached is dropped, and nothing is served from memory until the feed is back.
     await within(
       async () => feed.live,
       (live) => !live,
     );
-    await sql(`UPDATE "User" SET "planCode" = 'pro' WHERE id = $1`, [user.id]);
+    await db(`UPDATE "User" SET "planCode" = 'pro' WHERE id = $1`, [user.id]);
     expect((await me(b, user.cookie)).body.plan.code).toBe('pro');
     expect(
       await within(
@@ -227,7 +238,7 @@ describe('cached sessions, users and catalog across instances', () => {
         (live) => live,
       ),
     ).toBe(true);
-    await sql(`UPDATE "User" SET "planCode" = 'team' WHERE id = $1`, [user.id]);
+    await db(`UPDATE "User" SET "planCode" = 'team' WHERE id = $1`, [user.id]);
     expect(
       (
         await within(

@@ -5,6 +5,7 @@ import { ChatSweeperService } from '../src/chat/chat-sweeper.service';
 import { LeaseKeeper } from '../src/chat/lease-keeper';
 import { fingerprintOf } from '../src/chat/fingerprint';
 import { chat, listen } from './support/chat-client';
+import { runRedisUrl } from './support/test-redis';
 import { FakeModelServer } from './support/fake-model-servers';
 import { registerUser } from './support/factories';
 import { sql } from './support/sql';
@@ -35,88 +36,84 @@ describe('chat across instances, timeouts and crashes', () => {
     fake.requests.length = 0;
   });
 
-  (process.env.TEST_REDIS_URL ? describe : describe.skip)(
-    'two instances sharing the database and Redis',
-    () => {
-      let a: TestApp;
-      let b: TestApp;
-      let baseA: string;
-      let baseB: string;
-      beforeAll(async () => {
-        const shared = {
-          OPENAI_API_KEY: 'sk-test',
-          OPENAI_BASE_URL: fake.baseUrl,
-          REDIS_KEY_PREFIX: `test:${randomUUID()}:`,
-        };
-        [a, b] = [await bootTestApp(shared), await bootTestApp(shared)];
-        [baseA, baseB] = [await listen(a), await listen(b)];
-      });
-      afterAll(async () => {
-        await a.close();
-        await b.close();
-      });
+  describe('two instances sharing the database and Redis', () => {
+    let a: TestApp;
+    let b: TestApp;
+    let baseA: string;
+    let baseB: string;
+    beforeAll(async () => {
+      const shared = {
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: fake.baseUrl,
+        REDIS_KEY_PREFIX: `test:${randomUUID()}:`,
+      };
+      [a, b] = [await bootTestApp(shared), await bootTestApp(shared)];
+      [baseA, baseB] = [await listen(a), await listen(b)];
+    });
+    afterAll(async () => {
+      await a.close();
+      await b.close();
+    });
 
-      it('50 concurrent requests with one key over both instances: one provider call, one ledger entry, identical bodies', async () => {
-        const user = await registerUser(a.http);
-        const key = randomUUID();
-        let release!: () => void;
-        fake.mode = {
-          kind: 'ok',
-          words: ['shared', ' by', ' all'],
-          holdLast: new Promise<void>((done) => (release = done)),
-        };
-        const calls = Array.from({ length: 50 }, (_, index) =>
-          chat(
-            index % 2 === 0 ? baseA : baseB,
-            user.cookie,
-            openai('two instances', key),
-          ),
-        );
-        await Promise.race(calls.map((call) => call.firstChunk));
-        setTimeout(() => release(), 300);
-        const responses = await Promise.all(calls.map((call) => call.response));
-        expect(responses.map((res) => res.status)).toEqual(Array(50).fill(200));
-        expect(new Set(responses.map((res) => res.body))).toEqual(
-          new Set(['shared by all']),
-        );
-        expect(
-          new Set(responses.map((res) => res.headers['x-conversation-id']))
-            .size,
-        ).toBe(1);
-        expect(responses.every((res) => res.complete)).toBe(true);
-        expect(fake.requests).toHaveLength(1);
-        expect(await ledgerCount(user.id)).toBe(1);
-      });
+    it('50 concurrent requests with one key over both instances: one provider call, one ledger entry, identical bodies', async () => {
+      const user = await registerUser(a.http);
+      const key = randomUUID();
+      let release!: () => void;
+      fake.mode = {
+        kind: 'ok',
+        words: ['shared', ' by', ' all'],
+        holdLast: new Promise<void>((done) => (release = done)),
+      };
+      const calls = Array.from({ length: 50 }, (_, index) =>
+        chat(
+          index % 2 === 0 ? baseA : baseB,
+          user.cookie,
+          openai('two instances', key),
+        ),
+      );
+      await Promise.race(calls.map((call) => call.firstChunk));
+      setTimeout(() => release(), 300);
+      const responses = await Promise.all(calls.map((call) => call.response));
+      expect(responses.map((res) => res.status)).toEqual(Array(50).fill(200));
+      expect(new Set(responses.map((res) => res.body))).toEqual(
+        new Set(['shared by all']),
+      );
+      expect(
+        new Set(responses.map((res) => res.headers['x-conversation-id'])).size,
+      ).toBe(1);
+      expect(responses.every((res) => res.complete)).toBe(true);
+      expect(fake.requests).toHaveLength(1);
+      expect(await ledgerCount(user.id)).toBe(1);
+    });
 
-      it('a retry reaching the other instance joins the live answer from its first byte', async () => {
-        const user = await registerUser(a.http);
-        const key = randomUUID();
-        let release!: () => void;
-        fake.mode = {
-          kind: 'ok',
-          words: ['from', ' the', ' other', ' side'],
-          holdLast: new Promise<void>((done) => (release = done)),
-        };
-        const original = chat(baseA, user.cookie, openai('cross', key));
-        await original.firstChunk;
-        await new Promise((done) => setTimeout(done, 100));
-        const retry = chat(baseB, user.cookie, openai('cross', key));
-        // Instance B hears the text instance A has produced so far while the provider still holds the rest.
-        const joined = await retry.firstChunk;
-        expect(joined.startsWith('from')).toBe(true);
-        release();
-        const [first, second] = await Promise.all([
-          original.response,
-          retry.response,
-        ]);
-        expect(second.body).toBe('from the other side');
-        expect(second.body).toBe(first.body);
-        expect(second.headers['idempotent-replayed']).toBe('true');
-        expect(second.complete).toBe(true);
-        expect(fake.requests).toHaveLength(1);
-      });
-    },
-  );
+    it('a retry reaching the other instance joins the live answer from its first byte', async () => {
+      const user = await registerUser(a.http);
+      const key = randomUUID();
+      let release!: () => void;
+      fake.mode = {
+        kind: 'ok',
+        words: ['from', ' the', ' other', ' side'],
+        holdLast: new Promise<void>((done) => (release = done)),
+      };
+      const original = chat(baseA, user.cookie, openai('cross', key));
+      await original.firstChunk;
+      await new Promise((done) => setTimeout(done, 100));
+      const retry = chat(baseB, user.cookie, openai('cross', key));
+      // Instance B hears the text instance A has produced so far while the provider still holds the rest.
+      const joined = await retry.firstChunk;
+      expect(joined.startsWith('from')).toBe(true);
+      release();
+      const [first, second] = await Promise.all([
+        original.response,
+        retry.response,
+      ]);
+      expect(second.body).toBe('from the other side');
+      expect(second.body).toBe(first.body);
+      expect(second.headers['idempotent-replayed']).toBe('true');
+      expect(second.complete).toBe(true);
+      expect(fake.requests).toHaveLength(1);
+    });
+  });
 
   describe('provider timeouts', () => {
     let t: TestApp;
@@ -243,13 +240,11 @@ describe('chat across instances, timeouts and crashes', () => {
         status: 'failed',
         errorCode: 'generation_interrupted',
       });
-      if (process.env.TEST_REDIS_URL) {
-        // The waiting retry followed the run through Redis; answering its 502 released the subscription.
-        const redis = new Redis(process.env.TEST_REDIS_URL);
-        const channel = `${t.config.redis.keyPrefix}live:${request.id}`;
-        expect(await redis.pubsub('NUMSUB', channel)).toEqual([channel, 0]);
-        await redis.quit();
-      }
+      // The waiting retry followed the run through Redis; answering its 502 released the subscription.
+      const redis = new Redis(runRedisUrl());
+      const channel = `${t.config.redis.keyPrefix}live:${request.id}`;
+      expect(await redis.pubsub('NUMSUB', channel)).toEqual([channel, 0]);
+      await redis.quit();
       const quota = await t.http
         .get('/v1/billing/quota')
         .set('Cookie', user.cookie)

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { chat, listen } from './support/chat-client';
+import { runRedisUrl } from './support/test-redis';
 import { eventually } from './support/eventually';
 import { registerUser } from './support/factories';
 import { FakeModelServer } from './support/fake-model-servers';
@@ -43,7 +44,7 @@ function describeAll(requests: WireRequest[]): string {
 describe('round trips of one chat request', () => {
   let fake: FakeModelServer;
   let postgres: CountingProxy;
-  let redis: CountingProxy | undefined;
+  let redis: CountingProxy;
   let database: ScratchDatabase;
   let t: TestApp;
   let base: string;
@@ -72,7 +73,7 @@ describe('round trips of one chat request', () => {
       statements: postgres
         .since(since)
         .filter((request) => !BACKGROUND.test(request.text)),
-      commands: redis?.since(since) ?? [],
+      commands: redis.since(since),
     };
   }
 
@@ -80,13 +81,10 @@ describe('round trips of one chat request', () => {
     fake = await new FakeModelServer().start();
     database = await createMigratedDatabase('chat_round_trips');
     postgres = await CountingProxy.postgres(serverOf(database.url));
-    if (process.env.TEST_REDIS_URL)
-      redis = await CountingProxy.redis(serverOf(process.env.TEST_REDIS_URL));
+    redis = await CountingProxy.redis(serverOf(runRedisUrl()));
     t = await bootTestApp({
       DATABASE_URL: through(database.url, postgres),
-      REDIS_URL: redis
-        ? through(process.env.TEST_REDIS_URL as string, redis)
-        : undefined,
+      REDIS_URL: through(runRedisUrl(), redis),
       OPENAI_API_KEY: 'sk-test',
       OPENAI_BASE_URL: fake.baseUrl,
       // The chat sweeper runs every half lease: not during these requests.
@@ -114,7 +112,7 @@ describe('round trips of one chat request', () => {
   afterAll(async () => {
     await t.close();
     await postgres.close();
-    await redis?.close();
+    await redis.close();
     await fake.close();
     await database.drop();
   });
@@ -144,9 +142,9 @@ describe('round trips of one chat request', () => {
     }).toEqual({ count: 2, statements: expect.any(String) });
     // One Redis command, the per-user run limit's counter (RATE_LIMIT_RUN_USER); the issue allows 4.
     expect(commands.length).toBeLessThanOrEqual(4);
-    expect(commands.map((command) => command.text)).toEqual(
-      redis ? [expect.stringMatching(RUN_LIMIT_COUNTER)] : [],
-    );
+    expect(commands.map((command) => command.text)).toEqual([
+      expect.stringMatching(RUN_LIMIT_COUNTER),
+    ]);
   });
 
   it('a turn of an existing conversation: one more for its history, at most 6 in all', async () => {
@@ -182,9 +180,9 @@ describe('round trips of one chat request', () => {
       count: statements.length,
       statements: describeAll(statements),
     }).toEqual({ count: 1, statements: expect.any(String) });
-    expect(commands.map((command) => command.text)).toEqual(
-      redis ? [expect.stringMatching(RUN_LIMIT_COUNTER)] : [],
-    );
+    expect(commands.map((command) => command.text)).toEqual([
+      expect.stringMatching(RUN_LIMIT_COUNTER),
+    ]);
   });
 
   it('an authenticated read (GET /v1/auth/me) and GET /v1/plans: no round trip at all', async () => {

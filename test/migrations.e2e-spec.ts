@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { applyMigrations } from '../src/infra/prisma/migrator';
 import { sql } from './support/sql';
+import { childEnv } from './support/service-process';
 import { diffMigrationsToSchema } from '../scripts/lib/schema-engine';
 import {
   createScratchDatabase,
@@ -23,12 +24,17 @@ import {
 
 const MIGRATIONS_DIR = resolve(__dirname, '..', 'prisma', 'migrations');
 const SCHEMA_PATH = resolve(__dirname, '..', 'prisma', 'schema.prisma');
-const SERVER_URL = withDatabase(
-  process.env.DATABASE_URL ??
-    process.env.TEST_DATABASE_SERVER_URL ??
-    'postgresql://postgres@127.0.0.1:5432/postgres',
-  'postgres',
-);
+const SERVER_URL = withDatabase(serverUrl(), 'postgres');
+
+/** The run's PostgreSQL server (global-setup). */
+function serverUrl(): string {
+  const url = process.env.TEST_DATABASE_SERVER_URL;
+  if (!url)
+    throw new Error(
+      'TEST_DATABASE_SERVER_URL is not set: run the tests through jest (global-setup)',
+    );
+  return url;
+}
 
 const committed = readdirSync(MIGRATIONS_DIR, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
@@ -176,7 +182,7 @@ describe('database migrations', () => {
         ['-r', 'ts-node/register/transpile-only', 'scripts/db.ts', 'migrate'],
         {
           cwd: resolve(__dirname, '..'),
-          env: { ...process.env, DATABASE_URL: url },
+          env: childEnv({ DATABASE_URL: url }),
           encoding: 'utf8',
         },
       );
@@ -211,11 +217,7 @@ describe('database migrations', () => {
         ],
         {
           cwd: resolve(__dirname, '..'),
-          env: {
-            ...process.env,
-            PRISMA_DIR: prismaDir,
-            DATABASE_URL: SERVER_URL,
-          },
+          env: childEnv({ PRISMA_DIR: prismaDir, DATABASE_URL: SERVER_URL }),
           encoding: 'utf8',
         },
       );

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as ts from 'typescript';
 import { bootTestApp, TestApp } from './support/test-app';
+import { runRedisUrl } from './support/test-redis';
 
 /** Every class declared in the application's own sources (the generated Prisma client left out), by name, with the files declaring it. */
 function classesOfSources(
@@ -362,10 +363,12 @@ describe('API docs', () => {
 });
 
 describe('API docs in production', () => {
+  // Production refuses to start without its secrets and a shared Redis: the test names each one.
   const production = {
     NODE_ENV: 'production',
     SESSION_SECRET: 'p'.repeat(40),
     PASSWORD_PEPPER: 'q'.repeat(40),
+    REDIS_URL: runRedisUrl(),
   };
 
   it('are off by default: /docs and /docs-json answer 404 and name no route', async () => {

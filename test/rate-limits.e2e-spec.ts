@@ -147,25 +147,22 @@ describe('rate limits', () => {
     }
   });
 
-  (process.env.TEST_REDIS_URL ? it : it.skip)(
-    'enforces one limit across instances sharing Redis',
-    async () => {
-      const prefix = `test:shared:${randomBytes(6).toString('hex')}:`;
-      const [a, b] = [
-        await bootTestApp({ ...limits, REDIS_KEY_PREFIX: prefix }),
-        await bootTestApp({ ...limits, REDIS_KEY_PREFIX: prefix }),
-      ];
-      try {
-        const email = uniqueEmail('shared');
-        expect((await login(a, ip(), email)).status).toBe(401);
-        expect((await login(b, ip(), email)).status).toBe(401);
-        expect((await login(a, ip(), email)).status).toBe(401);
-        expect((await login(b, ip(), email)).status).toBe(429);
-      } finally {
-        await Promise.all([a.close(), b.close()]);
-      }
-    },
-  );
+  it('enforces one limit across instances sharing Redis', async () => {
+    const prefix = `test:shared:${randomBytes(6).toString('hex')}:`;
+    const [a, b] = [
+      await bootTestApp({ ...limits, REDIS_KEY_PREFIX: prefix }),
+      await bootTestApp({ ...limits, REDIS_KEY_PREFIX: prefix }),
+    ];
+    try {
+      const email = uniqueEmail('shared');
+      expect((await login(a, ip(), email)).status).toBe(401);
+      expect((await login(b, ip(), email)).status).toBe(401);
+      expect((await login(a, ip(), email)).status).toBe(401);
+      expect((await login(b, ip(), email)).status).toBe(429);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
 
   describe('per signed-in user (runs, uploads, Skill writes)', () => {
     let u: TestApp;

@@ -11,8 +11,14 @@ class OwnRedis {
   constructor(readonly port: number) {}
 
   async start(): Promise<void> {
+    // Found or installed by global-setup for runs that include this suite.
+    const binary = process.env.TEST_REDIS_SERVER_PATH;
+    if (!binary)
+      throw new Error(
+        'TEST_REDIS_SERVER_PATH is not set: run the tests through jest (global-setup)',
+      );
     this.child = spawn(
-      'redis-server',
+      binary,
       [
         '--port',
         String(this.port),

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createScratchDatabase } from '../scripts/lib/scratch-database';
 import { sql } from './support/sql';
+import { runRedisUrl } from './support/test-redis';
 import { testServerUrl } from './support/test-database';
 import {
   freePort,
@@ -485,7 +486,7 @@ describe('the service process', () => {
       try {
         const service = launch({
           DATABASE_URL: process.env.TEST_DATABASE_URL,
-          REDIS_URL: process.env.TEST_REDIS_URL,
+          REDIS_URL: runRedisUrl(),
           PORT: String(await freePort()),
           OPENAI_API_KEY: 'sk-test',
           OPENAI_BASE_URL: fake.baseUrl,
@@ -547,12 +548,9 @@ describe('the service process', () => {
         ]) {
           expect([...scopes].some((name) => name.endsWith(scope))).toBe(true);
         }
-        if (process.env.TEST_REDIS_URL)
-          expect(
-            [...scopes].some((name) =>
-              name.endsWith('instrumentation-ioredis'),
-            ),
-          ).toBe(true);
+        expect(
+          [...scopes].some((name) => name.endsWith('instrumentation-ioredis')),
+        ).toBe(true);
         // The run's spans, each inside the request's trace; the provider call inside the generation.
         for (const name of [
           'chat.start',

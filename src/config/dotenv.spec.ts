@@ -39,3 +39,32 @@ describe('environmentWithDotEnv', () => {
     expect(() => loadConfig(environmentWithDotEnv({}, file))).toThrow(/PORT/);
   });
 });
+
+describe('ENV_FILE', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'env-file-'));
+  const defaultFile = join(dir, '.env');
+  const other = join(dir, 'service.env');
+  writeFileSync(defaultFile, 'PORT=4100\n');
+  writeFileSync(other, 'PORT=4500\n');
+
+  it('names another file to read instead of .env', () => {
+    expect(environmentWithDotEnv({ ENV_FILE: other }, defaultFile).PORT).toBe(
+      '4500',
+    );
+  });
+
+  it('reads no file with ENV_FILE=none', () => {
+    const env = { ENV_FILE: 'none' };
+    expect(environmentWithDotEnv(env, defaultFile)).toBe(env);
+  });
+
+  it('stops the start when the named file does not exist, naming it', () => {
+    const missing = join(dir, 'missing.env');
+    expect(() =>
+      environmentWithDotEnv({ ENV_FILE: missing }, defaultFile),
+    ).toThrow(ConfigError);
+    expect(() =>
+      environmentWithDotEnv({ ENV_FILE: missing }, defaultFile),
+    ).toThrow(/ENV_FILE: .*missing\.env does not exist/);
+  });
+});

@@ -1,20 +1,20 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Browser, chromium, Locator, Page } from 'playwright-core';
 import { ROOT } from './service-process';
 
-/** Debian's Chromium (scripts/ensure-chromium.sh installs it); nothing downloads a browser. */
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const SCREENSHOT_DIR = join(ROOT, 'test-results', 'screenshots');
 
 /** Headless Chromium with the flags this closed network needs (no background connections, no sandbox as root). */
 export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM_PATH))
+  // Found or installed by global-setup (run-tools.ts), only for runs that include the browser tests.
+  const executablePath = process.env.TEST_CHROMIUM_PATH;
+  if (!executablePath)
     throw new Error(
-      `no Chromium at ${CHROMIUM_PATH}: run scripts/ensure-chromium.sh (Debian package chromium)`,
+      'TEST_CHROMIUM_PATH is not set: run the tests through jest (global-setup finds the browser)',
     );
   return chromium.launch({
-    executablePath: CHROMIUM_PATH,
+    executablePath,
     headless: true,
     args: [
       '--no-sandbox',

@@ -53,12 +53,15 @@ export async function verifyEmail(
   await http.post('/v1/auth/verify-email').send({ token }).expect(204);
 }
 
-/** A fresh account with a verified email (an admin when the email is in the app's ADMIN_EMAILS). */
+/**
+ * A fresh account with a verified email (an admin when the email is in the app's ADMIN_EMAILS).
+ * `databaseUrl`: the app's database, for a suite that runs on a database of its own.
+ */
 export async function registerVerifiedUser(
   http: Http,
-  overrides: { email?: string; password?: string } = {},
+  overrides: { email?: string; password?: string; databaseUrl?: string } = {},
 ) {
   const account = await registerUser(http, overrides);
-  await verifyEmail(http, account);
+  await verifyEmail(http, account, overrides.databaseUrl);
   return account;
 }

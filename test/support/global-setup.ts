@@ -8,15 +8,37 @@ import {
   createScratchDatabase,
   withDatabase,
 } from '../../scripts/lib/scratch-database';
+import {
+  provideChromium,
+  provideKubectl,
+  runIncludes,
+  RunSelection,
+} from './run-tools';
 import { freePort } from './service-process';
 import { MIGRATIONS_DIR } from './test-database';
+import { provideRedis, provideRedisServer } from './test-redis';
 
 /**
- * Gives the run its own database: on the server of DATABASE_URL when set (CI uses the machine's
- * PostgreSQL), otherwise on an embedded PostgreSQL started in a temporary directory. Workers read
- * TEST_DATABASE_URL / TEST_DATABASE_SERVER_URL / TEST_REDIS_URL; global-teardown removes it all.
+ * Everything the run needs, so that `npm test` works on a fresh machine with nothing set:
+ * - a database of its own: on the server of DATABASE_URL when the run is given one (CI passes the
+ *   machine's PostgreSQL), otherwise on an embedded PostgreSQL started in a temporary directory;
+ * - Redis: REDIS_URL when given, otherwise a redis-server of the run's own;
+ * - Chromium, kubectl and redis-server, found or installed, when the run includes the tests that drive them.
+ * Those are the only variables of the caller's environment the run reads (with CHROMIUM_PATH); tests read
+ * what this sets (TEST_*), and global-teardown removes it all. docs/adr/0002-test-run-environment.md
  */
-export default async function globalSetup(): Promise<void> {
+export default async function globalSetup(
+  selection: RunSelection = {},
+): Promise<void> {
+  if (runIncludes(selection, /^web-.*\.e2e-spec\.ts$/))
+    process.env.TEST_CHROMIUM_PATH = provideChromium();
+  if (runIncludes(selection, /^kubernetes\.e2e-spec\.ts$/))
+    process.env.TEST_KUBECTL_PATH = provideKubectl();
+  if (runIncludes(selection, /^redis-outage\.e2e-spec\.ts$/))
+    process.env.TEST_REDIS_SERVER_PATH = provideRedisServer();
+  const redis = await provideRedis(await freePort());
+  globalThis.__TEST_REDIS_STOP__ = redis.stop;
+  process.env.TEST_REDIS_URL = redis.url;
   let serverUrl: string;
   if (process.env.DATABASE_URL) {
     serverUrl = withDatabase(process.env.DATABASE_URL, 'postgres');
@@ -40,7 +62,6 @@ export default async function globalSetup(): Promise<void> {
   globalThis.__TEST_DATABASE_DROP__ = database.drop;
   process.env.TEST_DATABASE_SERVER_URL = serverUrl;
   process.env.TEST_DATABASE_URL = database.url;
-  if (process.env.REDIS_URL) process.env.TEST_REDIS_URL = process.env.REDIS_URL;
   buildWebClient();
   const sharedStorage = mkdtempSync(join(tmpdir(), 'chat-test-storage-'));
   process.env.TEST_SHARED_STORAGE_DIR = sharedStorage;
@@ -80,4 +101,5 @@ declare global {
   var __TEST_EMBEDDED_PG__: { stop: () => Promise<void> } | undefined;
   var __TEST_DATABASE_DROP__: (() => Promise<void>) | undefined;
   var __TEST_SHARED_STORAGE_DIR__: string | undefined;
+  var __TEST_REDIS_STOP__: (() => Promise<void>) | undefined;
 }

@@ -22,24 +22,34 @@ export interface StartOptions {
   args?: string[];
 }
 
+/**
+ * The environment of a process a test starts: what it names, over the few variables a process needs to
+ * run at all (PATH, HOME, TMPDIR). Nothing else of the developer's shell reaches it, and ENV_FILE=none
+ * keeps a .env in the checkout out of it too.
+ */
+export function childEnv(
+  env: Record<string, string | undefined>,
+): NodeJS.ProcessEnv {
+  const inherited = Object.fromEntries(
+    ['PATH', 'HOME', 'TMPDIR']
+      .filter((name) => process.env[name] !== undefined)
+      .map((name) => [name, process.env[name]]),
+  );
+  return { ...inherited, ENV_FILE: 'none', ...env };
+}
+
 export function startService(
   env: Record<string, string | undefined>,
   options: StartOptions = {},
 ): ServiceProcess {
-  const baseEnv = Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([name]) => !/^(DATABASE_URL|REDIS_URL|TEST_|JEST_|NODE_ENV)/.test(name),
-    ),
-  );
   const child = spawn(process.execPath, options.args ?? ['dist/main.js'], {
     cwd: ROOT,
     // Extraction only where a test asks for it, over the shared storage (see testEnv).
-    env: {
-      ...baseEnv,
+    env: childEnv({
       LOG_LEVEL: 'info',
       FILE_EXTRACTION_ENABLED: 'false',
       ...env,
-    } as NodeJS.ProcessEnv,
+    }),
     detached: options.detached ?? false,
   });
   let output = '';
