@@ -92,4 +92,55 @@ describe('the web client in Chromium', () => {
       await page.getByText(email).waitFor();
     });
   }, 90_000);
+
+  it('keeps a signed-in person signed in when the service fails or cannot be reached, and signs out only on a 401', async () => {
+    const email = uniqueEmail('browser-outage');
+    await step(page, 'outage-sign-up', async () => {
+      await page.goto(`${base}/sign-up`);
+      await page.getByLabel('Email').fill(email);
+      await page.getByLabel('Password').fill('a long enough browser password');
+      await page.getByRole('button', { name: 'Sign up' }).click();
+      await page.getByText(email).waitFor();
+    });
+
+    await step(page, 'outage-500-and-network', async () => {
+      for (const outage of ['500', 'network'] as const) {
+        // GET /v1/auth/me fails as a broken service (500) or a dropped connection would.
+        await page.route('**/v1/auth/me', (route) =>
+          outage === '500'
+            ? route.fulfill({
+                status: 500,
+                contentType: 'application/problem+json',
+                body: JSON.stringify({
+                  type: 'about:blank',
+                  title: 'Internal Server Error',
+                  status: 500,
+                  code: 'internal_error',
+                }),
+              })
+            : route.abort('connectionrefused'),
+        );
+        await page.reload();
+        const alert = page.getByRole('alert');
+        await alert.waitFor();
+        expect(await alert.textContent()).toContain(
+          outage === '500'
+            ? 'could not be reached (it answered 500)'
+            : 'could not be reached (the network failed)',
+        );
+        expect(
+          await page.getByRole('heading', { name: 'Sign in' }).count(),
+        ).toBe(0);
+        await page.unroute('**/v1/auth/me');
+        await page.getByRole('button', { name: 'Try again' }).click();
+        await page.getByText(email).waitFor();
+      }
+    });
+
+    await step(page, 'outage-401-signs-out', async () => {
+      await page.context().clearCookies();
+      await page.reload();
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    });
+  }, 90_000);
 });

@@ -35,13 +35,20 @@ const SECTIONS: { path: string; label: string }[] = [
 export function App() {
   const path = usePath();
   const [user, setUser] = useState<Session>(undefined);
+  // Why the last GET /v1/auth/me failed, when it was not a 401: the service or the network is down.
+  const [unreachable, setUnreachable] = useState<string | null>(null);
 
   const refreshUser = useCallback(async () => {
     try {
       setUser(unwrap(await api.GET('/v1/auth/me')));
+      setUnreachable(null);
     } catch (error) {
-      if (!(error instanceof ApiFailure) || error.status === 401) setUser(null);
-      else setUser(null);
+      // Only a 401 means signed out; a 5xx or a network failure says nothing about the session, so the
+      // person stays as they were (signed in, or still loading) and is told the service did not answer.
+      if (error instanceof ApiFailure && error.status === 401) {
+        setUser(null);
+        setUnreachable(null);
+      } else setUnreachable(unreachableReason(error));
     }
   }, []);
   useEffect(() => void refreshUser(), [refreshUser]);
@@ -52,6 +59,17 @@ export function App() {
     navigate('/sign-in');
   };
 
+  if (user === undefined && unreachable)
+    return (
+      <div className="loading" role="alert">
+        <p className="notice notice-error">
+          {unreachable} Try again in a moment.
+        </p>
+        <button type="button" onClick={() => void refreshUser()}>
+          Try again
+        </button>
+      </div>
+    );
   if (user === undefined)
     return (
       <p className="loading" role="status">
@@ -92,9 +110,22 @@ export function App() {
           </button>
         </div>
       </header>
+      {unreachable && (
+        <p className="notice notice-error" role="alert">
+          {unreachable} You are still signed in.
+        </p>
+      )}
       <main id="content">{screenFor(path, props)}</main>
     </div>
   );
+}
+
+function unreachableReason(error: unknown): string {
+  const detail =
+    error instanceof ApiFailure
+      ? `it answered ${error.status}`
+      : 'the network failed';
+  return `The service could not be reached (${detail}).`;
 }
 
 function isIn(path: string, section: string): boolean {
