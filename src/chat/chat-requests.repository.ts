@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { uuidv7 } from '../common/ids';
+import type { ChatRequestStatus } from '../infra/prisma/generated/client';
 import {
   PreparedStatement,
   PrismaService,
@@ -28,7 +29,7 @@ export interface NewChatRequest {
 export interface StoredRequest {
   id: string;
   fingerprint: string;
-  status: string;
+  status: ChatRequestStatus;
   /** Null once its conversation was deleted (its text went with it). */
   conversationId: string | null;
   responseBody: string | null;
@@ -99,22 +100,16 @@ const FIND_BY_KEY: PreparedStatement = {
           WHERE r."userId" = $1::uuid AND r."idempotencyKey" = $2`,
 };
 
-interface ClaimRow {
+/** A row of chat_claim_many: the stored run's columns are there (non-null) only when the key was taken. */
+type ClaimRow = {
   /** The claim's position in the batch, from 1. */
   n: number;
-  outcome:
-    'claimed' | 'model_not_allowed' | 'quota_exceeded' | 'not_found' | 'taken';
-  id: string | null;
-  fingerprint: string | null;
-  status: string | null;
-  conversationId: string | null;
-  responseBody: string | null;
-  errorCode: string | null;
-  modelId: string | null;
-  inputTokens: number | null;
-  outputTokens: number | null;
-  credits: number | null;
-}
+} & (
+  | {
+      outcome: 'claimed' | 'model_not_allowed' | 'quota_exceeded' | 'not_found';
+    }
+  | ({ outcome: 'taken' } & RunRow)
+);
 
 const CLAIM_MANY: PreparedStatement = {
   name: 'chat_claim_many_with_usage',
@@ -308,16 +303,7 @@ export class ChatRequestsRepository {
 
 function toClaimResult(row: ClaimRow): ClaimResult {
   if (row.outcome !== 'taken') return { outcome: row.outcome };
-  return {
-    outcome: 'taken',
-    request: toStoredRun({
-      ...row,
-      id: row.id as string,
-      fingerprint: row.fingerprint as string,
-      status: row.status as string,
-      modelId: row.modelId as string,
-    }),
-  };
+  return { outcome: 'taken', request: toStoredRun(row) };
 }
 
 function toStoredRun({

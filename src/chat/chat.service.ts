@@ -76,7 +76,7 @@ export class ChatService {
       idempotencyKey: request.idempotencyKey,
       requestId: run.id,
       conversationId: run.conversationId,
-      status: run.status as RunStatusDto['status'],
+      status: run.status,
     };
   }
 
