@@ -171,30 +171,40 @@ describe('POST /v1/chat', () => {
     const start = await chat(base, user.cookie, echo('start')).response;
     const conversationId = start.headers['x-conversation-id'] as string;
     const turn = (label: string) => ({
-      ...echo('unused', randomUUID(), { conversationId }),
+      ...openai('unused', randomUUID(), { conversationId }),
       messages: Array.from({ length: 20 }, (_, index) => ({
         role: 'user',
         content: `${label}${index}`,
       })),
     });
-    const [a, b] = await Promise.all([
-      chat(base, user.cookie, turn('A')).response,
-      chat(base, user.cookie, turn('B')).response,
-    ]);
+    // Both runs are held at the provider before their last word, so both are generating at once; released
+    // together, they settle into the conversation at the same moment.
+    let release = () => {};
+    const held = new Promise<void>((done) => (release = done));
+    fake.mode = { kind: 'ok', words: ['Hello', ' world'], holdLast: held };
+    const calls = [
+      chat(base, user.cookie, turn('A')),
+      chat(base, user.cookie, turn('B')),
+    ];
+    await Promise.all(calls.map((call) => call.firstChunk));
+    await eventually(async () => fake.requests.length === 2, 20_000);
+    release();
+    const [a, b] = await Promise.all(calls.map((call) => call.response));
     expect([a.status, b.status]).toEqual([200, 200]);
+    expect([a.body, b.body]).toEqual(['Hello world', 'Hello world']);
     const conversation = await t.http
       .get(`/v1/conversations/${conversationId}`)
       .set('Cookie', user.cookie)
       .expect(200);
+    // A user message by its label (A or B), an answer as H: each turn's 20 messages, then its answer.
     const labels = conversation.body.messages
       .slice(2)
       .map((m: { role: string; content: string }) =>
-        m.role === 'assistant'
-          ? m.content.replace('Echo: ', '').slice(0, 1)
-          : m.content.slice(0, 1),
+        m.role === 'assistant' ? 'H' : m.content.slice(0, 1),
       );
+    expect(labels).toHaveLength(42);
     const blocks = labels.join('').replace(/(.)\1*/g, '$1');
-    expect(['AB', 'BA']).toContain(blocks);
+    expect(['AHBH', 'BHAH']).toContain(blocks);
   });
 
   it('answers 404 for another user’s or an unknown conversation, billing nothing and keeping the key', async () => {

@@ -1,5 +1,7 @@
 import { AddressInfo, connect } from 'node:net';
+import { PASSWORD, uniqueEmail } from './support/factories';
 import { ProbeModule } from './support/probe.module';
+import { sql } from './support/sql';
 import { bootTestApp, TestApp } from './support/test-app';
 
 const PROBLEM_JSON = /^application\/problem\+json/;
@@ -69,6 +71,25 @@ describe('HTTP plumbing: errors, request ids, logs, headers', () => {
       .set('Content-Type', 'application/json')
       .send('{"email": "a@example.com",');
     expectProblem(res, 400, 'malformed_json');
+    // On a route that writes: a registration cut off mid-body creates no account and sets no cookie,
+    // while the same body whole does.
+    const email = uniqueEmail('malformed');
+    const whole = JSON.stringify({ email, password: PASSWORD });
+    const cut = await t.http
+      .post('/v1/auth/register')
+      .set('Content-Type', 'application/json')
+      .send(whole.slice(0, -1));
+    expectProblem(cut, 400, 'malformed_json');
+    expect(cut.headers['set-cookie']).toBeUndefined();
+    const accounts = () =>
+      sql('SELECT 1 FROM "User" WHERE email = $1', [email.toLowerCase()]);
+    expect(await accounts()).toHaveLength(0);
+    await t.http
+      .post('/v1/auth/register')
+      .set('Content-Type', 'application/json')
+      .send(whole)
+      .expect(201);
+    expect(await accounts()).toHaveLength(1);
   });
 
   it('answers 413 for a body over the limit', async () => {
