@@ -23,6 +23,8 @@ module.exports = {
       },
     ],
   },
+  // Every response of a test app is checked against the OpenAPI document (test/support/openapi-responses.ts).
+  setupFilesAfterEnv: ['<rootDir>/test/support/openapi-after-each.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 30000,

@@ -247,11 +247,16 @@ describe('API docs', () => {
       '/v1/conversations/{id}/regenerate',
       '/v1/conversations/{id}/messages/{messageId}/edit',
     ]) {
+      // The stream is a string; each event is described by x-itemSchema (OpenAPI 3.2's itemSchema).
       const events = doc.paths[path].post.responses['200'].content?.[
         'text/event-stream'
-      ] as { schema: { items: { oneOf: { $ref: string }[] } } };
+      ] as {
+        schema: { type: string };
+        'x-itemSchema': { oneOf: { $ref: string }[] };
+      };
+      expect(events.schema.type).toBe('string');
       expect(
-        events.schema.items.oneOf.map((ref) => ref.$ref.split('/').pop()),
+        events['x-itemSchema'].oneOf.map((ref) => ref.$ref.split('/').pop()),
       ).toEqual([
         'ChatMetaEventDto',
         'ChatDeltaEventDto',

@@ -29,13 +29,14 @@ export const STREAMED_ANSWER_RESPONSE = {
     'text/plain': { schema: { type: 'string' as const } },
     'text/event-stream': {
       schema: {
-        type: 'array' as const,
-        description: 'The events in the order sent (event name and JSON data).',
-        items: {
-          oneOf: CHAT_EVENT_TYPES.map((type) => ({
-            $ref: getSchemaPath(type),
-          })),
-        },
+        type: 'string' as const,
+        description:
+          'Server-sent events, each an `event:` line naming it and one `data:` line holding its data as JSON; `x-itemSchema` gives the schema of each event as `{ event, data }`.',
+      },
+      // Each event of the stream, as OpenAPI 3.2's `itemSchema` says it for sequential media types (an
+      // extension in this 3.0 document): no schema of the whole stream can describe its events.
+      'x-itemSchema': {
+        oneOf: CHAT_EVENT_TYPES.map((type) => ({ $ref: getSchemaPath(type) })),
       },
     },
   },

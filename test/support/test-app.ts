@@ -7,6 +7,12 @@ import { createApp } from '../../src/app.factory';
 import { createRootLogger } from '../../src/common/logging/logger';
 import { loadConfig } from '../../src/config/load-config';
 import { AppConfig } from '../../src/config/app-config';
+import { buildOpenApiDocument } from '../../src/common/openapi/setup-openapi';
+import {
+  checkResponsesOf,
+  OpenApiDocument,
+  OpenApiResponseChecker,
+} from './openapi-responses';
 
 export interface TestApp {
   app: NestExpressApplication;
@@ -58,6 +64,29 @@ export function testEnv(
   };
 }
 
+/** One checker per set of extra modules: the document is the same for every app built from them. */
+const checkers = new Map<string, OpenApiResponseChecker>();
+
+function checkerFor(
+  app: NestExpressApplication,
+  config: AppConfig,
+  extraModules: Type[],
+): OpenApiResponseChecker {
+  const key = extraModules.map((module) => module.name).join(',');
+  let checker = checkers.get(key);
+  if (!checker) {
+    const document = buildOpenApiDocument(app, {
+      cookieName: config.session.cookieName,
+    });
+    // As /docs-json serves it: plain JSON.
+    checker = new OpenApiResponseChecker(
+      JSON.parse(JSON.stringify(document)) as OpenApiDocument,
+    );
+    checkers.set(key, checker);
+  }
+  return checker;
+}
+
 /** Boots the real application (createApp, as main.ts does) on the suite's database, with captured logs. */
 export async function bootTestApp(
   overrides: Record<string, string | undefined> = {},
@@ -83,6 +112,7 @@ export async function bootTestApp(
     await app.close().catch(() => undefined);
     throw error;
   }
+  checkResponsesOf(app.getHttpServer(), checkerFor(app, config, extraModules));
   return {
     app,
     config,

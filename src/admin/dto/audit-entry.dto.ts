@@ -1,4 +1,9 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  ApiExtraModels,
+  ApiProperty,
+  ApiPropertyOptional,
+} from '@nestjs/swagger';
+import { ApiNullableObjectProperty } from '../../common/openapi/nullable-object.decorator';
 import { IsOptional, IsString, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../common/pagination';
 
@@ -18,12 +23,13 @@ export class AuditAdminDto {
   email!: string;
 }
 
+@ApiExtraModels(AuditAdminDto)
 export class AuditEntryDto {
   @ApiProperty({ format: 'uuid' })
   id!: string;
 
   /** Who did it; null for changes made by the service itself (ADMIN_EMAILS at start). */
-  @ApiProperty({ type: AuditAdminDto, nullable: true })
+  @ApiNullableObjectProperty(AuditAdminDto)
   admin!: AuditAdminDto | null;
 
   /** `user.plan`, `user.disable`, `user.enable`, `user.role`... */

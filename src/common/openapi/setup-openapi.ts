@@ -38,7 +38,35 @@ export function buildOpenApiDocument(
     operationIdFactory: (controllerKey: string, methodKey: string) =>
       `${controllerKey.replace(/Controller$/, '')}_${methodKey}`,
   });
-  return withCommonProblems(document);
+  return withNullableAsDefined(withCommonProblems(document));
+}
+
+/**
+ * `nullable` as OpenAPI 3.0.3 defines it, so that strict validators read the schemas as meant:
+ * - it only widens a `type` beside it, and validators refuse it alone. The Swagger CLI plugin adds it to
+ *   every `T | null` property, also to those whose schema is a choice that admits null itself
+ *   (ApiNullableObjectProperty): there it is removed;
+ * - beside an `enum`, null is allowed only when the enum lists it: it is added to nullable enums.
+ * Works on a copy: the decorators' metadata (and constants such as enum arrays) stay as they are.
+ */
+function withNullableAsDefined(document: OpenAPIObject): OpenAPIObject {
+  const copy = JSON.parse(JSON.stringify(document)) as OpenAPIObject;
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (typeof node !== 'object' || node === null) return;
+    const schema = node as Record<string, unknown>;
+    if ('nullable' in schema && !('type' in schema)) delete schema.nullable;
+    if (
+      schema.nullable === true &&
+      Array.isArray(schema.enum) &&
+      !schema.enum.includes(null)
+    )
+      schema.enum = [...(schema.enum as unknown[]), null];
+    Object.values(schema).forEach(visit);
+  };
+  visit(copy.components?.schemas);
+  visit(copy.paths);
+  return copy;
 }
 
 /**

@@ -1,4 +1,5 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty } from '@nestjs/swagger';
+import { ApiNullableObjectProperty } from '../../common/openapi/nullable-object.decorator';
 import { FILE_KINDS, FileKind } from '../../files/file-kind';
 
 export class ConversationSummaryDto {
@@ -52,6 +53,7 @@ export class MessageUsageDto {
   credits!: number;
 }
 
+@ApiExtraModels(MessageUsageDto)
 export class ConversationMessageDto {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -80,7 +82,7 @@ export class ConversationMessageDto {
   alternatives!: string[];
 
   /** On assistant messages: what their run cost. Null on other messages. */
-  @ApiProperty({ type: MessageUsageDto, nullable: true })
+  @ApiNullableObjectProperty(MessageUsageDto)
   usage!: MessageUsageDto | null;
 }
 
