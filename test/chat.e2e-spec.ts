@@ -641,7 +641,7 @@ describe('POST /v1/chat', () => {
       reserved: 0,
     });
     const conversation = await t.http
-      .get(`/v1/conversations/${res.headers['x-conversation-id']}`)
+      .get(`/v1/conversations/${String(res.headers['x-conversation-id'])}`)
       .set('Cookie', user.cookie)
       .expect(200);
     expect(

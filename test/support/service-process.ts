@@ -39,7 +39,7 @@ export function startService(
       LOG_LEVEL: 'info',
       FILE_EXTRACTION_ENABLED: 'false',
       ...env,
-    } as NodeJS.ProcessEnv,
+    },
     detached: options.detached ?? false,
   });
   let output = '';
