@@ -106,7 +106,7 @@ function isIn(path: string, section: string): boolean {
 function screenFor(path: string, props: ScreenProps) {
   if (path.startsWith('/conversations'))
     return <ConversationsScreen {...props} />;
-  if (path.startsWith('/files')) return <FilesScreen {...props} />;
+  if (path.startsWith('/files')) return <FilesScreen />;
   if (path.startsWith('/skills')) return <SkillsScreen {...props} />;
   if (path.startsWith('/plans')) return <PlansScreen {...props} />;
   if (path.startsWith('/account')) return <AccountScreen {...props} />;

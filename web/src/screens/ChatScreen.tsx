@@ -95,7 +95,7 @@ async function* streamTurn(
   yield* eventsOrRefusal(result, (problem) => {
     const resetsAt =
       typeof problem === 'object' && problem !== null && 'resetsAt' in problem
-        ? String((problem as { resetsAt: unknown }).resetsAt)
+        ? String(problem.resetsAt)
         : undefined;
     return new TurnFailure(failureOf(result.response, problem), resetsAt);
   });

@@ -13,7 +13,6 @@ import {
   type Schemas,
 } from '../api/client';
 import { fetchWithUploadProgress, type UploadProgress } from '../api/upload';
-import type { ScreenProps } from '../App';
 import { Notice } from './Notice';
 import './files.css';
 
@@ -33,7 +32,7 @@ const TEXT_FAILURES: Record<string, string> = {
 };
 
 /** The caller's files: upload with progress, text extraction status (polled while pending), download, delete. */
-export function FilesScreen(_props: ScreenProps) {
+export function FilesScreen() {
   // The first page is re-read while text is pending; pages loaded with "Show more" are kept beside it.
   const [firstPage, setFirstPage] = useState<StoredFile[] | null>(null);
   const [more, setMore] = useState<StoredFile[]>([]);

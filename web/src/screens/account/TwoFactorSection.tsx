@@ -37,7 +37,7 @@ export function TwoFactorSection({
   const start = useFormAction(async () => {
     setTurnedOff(false);
     const answer = unwrap(await api.POST('/v1/auth/2fa/setup'));
-    let qr: string | null = null;
+    let qr: string | null;
     try {
       qr = await QRCode.toDataURL(answer.otpauthUri, { margin: 2, width: 240 });
     } catch {
