@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { api, ApiFailure, unwrap, type User } from './api/client';
+import { api, unwrap, type User } from './api/client';
 import { navigate, usePath } from './navigation';
 import { AccountScreen } from './screens/AccountScreen';
 import { RouteLink, SignInScreen, SignUpScreen } from './screens/AuthScreens';
@@ -36,14 +36,15 @@ export function App() {
   const path = usePath();
   const [user, setUser] = useState<Session>(undefined);
 
-  const refreshUser = useCallback(async () => {
-    try {
-      setUser(unwrap(await api.GET('/v1/auth/me')));
-    } catch (error) {
-      if (!(error instanceof ApiFailure) || error.status === 401) setUser(null);
-      else setUser(null);
-    }
-  }, []);
+  // The person is set once the answer is there (every failure, 401 or another, counts as signed out).
+  const refreshUser = useCallback(
+    () =>
+      api
+        .GET('/v1/auth/me')
+        .then((result) => setUser(unwrap(result)))
+        .catch(() => setUser(null)),
+    [],
+  );
   useEffect(() => void refreshUser(), [refreshUser]);
 
   const signOut = async () => {

@@ -258,17 +258,14 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
     return () => clearTimeout(timer);
   }, [billingReturn, refreshUser]);
 
-  const loadFiles = useCallback(async () => {
-    try {
-      setFiles(
-        unwrap(
-          await api.GET('/v1/files', { params: { query: { limit: 100 } } }),
-        ).data,
-      );
-    } catch (failure) {
-      setError(failure);
-    }
-  }, []);
+  const loadFiles = useCallback(
+    () =>
+      api
+        .GET('/v1/files', { params: { query: { limit: 100 } } })
+        .then((result) => setFiles(unwrap(result).data))
+        .catch(setError),
+    [],
+  );
   useEffect(() => void loadFiles(), [loadFiles]);
   const readyFiles = (files ?? []).filter(
     (file) => file.text.status === 'ready',

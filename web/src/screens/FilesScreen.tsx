@@ -51,20 +51,23 @@ export function FilesScreen() {
   const pagedOn = useRef(false);
   const uploadAbort = useRef<AbortController | null>(null);
 
-  const refresh = useCallback(async () => {
-    try {
-      const page = unwrap(
-        await api.GET('/v1/files', { params: { query: { limit: PAGE_SIZE } } }),
-      );
-      if (!alive.current) return;
-      setFirstPage(page.data);
-      // Once more pages are shown, the cursor is theirs.
-      if (!pagedOn.current) setNextCursor(page.nextCursor);
-      setListError(null);
-    } catch (failure) {
-      if (alive.current) setListError(failure);
-    }
-  }, []);
+  const refresh = useCallback(
+    () =>
+      api
+        .GET('/v1/files', { params: { query: { limit: PAGE_SIZE } } })
+        .then((result) => {
+          const page = unwrap(result);
+          if (!alive.current) return;
+          setFirstPage(page.data);
+          // Once more pages are shown, the cursor is theirs.
+          if (!pagedOn.current) setNextCursor(page.nextCursor);
+          setListError(null);
+        })
+        .catch((failure: unknown) => {
+          if (alive.current) setListError(failure);
+        }),
+    [],
+  );
 
   useEffect(() => {
     alive.current = true;

@@ -23,14 +23,17 @@ export function TwoFactorSection({
   } | null>(null);
   const [turnedOff, setTurnedOff] = useState(false);
 
-  const load = useCallback(async () => {
-    try {
-      setStatus(unwrap(await api.GET('/v1/auth/2fa')));
-      setLoadError(null);
-    } catch (error) {
-      setLoadError(error);
-    }
-  }, []);
+  const load = useCallback(
+    () =>
+      api
+        .GET('/v1/auth/2fa')
+        .then((result) => {
+          setStatus(unwrap(result));
+          setLoadError(null);
+        })
+        .catch(setLoadError),
+    [],
+  );
   // Read again when the person's flag changes (another tab, or this section's own change).
   useEffect(() => void load(), [load, enabled]);
 
