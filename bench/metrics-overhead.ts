@@ -636,10 +636,11 @@ async function main(): Promise<number> {
     const temp = mkdtempSync(join(tmpdir(), 'chat-bench-metrics-'));
     cleanup.push({
       name: 'temp directory',
-      run: async () =>
-        options.keepTemp
-          ? log(`kept ${temp}`)
-          : rmSync(temp, { recursive: true, force: true }),
+      run: () => {
+        if (options.keepTemp) log(`kept ${temp}`);
+        else rmSync(temp, { recursive: true, force: true });
+        return Promise.resolve();
+      },
     });
     const compiled = compileHarness(join(temp, 'harness'));
     const harnessLog = openSync(join(temp, 'harness.log'), 'a');
@@ -828,17 +829,18 @@ async function main(): Promise<number> {
               quiet,
               drain,
             );
-        figures[side] = {
+        const measured: Figures = {
           ...chats[side],
           ...alone,
           errors: chats[side].errors + alone.errors,
           scrapes: chats[side].scrapes + alone.scrapes,
         };
+        figures[side] = measured;
         log(
           `round ${round} ${side === 'on' ? 'with' : 'without'} metrics: ${Object.entries(
-            figures[side] ?? {},
+            measured,
           )
-            .map(([key, value]) => `${key}=${fmt(value)}`)
+            .map(([key, value]: [string, number]) => `${key}=${fmt(value)}`)
             .join(' ')}`,
         );
       }

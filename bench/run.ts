@@ -301,9 +301,10 @@ async function main(): Promise<number> {
 
     const tag = randomBytes(4).toString('hex');
     const temp = mkdtempSync(join(tmpdir(), 'chat-bench-'));
-    cleanup.add('remove the temp directory', async () => {
+    cleanup.add('remove the temp directory', () => {
       if (options.keepTemp) log(`kept ${temp}`);
       else rmSync(temp, { recursive: true, force: true });
+      return Promise.resolve();
     });
     const compiled = compileHarness(join(temp, 'harness'));
     const harnessLog = openSync(join(temp, 'harness.log'), 'a');

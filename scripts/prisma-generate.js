@@ -2,6 +2,7 @@
 // Generates the Prisma client (src/infra/prisma/generated) without Prisma's binary download host:
 // `prisma generate` only needs PRISMA_SCHEMA_ENGINE_BINARY to point at an executable, and the stand-in
 // fails loudly if anything ever tries to use it as a real engine. Runs at postinstall and before builds.
+/* eslint-disable @typescript-eslint/no-require-imports -- CommonJS script run by node */
 const { spawnSync } = require('node:child_process');
 const { existsSync } = require('node:fs');
 const path = require('node:path');

@@ -12,7 +12,7 @@ import { applyMigrations } from './infra/prisma/migrator';
  */
 async function migrate(): Promise<number> {
   let databaseUrl: string | undefined;
-  let level = 'info';
+  let level: string;
   let destination: DestinationStream | undefined;
   try {
     const config = loadConfig(environmentWithDotEnv());

@@ -68,7 +68,7 @@ export async function bootstrap(
     const app = await createApp(runtime, log);
     shutdown.add('close app (database pool, redis)', () => app.close());
     await app.init();
-    const server = app.getHttpServer() as Server;
+    const server = app.getHttpServer();
     await listen(server, config.http);
     shutdown.add('drain http', () => drainHttp(server, app.get(DrainState)));
     shutdown.whenTimedOut(() => server.closeAllConnections());

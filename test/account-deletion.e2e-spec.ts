@@ -724,7 +724,7 @@ describe('account deletion', () => {
       )
         .find((cookie) => cookie.startsWith('oauth_google='))!
         .split(';')[0];
-      const location = begin.headers.location as string;
+      const location = begin.headers.location;
       const code = google.approve(location, account);
       const state = new URL(location).searchParams.get('state')!;
       const callback = await t.http

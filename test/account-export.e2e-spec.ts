@@ -183,7 +183,7 @@ describe('GET /v1/auth/me/export', () => {
         idempotencyKey: randomUUID(),
       })
       .expect(200);
-    const skillConversationId = run.headers['x-conversation-id'] as string;
+    const skillConversationId = run.headers['x-conversation-id'];
 
     // A chat of two turns, archived.
     const first = await chat(base, owner.cookie, {
@@ -656,7 +656,7 @@ describe('GET /v1/auth/me/export', () => {
       });
     await call.response.catch(() => undefined);
     await eventually(
-      async () =>
+      () =>
         t.logs.some(
           (line) =>
             line.msg ===

@@ -97,19 +97,20 @@ describe('account security: password change, email verification, two-factor sign
     it('is rate-limited per account (429 with Retry-After)', async () => {
       const user = await registerUser(t.http);
       const statuses: number[] = [];
-      let last;
+      let retryAfter: string | undefined;
       for (let attempt = 0; attempt < 5; attempt++) {
-        last = await t.http
+        const res = await t.http
           .post('/v1/auth/change-password')
           .set('Cookie', user.cookie)
           .send({
             currentPassword: `wrong password ${attempt}`,
             newPassword: NEW_PASSWORD,
           });
-        statuses.push(last.status);
+        statuses.push(res.status);
+        retryAfter = res.headers['retry-after'];
       }
       expect(statuses).toEqual([403, 403, 403, 403, 429]);
-      expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
+      expect(Number(retryAfter)).toBeGreaterThan(0);
     });
 
     it('tells an account without a password how to set one', async () => {

@@ -18,7 +18,7 @@ import { bootTestApp, TestApp } from './support/test-app';
 const BOUND_MS = 10_000;
 
 async function within<T>(
-  probe: () => Promise<T>,
+  probe: () => T | Promise<T>,
   accept: (value: T) => boolean,
 ): Promise<T> {
   const deadline = Date.now() + BOUND_MS;
@@ -190,7 +190,7 @@ describe('cached sessions, users and catalog across instances', () => {
 
   it('a catalog change by SQL shows in GET /v1/plans on both instances (new ETag), and a cached ETag gets 304 until then', async () => {
     const first = await b.http.get('/v1/plans').expect(200);
-    const etag = first.headers.etag as string;
+    const etag = first.headers.etag;
     expect(etag).toMatch(/^"/);
     await b.http.get('/v1/plans').set('If-None-Match', etag).expect(304);
     const [{ name }] = await db<{ name: string }>(
@@ -227,14 +227,14 @@ describe('cached sessions, users and catalog across instances', () => {
     await db(`SELECT pg_terminate_backend($1)`, [pid]);
     // Whatever b cached is dropped, and nothing is served from memory until the feed is back.
     await within(
-      async () => feed.live,
+      () => feed.live,
       (live) => !live,
     );
     await db(`UPDATE "User" SET "planCode" = 'pro' WHERE id = $1`, [user.id]);
     expect((await me(b, user.cookie)).body.plan.code).toBe('pro');
     expect(
       await within(
-        async () => feed.live,
+        () => feed.live,
         (live) => live,
       ),
     ).toBe(true);

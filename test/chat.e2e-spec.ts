@@ -187,7 +187,7 @@ describe('POST /v1/chat', () => {
       chat(base, user.cookie, turn('B')),
     ];
     await Promise.all(calls.map((call) => call.firstChunk));
-    await eventually(async () => fake.requests.length === 2, 20_000);
+    await eventually(() => fake.requests.length === 2, 20_000);
     release();
     const [a, b] = await Promise.all(calls.map((call) => call.response));
     expect([a.status, b.status]).toEqual([200, 200]);
@@ -651,7 +651,7 @@ describe('POST /v1/chat', () => {
       reserved: 0,
     });
     const conversation = await t.http
-      .get(`/v1/conversations/${res.headers['x-conversation-id']}`)
+      .get(`/v1/conversations/${String(res.headers['x-conversation-id'])}`)
       .set('Cookie', user.cookie)
       .expect(200);
     expect(

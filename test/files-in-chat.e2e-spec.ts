@@ -280,7 +280,7 @@ describe('files in chat and Skill runs', () => {
       'minutes.txt',
     );
     const first = await chat(user.cookie, { fileIds: [file] });
-    const conversationId = first.headers['x-conversation-id'] as string;
+    const conversationId = first.headers['x-conversation-id'];
     await chat(user.cookie, {
       conversationId,
       messages: [{ role: 'user', content: 'And without files?' }],

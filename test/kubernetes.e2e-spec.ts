@@ -133,15 +133,15 @@ function fieldProblems(objects: K8sObject[]): string[] {
     moduleResolution: ts.ModuleResolutionKind.Node10,
   };
   const host = ts.createCompilerHost(options);
-  const { getSourceFile, fileExists, readFile } = host;
-  host.fileExists = (file) =>
-    sources.has(resolve(file)) || fileExists.call(host, file);
-  host.readFile = (file) =>
-    sources.get(resolve(file)) ?? readFile.call(host, file);
+  const getSourceFile = host.getSourceFile.bind(host);
+  const fileExists = host.fileExists.bind(host);
+  const readFile = host.readFile.bind(host);
+  host.fileExists = (file) => sources.has(resolve(file)) || fileExists(file);
+  host.readFile = (file) => sources.get(resolve(file)) ?? readFile(file);
   host.getSourceFile = (file, language, ...rest) => {
     const text = sources.get(resolve(file));
     return text === undefined
-      ? getSourceFile.call(host, file, language, ...rest)
+      ? getSourceFile(file, language, ...rest)
       : ts.createSourceFile(file, text, language);
   };
   const program = ts.createProgram([...sources.keys()], options, host);
@@ -172,6 +172,7 @@ function render(dir: string): K8sObject[] {
     const failure = error as NodeJS.ErrnoException & { stderr?: string };
     throw new Error(
       `kubectl kustomize ${dir} failed: ${failure.stderr ?? failure.message}`,
+      { cause: error },
     );
   }
   return parseAllDocuments(output).map((document) => {
@@ -631,9 +632,9 @@ describe('Kubernetes manifests', () => {
 
   describe('the validation itself', () => {
     const deployment = () =>
-      structuredClone(
+      structuredClone<K8sObject & IDeployment>(
         only<IDeployment>(render(KUSTOMIZE_DIRS[0]), 'Deployment'),
-      ) as K8sObject & IDeployment;
+      );
 
     it('rejects a field of the wrong type', () => {
       const bad = deployment();

@@ -3,7 +3,6 @@ import { FakePaddle, FakeStripe } from './support/fake-payment-providers';
 import { billingEnv } from './support/billing';
 import {
   PASSWORD,
-  registerUser,
   sessionCookie,
   uniqueEmail,
   registerVerifiedUser,

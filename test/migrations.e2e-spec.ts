@@ -197,7 +197,7 @@ describe('database migrations', () => {
     expect(again.stdout).toContain('No pending migrations');
   }, 60_000);
 
-  it('npm run db:migrate:create writes the next migration from a schema change, then finds nothing more', async () => {
+  it('npm run db:migrate:create writes the next migration from a schema change, then finds nothing more', () => {
     const prismaDir = join(tempDir, 'create');
     cpSync(resolve(__dirname, '..', 'prisma'), prismaDir, { recursive: true });
     const schema = readFileSync(join(prismaDir, 'schema.prisma'), 'utf8');

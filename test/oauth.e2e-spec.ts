@@ -42,7 +42,7 @@ describe('OAuth sign-in', () => {
       cookie.startsWith(`oauth_${provider}=`),
     )!;
     return {
-      location: res.headers.location as string,
+      location: res.headers.location,
       stateCookie,
       cookie: stateCookie.split(';')[0],
     };

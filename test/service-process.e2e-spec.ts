@@ -518,8 +518,7 @@ describe('the service process', () => {
         expect(res.body).toBe('traced answer');
         const requestId = String(res.headers['x-request-id']);
         await eventually(
-          async () =>
-            collector.spans.some((span) => span.name === 'chat.settle'),
+          () => collector.spans.some((span) => span.name === 'chat.settle'),
           15_000,
         );
         await service.waitForLine(

@@ -21,9 +21,12 @@ interface AxeViolation {
 async function violations(page: Page): Promise<string[]> {
   await page.addScriptTag({ content: AXE_SOURCE });
   // Evaluated in the page (a string: this file is compiled without the DOM's types).
-  const { found, passed } = (await page.evaluate(
+  const { found, passed } = await page.evaluate<{
+    found: AxeViolation[];
+    passed: number;
+  }>(
     "axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } }).then((result) => ({ found: result.violations, passed: result.passes.length }))",
-  )) as { found: AxeViolation[]; passed: number };
+  );
   // The rules did run on this page (labels, names, contrast...): an empty list means something.
   expect(passed).toBeGreaterThan(5);
   return found
@@ -154,9 +157,9 @@ describe('the web client’s accessibility (axe-core)', () => {
 
 /** The accessible name of the focused element (its label's text, or its own text for a button). */
 function focusedName(page: Page): Promise<string> {
-  return page.evaluate(
+  return page.evaluate<string>(
     "(() => { const el = document.activeElement; if (!el) return ''; const label = el.labels && el.labels[0]; return ((label ? label.textContent : el.textContent) || el.getAttribute('aria-label') || '').trim(); })()",
-  ) as Promise<string>;
+  );
 }
 
 /** Presses Tab until the focused control's name starts with `name` (at most 40 times). */

@@ -60,22 +60,27 @@ function seriousLabel(line: string): string | undefined {
     return `raw: ${line.slice(0, 160)}`;
   }
   if (!isObject(parsed)) return undefined;
-  const level = String(parsed.level ?? '');
+  const level = textOf(parsed.level ?? '');
   if (!SERIOUS.has(level)) return undefined;
   const err = isObject(parsed.err) ? parsed.err : undefined;
   const detail = err
-    ? ` (${String(err.type ?? '')}${err.code !== undefined ? ` ${String(err.code)}` : ''}: ${String(err.message ?? '').slice(0, 120)})`
+    ? ` (${textOf(err.type ?? '')}${err.code !== undefined ? ` ${textOf(err.code)}` : ''}: ${textOf(err.message ?? '').slice(0, 120)})`
     : '';
   const extra =
     typeof parsed.failure === 'string'
       ? ` [${parsed.failure}${typeof parsed.reason === 'string' ? `: ${parsed.reason.slice(0, 100)}` : ''}]`
       : '';
   const route = isObject(parsed.req)
-    ? `${String(parsed.req.method ?? '')} ${String(parsed.req.path ?? '')} `
+    ? `${textOf(parsed.req.method ?? '')} ${textOf(parsed.req.path ?? '')} `
     : '';
   const status =
     isObject(parsed.res) && typeof parsed.res.statusCode === 'number'
       ? ` [${route}${parsed.res.statusCode}]`
       : '';
-  return `${level}: ${String(parsed.msg ?? '')}${detail}${extra}${status}`;
+  return `${level}: ${textOf(parsed.msg ?? '')}${detail}${extra}${status}`;
+}
+
+/** A field of a parsed log line as text: a string as it is, anything else as JSON (as String() gives for numbers, booleans and null). */
+function textOf(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }

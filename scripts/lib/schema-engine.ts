@@ -105,6 +105,7 @@ export async function diffMigrationsToSchema(options: {
   } catch (error) {
     throw new Error(
       `The existing migrations do not apply to an empty database: ${messageOf(error)}`,
+      { cause: error },
     );
   }
   return diffDatabaseToSchema({
@@ -202,7 +203,7 @@ function hasFields(
 
 /** The adapter (and its transactions) with `queryRaw` results retyped; everything else is inherited. */
 function reportCharColumnsAsCharacter<T extends SqlQueryable>(queryable: T): T {
-  const wrapped: T = Object.create(queryable);
+  const wrapped = Object.create(queryable) as T;
   wrapped.queryRaw = async (query) =>
     retypeCharColumns(await queryable.queryRaw(query));
   if (isDriverAdapter(wrapped) && isDriverAdapter(queryable)) {
@@ -283,6 +284,7 @@ function evaluateGlue(source: string): Glue {
   // The glue runs the engine's async tasks through queueMicrotask: a Rust panic inside one would be thrown
   // from the microtask as an uncaught exception and leave the engine's promise pending forever. The glue
   // gets a queueMicrotask that turns such a throw into a rejection of the calls in flight instead.
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the glue must run in this realm (Jest's sandbox under Jest), which vm would not give; see loadGlue
   const factory = new Function(
     'queueMicrotask',
     `"use strict";\n${body}\nreturn { ${names.join(', ')} };`,

@@ -50,8 +50,9 @@ export class LocalAuthGuard extends AuthGuard('local') {
     return { session: false, property: 'credentials' };
   }
 
+  /** `error` is what LocalStrategy.validate rejected with (AuthService's errors), null when it resolved. */
   override handleRequest<T = LoginAccount>(
-    error: unknown,
+    error: Error | null,
     account: T | false,
   ): T {
     if (error) throw error;

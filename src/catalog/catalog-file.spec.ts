@@ -2,12 +2,18 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CatalogError, loadCatalogFile, parseCatalog } from './catalog-file';
 
+/** The shipped file as raw JSON, to be broken in copies: entries are plain objects. */
+interface RawCatalog {
+  plans: Record<string, unknown>[];
+  models: Record<string, unknown>[];
+}
+
 const shipped = JSON.parse(
   readFileSync(
     resolve(__dirname, '..', '..', 'config', 'catalog.json'),
     'utf8',
   ),
-);
+) as RawCatalog;
 
 function errorOf(catalog: unknown): string {
   try {
@@ -136,10 +142,10 @@ describe('catalog file', () => {
 
   it('reports unreadable and non-JSON files with the file name', () => {
     expect(() => loadCatalogFile('config/missing.json')).toThrow(
-      /Invalid catalog config\/missing.json:\n  - cannot be read \(ENOENT\)/,
+      /Invalid catalog config\/missing.json:\n {2}- cannot be read \(ENOENT\)/,
     );
     expect(() => parseCatalog('{ nope', 'x.json')).toThrow(
-      /Invalid catalog x.json:\n  - is not valid JSON/,
+      /Invalid catalog x.json:\n {2}- is not valid JSON/,
     );
   });
 });

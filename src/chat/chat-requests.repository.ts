@@ -190,7 +190,7 @@ export class ChatRequestsRepository {
       column((request) => request.reservedCredits),
       column((request) => request.leaseMs),
     ]);
-    const results: ClaimResult[] = new Array(requests.length);
+    const results = new Array<ClaimResult>(requests.length);
     for (const row of rows) results[row.n - 1] = toClaimResult(row);
     return results;
   }

@@ -112,16 +112,17 @@ function relay(
 ): Promise<void> {
   return new Promise((resolve) => {
     let finished = false;
-    let stop: (() => void) | undefined;
+    // Until subscribe returns there is nothing to stop: an end during subscribe is handled below it.
+    let unsubscribe = (): void => {};
     const finish = () => {
       if (finished) return;
       finished = true;
-      stop?.();
+      unsubscribe();
       res.off('close', finish);
       resolve();
     };
     res.on('close', finish);
-    stop = stream.answer.subscribe({
+    const stop = stream.answer.subscribe({
       text: (chunk) => {
         if (!res.destroyed) write.text(chunk);
       },
@@ -131,6 +132,7 @@ function relay(
       },
     });
     if (finished) stop();
+    else unsubscribe = stop;
   });
 }
 

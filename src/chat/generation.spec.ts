@@ -5,14 +5,23 @@ import {
 } from '../models/providers/model-provider';
 import { generate } from './generation';
 
+/** A provider streaming the fake's events: a plain generator for the fakes that never wait, else an async one. */
 function provider(
-  stream: (signal?: AbortSignal) => AsyncIterable<GenerationEvent>,
+  events: (
+    signal?: AbortSignal,
+  ) => Iterable<GenerationEvent> | AsyncIterable<GenerationEvent>,
 ): ModelProvider {
   return {
     name: 'fake',
     isConfigured: () => true,
-    stream: (request) => stream(request.signal),
+    stream: (request) => streamOf(events(request.signal)),
   };
+}
+
+async function* streamOf(
+  events: Iterable<GenerationEvent> | AsyncIterable<GenerationEvent>,
+): AsyncIterable<GenerationEvent> {
+  for await (const event of events) yield event;
 }
 
 const request = {
@@ -25,7 +34,7 @@ describe('generate', () => {
   it('passes text on as it comes and keeps the reported usage', async () => {
     const seen: string[] = [];
     const result = await generate(
-      provider(async function* () {
+      provider(function* () {
         yield { type: 'text', text: 'a' };
         yield { type: 'text', text: '' };
         yield { type: 'text', text: 'b' };
@@ -44,7 +53,7 @@ describe('generate', () => {
 
   it('reports a provider error with the text delivered before it', async () => {
     const result = await generate(
-      provider(async function* () {
+      provider(function* () {
         yield { type: 'text', text: 'part' };
         throw new ProviderError('fake', 'connection reset');
       }),
@@ -63,7 +72,7 @@ describe('generate', () => {
     const stop = new AbortController();
     let providerAborted = false;
     const result = await generate(
-      provider(async function* (signal) {
+      provider(function* (signal) {
         yield { type: 'text', text: 'so far' };
         stop.abort();
         providerAborted = signal?.aborted === true;
@@ -81,7 +90,7 @@ describe('generate', () => {
     stop.abort();
     let called = false;
     const result = await generate(
-      provider(async function* () {
+      provider(function* () {
         called = true;
         yield { type: 'text', text: 'x' };
       }),
@@ -113,7 +122,7 @@ describe('generate', () => {
   it('drops NUL characters, which the database could not store', async () => {
     const seen: string[] = [];
     const result = await generate(
-      provider(async function* () {
+      provider(function* () {
         yield { type: 'text', text: 'a\u0000b' };
         yield { type: 'text', text: '\u0000' };
       }),
@@ -144,11 +153,12 @@ describe('generate', () => {
     it('passes text on as it is pushed and keeps the usage', async () => {
       const seen: string[] = [];
       const result = await generate(
-        pushing(async (sink) => {
+        pushing((sink) => {
           sink({ type: 'text', text: 'x' });
           sink({ type: 'text', text: '' });
           sink({ type: 'text', text: 'y\u0000' });
           sink({ type: 'usage', inputTokens: 4, outputTokens: 2 });
+          return Promise.resolve();
         }),
         request,
         { timeoutMs: 1000, onText: (text) => seen.push(text) },
@@ -163,9 +173,9 @@ describe('generate', () => {
 
     it('reports a rejected pump as a provider error with the text before it', async () => {
       const result = await generate(
-        pushing(async (sink) => {
+        pushing((sink) => {
           sink({ type: 'text', text: 'half' });
-          throw new ProviderError('pushing', 'HTTP 500: boom');
+          return Promise.reject(new ProviderError('pushing', 'HTTP 500: boom'));
         }),
         request,
         { timeoutMs: 1000, onText: () => undefined },

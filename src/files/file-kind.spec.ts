@@ -19,6 +19,16 @@ async function inspect(
   return { kind: inspector.kind, ...(await inspector.finish()) };
 }
 
+/** What `action` throws (undefined when it returns), to match as the rejections below are. */
+function thrownBy(action: () => unknown): unknown {
+  try {
+    action();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
 describe('ContentInspector', () => {
   it('accepts UTF-8 whose characters are split across chunks, and hashes and counts the bytes', async () => {
     const content = Buffer.from('héllo wörld ✓ 😀');
@@ -66,9 +76,9 @@ describe('ContentInspector', () => {
   it('refuses more than the limit as soon as the byte past it arrives', () => {
     const inspector = new ContentInspector(Buffer.from('aaaaa'), 'a.txt', 10);
     inspector.update(Buffer.alloc(10, 0x61));
-    expect(() => inspector.update(Buffer.from('a'))).toThrow(
-      expect.objectContaining({ code: 'payload_too_large' }),
-    );
+    expect(thrownBy(() => inspector.update(Buffer.from('a')))).toMatchObject({
+      code: 'payload_too_large',
+    });
   });
 
   it('reads a DOCX from the zip directory at its end, also when the file is larger than the kept tail', async () => {
@@ -92,13 +102,15 @@ describe('ContentInspector', () => {
       new ContentInspector(Buffer.from('%PDF-1.7'), 'report', 100).kind,
     ).toBe('pdf');
     expect(
-      () => new ContentInspector(Buffer.from('%PDF-1.7'), 'report.txt', 100),
-    ).toThrow(expect.objectContaining({ code: 'unsupported_media_type' }));
+      thrownBy(
+        () => new ContentInspector(Buffer.from('%PDF-1.7'), 'report.txt', 100),
+      ),
+    ).toMatchObject({ code: 'unsupported_media_type' });
     expect(
-      () => new ContentInspector(Buffer.from('hello'), 'run.sh', 100),
-    ).toThrow(expect.objectContaining({ code: 'unsupported_media_type' }));
+      thrownBy(() => new ContentInspector(Buffer.from('hello'), 'run.sh', 100)),
+    ).toMatchObject({ code: 'unsupported_media_type' });
     expect(
-      () => new ContentInspector(Buffer.alloc(0), 'empty.txt', 100),
-    ).toThrow(expect.objectContaining({ code: 'validation_failed' }));
+      thrownBy(() => new ContentInspector(Buffer.alloc(0), 'empty.txt', 100)),
+    ).toMatchObject({ code: 'validation_failed' });
   });
 });

@@ -8,10 +8,7 @@ export function sanitizeFileName(name: string | undefined): string {
   const base = (name ?? '').split(/[\\/]/).pop() ?? '';
   const clean = base
     .normalize('NFC')
-    .replace(
-      /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
-      '',
-    )
+    .replace(/[\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu, '')
     .trim()
     .replace(/^\.+$/, '');
   const characters = [...clean];

@@ -75,7 +75,7 @@ export function schemaProblems(field: string, schema: unknown): FieldError[] {
     ];
   }
   try {
-    if (!metaValidator.validateSchema(schema as object))
+    if (!metaValidator.validateSchema(schema))
       return toFieldErrors(field, metaValidator.errors ?? []);
     compile(schema);
     return [];

@@ -33,9 +33,7 @@ const SKILL = {
 
 /** A schema from a parsed JSON body or file (so JSON by construction); absent and null are both "none". */
 export function asStoredSchema(value: unknown): StoredSchema {
-  return value === undefined || value === null
-    ? null
-    : (value as Prisma.InputJsonValue);
+  return value === undefined || value === null ? null : value;
 }
 
 export function jsonColumn(

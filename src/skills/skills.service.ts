@@ -4,7 +4,7 @@ import { ChatPipelineService } from '../chat/chat-pipeline.service';
 import { RunRequest } from '../chat/admission/chat-admission';
 import { ChatStream } from '../chat/chat-stream';
 import { fingerprintOf } from '../chat/fingerprint';
-import { AppError, FieldError } from '../common/errors/app-error';
+import { AppError } from '../common/errors/app-error';
 import { isUuid } from '../common/ids';
 import {
   decodeCursor,

@@ -37,9 +37,10 @@ export function serveWebClient(
           : 'no-cache',
       ),
   });
-  app.use((req: Request, res: Response, next: NextFunction) =>
-    API_PATHS.test(req.path) ? next() : files(req, res, next),
-  );
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (API_PATHS.test(req.path)) next();
+    else files(req, res, next);
+  });
   app.use((req: Request, res: Response, next: NextFunction) => {
     // A browser asks for text/html; an API client (*/*, JSON) gets the API's own 404 instead.
     if (

@@ -28,7 +28,7 @@ export class FakeOAuthProvider extends LoopbackServer {
   private readonly tokens = new Map<string, FakeAccount>();
   readonly tokenRequests: URLSearchParams[] = [];
   /** Misbehaviour by path: 'hang' never answers; a string is answered as the 200 body, as it is. */
-  readonly faults = new Map<string, 'hang' | string>();
+  readonly faults = new Map<string, string>();
 
   constructor(private readonly kind: 'google' | 'github') {
     super();

@@ -27,7 +27,6 @@ interface OpenApiMediaType {
   'x-itemSchema'?: unknown;
 }
 
-const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
 /** A body past this size is not kept (none of the API's JSON answers comes near it). */
 const MAX_CAPTURE_BYTES = 16 * 1024 * 1024;
 const DOCUMENT_ID = 'openapi.json';
@@ -69,7 +68,7 @@ export class OpenApiResponseChecker {
       'password',
     ])
       this.ajv.addFormat(format, true);
-    this.ajv.addSchema(document as object, DOCUMENT_ID);
+    this.ajv.addSchema(document, DOCUMENT_ID);
     // Literal segments first, so /v1/skills/import wins over /v1/skills/{id}.
     this.routes = Object.entries(document.paths)
       .map(([template, operations]) => ({
@@ -251,12 +250,15 @@ export function checkResponsesOf(
           ? chunk
           : chunk instanceof Uint8Array
             ? Buffer.from(chunk)
-            : Buffer.from(
-                String(chunk),
-                typeof encoding === 'string'
-                  ? (encoding as BufferEncoding)
-                  : 'utf8',
-              );
+            : typeof chunk === 'string'
+              ? Buffer.from(
+                  chunk,
+                  typeof encoding === 'string'
+                    ? (encoding as BufferEncoding)
+                    : 'utf8',
+                )
+              : undefined;
+        if (!buffer) return;
         size += buffer.length;
         chunks.push(buffer);
       };

@@ -38,19 +38,25 @@ export function App() {
   // Why the last GET /v1/auth/me failed, when it was not a 401: the service or the network is down.
   const [unreachable, setUnreachable] = useState<string | null>(null);
 
-  const refreshUser = useCallback(async () => {
-    try {
-      setUser(unwrap(await api.GET('/v1/auth/me')));
-      setUnreachable(null);
-    } catch (error) {
-      // Only a 401 means signed out; a 5xx or a network failure says nothing about the session, so the
-      // person stays as they were (signed in, or still loading) and is told the service did not answer.
-      if (error instanceof ApiFailure && error.status === 401) {
-        setUser(null);
-        setUnreachable(null);
-      } else setUnreachable(unreachableReason(error));
-    }
-  }, []);
+  // Only a 401 means signed out; a 5xx or a network failure says nothing about the session, so the
+  // person stays as they were (signed in, or still loading) and is told the service did not answer.
+  // State is set once the answer is there, never synchronously in the effect that asks.
+  const refreshUser = useCallback(
+    () =>
+      api
+        .GET('/v1/auth/me')
+        .then((result) => {
+          setUser(unwrap(result));
+          setUnreachable(null);
+        })
+        .catch((error: unknown) => {
+          if (error instanceof ApiFailure && error.status === 401) {
+            setUser(null);
+            setUnreachable(null);
+          } else setUnreachable(unreachableReason(error));
+        }),
+    [],
+  );
   useEffect(() => void refreshUser(), [refreshUser]);
 
   const signOut = async () => {
@@ -137,7 +143,7 @@ function isIn(path: string, section: string): boolean {
 function screenFor(path: string, props: ScreenProps) {
   if (path.startsWith('/conversations'))
     return <ConversationsScreen {...props} />;
-  if (path.startsWith('/files')) return <FilesScreen {...props} />;
+  if (path.startsWith('/files')) return <FilesScreen />;
   if (path.startsWith('/skills')) return <SkillsScreen {...props} />;
   if (path.startsWith('/plans')) return <PlansScreen {...props} />;
   if (path.startsWith('/account')) return <AccountScreen {...props} />;

@@ -52,13 +52,22 @@ class FakeResponse extends EventEmitter {
   }
 }
 
+/** A PagedArray of a fake's pages, which may come from a plain generator (a fake that never waits). */
+function pagedArray<Item>(
+  pages: () => Iterable<readonly Item[]> | AsyncIterable<readonly Item[]>,
+): PagedArray<Item> {
+  return new PagedArray(async function* () {
+    for await (const page of pages()) yield page;
+  });
+}
+
 function fakeLog() {
   const log = { info: jest.fn(), error: jest.fn() };
   return { log, appLogger: log as unknown as AppLogger };
 }
 
 const failingAfter = (pages: number, onPage: () => void = () => undefined) =>
-  new PagedArray(async function* () {
+  pagedArray(function* () {
     for (let page = 1; ; page += 1) {
       if (page > pages) throw new Error('database gone');
       onPage();
@@ -121,7 +130,7 @@ describe('sendJsonAttachment', () => {
     expect(res.destroyed).toBe(true);
     expect(res.writableFinished).toBe(false);
     expect(log.error).toHaveBeenCalledWith(
-      expect.objectContaining({
+      expect.objectContaining<{ err: unknown }>({
         err: expect.objectContaining({ message: 'database gone' }),
       }),
       expect.any(String),

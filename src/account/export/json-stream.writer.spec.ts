@@ -83,6 +83,15 @@ function source(
   };
 }
 
+/** A PagedArray of a fake's pages, which may come from a plain generator (a fake that never waits). */
+function pagedArray<Item>(
+  pages: () => Iterable<readonly Item[]> | AsyncIterable<readonly Item[]>,
+): PagedArray<Item> {
+  return new PagedArray(async function* () {
+    for await (const page of pages()) yield page;
+  });
+}
+
 const open = () => new AbortController().signal;
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -96,10 +105,10 @@ describe('writeJson', () => {
       at: new Date('2026-01-02T03:04:05.006Z'),
       skipped: undefined,
       nested: { list: [1, 'two', null, undefined, { deep: true }], empty: {} },
-      conversations: new PagedArray(async function* () {
+      conversations: pagedArray(function* () {
         yield [{ id: 'c1', archivedAt: null, messages: messages.array }];
       }),
-      empty: new PagedArray(async function* () {}),
+      empty: pagedArray(function* () {}),
     };
     await writeJson(value, sink, { signal: open() });
     const parsed: unknown = JSON.parse(sink.text);
@@ -147,7 +156,7 @@ describe('writeJson', () => {
   it('never holds more than chunkChars of text within a page: a page of large items goes out in several writes', async () => {
     const events: Event[] = [];
     const sink = new FakeSink(events);
-    const big = new PagedArray(async function* () {
+    const big = pagedArray(function* () {
       yield Array.from({ length: 10 }, (_, index) => ({
         index,
         content: 'x'.repeat(1_000),
@@ -169,7 +178,7 @@ describe('writeJson', () => {
     const sink = new FakeSink(events);
     const first = source('messages-1', events, 3, 2);
     const second = source('messages-2', events, 3, 2);
-    const conversations = new PagedArray(async function* () {
+    const conversations = pagedArray(function* () {
       events.push({ type: 'read', source: 'conversations', page: 1 });
       yield [
         { id: 'c1', messages: first.array },
@@ -283,11 +292,13 @@ describe('keysetArray', () => {
     }));
     const calls: (bigint | undefined)[] = [];
     const array = keysetArray(
-      async (after: bigint | undefined, limit: number) => {
+      (after: bigint | undefined, limit: number) => {
         calls.push(after);
-        return rows
-          .filter((row) => after === undefined || row.seq > after)
-          .slice(0, limit);
+        return Promise.resolve(
+          rows
+            .filter((row) => after === undefined || row.seq > after)
+            .slice(0, limit),
+        );
       },
       (row) => row.seq,
       (row) => row.content,
@@ -309,11 +320,13 @@ describe('keysetArray', () => {
 
   it('asks once more after an exactly full last page, and writes an empty list for no rows', async () => {
     const calls: (number | undefined)[] = [];
-    const read = async (after: number | undefined, limit: number) => {
+    const read = (after: number | undefined, limit: number) => {
       calls.push(after);
-      return [1, 2, 3, 4]
-        .filter((n) => after === undefined || n > after)
-        .slice(0, limit);
+      return Promise.resolve(
+        [1, 2, 3, 4]
+          .filter((n) => after === undefined || n > after)
+          .slice(0, limit),
+      );
     };
     const sink = new FakeSink([]);
     await writeJson(
@@ -325,7 +338,7 @@ describe('keysetArray', () => {
           2,
         ),
         none: keysetArray(
-          async () => [],
+          () => Promise.resolve([]),
           (n: number) => n,
           (n) => n,
           2,

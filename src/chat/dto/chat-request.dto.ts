@@ -82,7 +82,9 @@ export class IdempotentRunDto extends IdempotencyKeyDto {
     Array.isArray(value)
       ? value.length === 0
         ? undefined
-        : value.map((id) => (typeof id === 'string' ? id.toLowerCase() : id))
+        : value.map((id: unknown) =>
+            typeof id === 'string' ? id.toLowerCase() : id,
+          )
       : value,
   )
   @IsOptional()

@@ -102,7 +102,7 @@ export class RedisLiveStreams {
   ): AsyncGenerator<LiveEvent> {
     const channel = this.channel(runId);
     const wakeUps = new Set<() => void>();
-    let pending = false;
+    let pending: boolean;
     const listener = () => {
       pending = true;
       for (const wake of wakeUps) wake();

@@ -20,11 +20,11 @@ export class DrainState {
   /** Decided when the response head is written, so requests already in flight at the signal close too. */
   closeConnectionsWhileDraining() {
     return (_req: Request, res: Response, next: NextFunction): void => {
-      const writeHead = res.writeHead;
+      const writeHead = res.writeHead.bind(res);
       res.writeHead = ((...args: Parameters<Response['writeHead']>) => {
         if (this.draining && !res.headersSent)
           res.setHeader('Connection', 'close');
-        return writeHead.apply(res, args);
+        return writeHead(...args);
       }) as Response['writeHead'];
       next();
     };

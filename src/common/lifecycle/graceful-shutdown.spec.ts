@@ -21,14 +21,20 @@ function setup(timeoutMs: number) {
   return { shutdown, lines, exits };
 }
 
+/** A step that only notes `entry` in `ran` when it runs. */
+const noting = (ran: string[], entry: string) => (): Promise<void> => {
+  ran.push(entry);
+  return Promise.resolve();
+};
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('GracefulShutdown', () => {
   it('runs the steps once each, latest registered first, and exits with the code asked for', async () => {
     const { shutdown, exits } = setup(1_000);
     const order: string[] = [];
-    shutdown.add('close pools', async () => void order.push('close pools'));
-    shutdown.add('drain http', async () => void order.push('drain http'));
+    shutdown.add('close pools', noting(order, 'close pools'));
+    shutdown.add('drain http', noting(order, 'drain http'));
     await Promise.all([shutdown.run('SIGTERM'), shutdown.run('SIGINT')]);
     expect(order).toEqual(['drain http', 'close pools']);
     expect(exits).toEqual([0]);
@@ -37,7 +43,7 @@ describe('GracefulShutdown', () => {
   it('exits 1 when a step fails, after running the others', async () => {
     const { shutdown, exits } = setup(1_000);
     const ran: string[] = [];
-    shutdown.add('close pools', async () => void ran.push('close pools'));
+    shutdown.add('close pools', noting(ran, 'close pools'));
     shutdown.add('drain http', () => Promise.reject(new Error('boom')));
     await shutdown.run('SIGTERM');
     expect(ran).toEqual(['close pools']);
@@ -48,10 +54,7 @@ describe('GracefulShutdown', () => {
     const { shutdown, lines, exits } = setup(50);
     let releaseDrain: () => void = () => undefined;
     const closed: string[] = [];
-    shutdown.add(
-      'close app (database pool, redis)',
-      async () => void closed.push('pools'),
-    );
+    shutdown.add('close app (database pool, redis)', noting(closed, 'pools'));
     shutdown.add(
       'drain http',
       () => new Promise<void>((resolve) => (releaseDrain = resolve)),
@@ -75,7 +78,7 @@ describe('GracefulShutdown', () => {
   it('exits 1 without the remaining steps when a step is still stuck a second timeout later', async () => {
     const { shutdown, lines, exits } = setup(30);
     const closed: string[] = [];
-    shutdown.add('close pools', async () => void closed.push('pools'));
+    shutdown.add('close pools', noting(closed, 'pools'));
     shutdown.add('drain http', () => new Promise<void>(() => undefined));
     void shutdown.run('SIGTERM');
     await sleep(200);

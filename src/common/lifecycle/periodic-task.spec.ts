@@ -18,10 +18,10 @@ describe('PeriodicTask', () => {
 
   it('runs again once the previous run finished, even after a failure', async () => {
     let fail = true;
-    const task = new PeriodicTask(async () => {
-      if (fail) throw new Error('boom');
-      return 1;
-    }, 0);
+    const task = new PeriodicTask(
+      () => (fail ? Promise.reject(new Error('boom')) : Promise.resolve(1)),
+      0,
+    );
     await expect(task.run()).rejects.toThrow('boom');
     fail = false;
     expect(await task.run()).toBe(1);

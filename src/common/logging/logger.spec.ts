@@ -78,7 +78,9 @@ describe('logDestination', () => {
     expect(text).toContain('INFO');
     expect(text).toContain('chat api listening');
     expect(text).toContain('r-1');
-    expect(() => JSON.parse(text)).toThrow();
+    expect(() => {
+      JSON.parse(text);
+    }).toThrow();
   });
 
   it('writes JSON lines when output is not a terminal, in production, or when asked', () => {

@@ -15,7 +15,8 @@ export function ApiNullableObjectProperty(
   type: Type,
   options: Pick<ApiPropertyOptions, 'description'> = {},
 ): PropertyDecorator {
-  // ApiPropertyOptions' union has no member for `type: 'object'` with only `anyOf` (valid OpenAPI).
+  // Not an object literal of ApiPropertyOptions: its union has no member for `type: 'object'` with only
+  // `anyOf` and a `required` flag, though the schema is valid OpenAPI.
   const schema: Record<string, unknown> = {
     ...options,
     // A plain `object` type keeps the Swagger CLI plugin from adding its own `allOf: [$ref]` (Nest then
@@ -28,5 +29,5 @@ export function ApiNullableObjectProperty(
       { type: 'object', nullable: true, enum: [null] },
     ],
   };
-  return ApiProperty(schema as ApiPropertyOptions);
+  return ApiProperty(schema);
 }

@@ -116,7 +116,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
   >();
   private readonly sweeper = setInterval(() => this.sweep(), 60_000).unref();
 
-  async hit(
+  hit(
     key: string,
     windowMs: number,
   ): Promise<{ count: number; resetInMs: number }> {
@@ -127,7 +127,10 @@ export class MemoryRateLimitStore implements RateLimitStore {
       this.windows.set(key, window);
     }
     window.count += 1;
-    return { count: window.count, resetInMs: window.resetAt - now };
+    return Promise.resolve({
+      count: window.count,
+      resetInMs: window.resetAt - now,
+    });
   }
 
   close(): void {

@@ -108,22 +108,22 @@ export class AppThrottlerGuard extends ThrottlerGuard {
   @Inject(Metrics) private readonly metrics!: Metrics;
 
   /** Routes without @RateLimit (most, the chat's reads among them) skip the walk over every named throttler. */
-  protected override async shouldSkip(
-    context: ExecutionContext,
-  ): Promise<boolean> {
-    return !declaredLimits(context)?.length;
+  protected override shouldSkip(context: ExecutionContext): Promise<boolean> {
+    return Promise.resolve(!declaredLimits(context)?.length);
   }
 
-  protected override async throwThrottlingException(
+  protected override throwThrottlingException(
     _context: ExecutionContext,
     detail: ThrottlerLimitDetail,
   ): Promise<void> {
     const seconds = Math.max(1, detail.timeToBlockExpire);
     this.metrics.rateLimited(ruleOfKey(detail.key));
-    throw new AppError(
-      'rate_limited',
-      `Too many attempts: try again in ${seconds} seconds.`,
-      { headers: { 'Retry-After': String(seconds) } },
+    return Promise.reject(
+      new AppError(
+        'rate_limited',
+        `Too many attempts: try again in ${seconds} seconds.`,
+        { headers: { 'Retry-After': String(seconds) } },
+      ),
     );
   }
 }

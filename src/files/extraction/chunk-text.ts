@@ -7,7 +7,7 @@ export const CHUNK_CHARS = 2_000;
  * PostgreSQL text cannot hold) is dropped.
  */
 export function chunkText(text: string, size = CHUNK_CHARS): string[] {
-  const clean = text.replace(/\u0000/g, '');
+  const clean = text.replaceAll('\u0000', '');
   const chunks: string[] = [];
   let start = 0;
   while (start < clean.length) {

@@ -40,10 +40,10 @@ describe('Batcher', () => {
 
   it('runs a failed batch again item by item, so one bad item fails only itself', async () => {
     const batcher = new Batcher<number, number>(
-      async (items) => {
-        if (items.includes(13)) throw new Error('bad item');
-        return items.map((item) => item + 1);
-      },
+      (items) =>
+        items.includes(13)
+          ? Promise.reject(new Error('bad item'))
+          : Promise.resolve(items.map((item) => item + 1)),
       { maxBatch: 10, maxInFlight: 1 },
     );
     const hold = batcher.submit(0);

@@ -125,6 +125,7 @@ class PgCtl {
       throw new Error(
         `The embedded PostgreSQL in ${this.dataDir} could not start on port ${port} (see ${this.logFile}): ` +
           `${lastLines(error)}. Set EMBEDDED_POSTGRES_PORT, or DATABASE_URL to use your own PostgreSQL.`,
+        { cause: error },
       );
     }
   }

@@ -22,7 +22,7 @@ export class LocalDiskStorage implements ObjectStorage {
     this.partials = join(this.root, '.uploads');
   }
 
-  async put(key: string, body: Readable, _contentType: string): Promise<void> {
+  async put(key: string, body: Readable): Promise<void> {
     const target = this.pathOf(key);
     await Promise.all([
       mkdir(dirname(target), { recursive: true }),

@@ -1,4 +1,3 @@
-import type { Context } from '@opentelemetry/api';
 import type { NodeSDK, tracing } from '@opentelemetry/sdk-node';
 
 /** What main keeps of a started SDK: exported spans are flushed on shutdown. */
@@ -150,7 +149,7 @@ function batchSettings(env: NodeJS.ProcessEnv) {
  * URL, query included, and offers no hook): a callback's OAuth code or state must not reach a collector.
  */
 class RedactUrlQueries implements tracing.SpanProcessor {
-  onStart(span: tracing.Span, _parent: Context): void {
+  onStart(span: tracing.Span): void {
     for (const name of URL_ATTRIBUTES) {
       const value = span.attributes[name];
       if (typeof value !== 'string' || value === '') continue;

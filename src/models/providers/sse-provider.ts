@@ -109,12 +109,16 @@ export abstract class SseModelProvider implements ModelProvider {
     else outer?.addEventListener('abort', forward, { once: true });
     const queue: GenerationEvent[] = [];
     let wake: (() => void) | undefined;
-    const state: { done: boolean; error?: unknown } = { done: false };
+    const state: { done: boolean; failure?: { error: unknown } } = {
+      done: false,
+    };
     void this.pump({ ...request, signal: abort.signal }, (event) => {
       queue.push(event);
       wake?.();
     })
-      .catch((error: unknown) => (state.error = error))
+      .catch((error: unknown) => {
+        if (error !== undefined) state.failure = { error };
+      })
       .finally(() => {
         state.done = true;
         wake?.();
@@ -123,7 +127,7 @@ export abstract class SseModelProvider implements ModelProvider {
       for (;;) {
         while (queue.length > 0) yield queue.shift() as GenerationEvent;
         if (state.done) {
-          if (state.error !== undefined) throw state.error;
+          if (state.failure) throw state.failure.error;
           return;
         }
         await new Promise<void>((resolve) => (wake = resolve));

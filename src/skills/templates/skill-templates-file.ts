@@ -33,6 +33,7 @@ export function loadSkillTemplatesFile(file: string): SkillTemplateSeed[] {
   } catch (error) {
     throw new Error(
       `Invalid skill templates file ${file}: ${error instanceof Error ? error.message.split('\n')[0] : 'unreadable'}`,
+      { cause: error },
     );
   }
   const parsed = fileSchema.safeParse(raw);

@@ -72,20 +72,25 @@ function parseFrame(frame: string): ChatEvent | null {
         model: String(payload.model),
       };
     case 'delta':
-      return { type: 'delta', text: String(payload.text ?? '') };
+      return { type: 'delta', text: textOf(payload.text ?? '') };
     case 'usage':
       return { type: 'usage', usage: payload as unknown as Usage };
     case 'error':
       return {
         type: 'error',
-        code: String(payload.code ?? 'error'),
-        message: String(
+        code: textOf(payload.code ?? 'error'),
+        message: textOf(
           payload.detail ?? payload.message ?? 'The answer failed.',
         ),
       };
     case 'done':
-      return { type: 'done', status: String(payload.status ?? 'completed') };
+      return { type: 'done', status: textOf(payload.status ?? 'completed') };
     default:
       return null;
   }
+}
+
+/** A field of an event as text: a string as it is, anything else as JSON (as String() gives for numbers, booleans and null). */
+function textOf(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }

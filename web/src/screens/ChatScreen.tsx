@@ -95,7 +95,7 @@ async function* streamTurn(
   yield* eventsOrRefusal(result, (problem) => {
     const resetsAt =
       typeof problem === 'object' && problem !== null && 'resetsAt' in problem
-        ? String((problem as { resetsAt: unknown }).resetsAt)
+        ? String(problem.resetsAt)
         : undefined;
     return new TurnFailure(failureOf(result.response, problem), resetsAt);
   });
@@ -258,17 +258,14 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
     return () => clearTimeout(timer);
   }, [billingReturn, refreshUser]);
 
-  const loadFiles = useCallback(async () => {
-    try {
-      setFiles(
-        unwrap(
-          await api.GET('/v1/files', { params: { query: { limit: 100 } } }),
-        ).data,
-      );
-    } catch (failure) {
-      setError(failure);
-    }
-  }, []);
+  const loadFiles = useCallback(
+    () =>
+      api
+        .GET('/v1/files', { params: { query: { limit: 100 } } })
+        .then((result) => setFiles(unwrap(result).data))
+        .catch(setError),
+    [],
+  );
   useEffect(() => void loadFiles(), [loadFiles]);
   const readyFiles = (files ?? []).filter(
     (file) => file.text.status === 'ready',

@@ -43,6 +43,13 @@ function ConversationList() {
   /** Answers of an older search arriving late are dropped. */
   const generation = useRef(0);
 
+  // A new search (or the archived switch) starts without the last one's failure: adjusted while rendering.
+  const [listed, setListed] = useState({ search, archived });
+  if (listed.search !== search || listed.archived !== archived) {
+    setListed({ search, archived });
+    setError(null);
+  }
+
   // The search runs a moment after typing stops.
   useEffect(() => {
     const timer = setTimeout(() => setSearch(query.trim()), 300);
@@ -66,7 +73,6 @@ function ConversationList() {
 
   useEffect(() => {
     const mine = ++generation.current;
-    setError(null);
     void (async () => {
       try {
         const page = unwrap(await fetchPage());

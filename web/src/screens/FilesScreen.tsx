@@ -13,7 +13,6 @@ import {
   type Schemas,
 } from '../api/client';
 import { fetchWithUploadProgress, type UploadProgress } from '../api/upload';
-import type { ScreenProps } from '../App';
 import { Notice } from './Notice';
 import './files.css';
 
@@ -33,7 +32,7 @@ const TEXT_FAILURES: Record<string, string> = {
 };
 
 /** The caller's files: upload with progress, text extraction status (polled while pending), download, delete. */
-export function FilesScreen(_props: ScreenProps) {
+export function FilesScreen() {
   // The first page is re-read while text is pending; pages loaded with "Show more" are kept beside it.
   const [firstPage, setFirstPage] = useState<StoredFile[] | null>(null);
   const [more, setMore] = useState<StoredFile[]>([]);
@@ -52,20 +51,23 @@ export function FilesScreen(_props: ScreenProps) {
   const pagedOn = useRef(false);
   const uploadAbort = useRef<AbortController | null>(null);
 
-  const refresh = useCallback(async () => {
-    try {
-      const page = unwrap(
-        await api.GET('/v1/files', { params: { query: { limit: PAGE_SIZE } } }),
-      );
-      if (!alive.current) return;
-      setFirstPage(page.data);
-      // Once more pages are shown, the cursor is theirs.
-      if (!pagedOn.current) setNextCursor(page.nextCursor);
-      setListError(null);
-    } catch (failure) {
-      if (alive.current) setListError(failure);
-    }
-  }, []);
+  const refresh = useCallback(
+    () =>
+      api
+        .GET('/v1/files', { params: { query: { limit: PAGE_SIZE } } })
+        .then((result) => {
+          const page = unwrap(result);
+          if (!alive.current) return;
+          setFirstPage(page.data);
+          // Once more pages are shown, the cursor is theirs.
+          if (!pagedOn.current) setNextCursor(page.nextCursor);
+          setListError(null);
+        })
+        .catch((failure: unknown) => {
+          if (alive.current) setListError(failure);
+        }),
+    [],
+  );
 
   useEffect(() => {
     alive.current = true;

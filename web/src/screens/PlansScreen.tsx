@@ -184,13 +184,16 @@ export function PlansScreen({ user }: ScreenProps) {
 export function QuotaBadge({ user }: { user: User }) {
   const [quota, setQuota] = useState<Quota | null>(null);
 
-  const read = useCallback(async () => {
-    try {
-      setQuota(unwrap(await api.GET('/v1/billing/quota')));
-    } catch {
-      // The badge is a hint: the chat itself says when the quota is used up.
-    }
-  }, []);
+  const read = useCallback(
+    () =>
+      api
+        .GET('/v1/billing/quota')
+        .then((result) => setQuota(unwrap(result)))
+        .catch(() => {
+          // The badge is a hint: the chat itself says when the quota is used up.
+        }),
+    [],
+  );
 
   useEffect(() => {
     void read();

@@ -45,13 +45,14 @@ export function SessionsSection() {
   const [ending, setEnding] = useState<string | null>(null);
   const [ended, setEnded] = useState(false);
 
-  const load = useCallback(async () => {
-    try {
-      setSessions(unwrap(await api.GET('/v1/auth/sessions')).items);
-    } catch (failure) {
-      setError(failure);
-    }
-  }, []);
+  const load = useCallback(
+    () =>
+      api
+        .GET('/v1/auth/sessions')
+        .then((result) => setSessions(unwrap(result).items))
+        .catch(setError),
+    [],
+  );
   useEffect(() => void load(), [load]);
 
   const end = async (id: string) => {

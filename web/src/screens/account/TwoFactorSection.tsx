@@ -23,21 +23,24 @@ export function TwoFactorSection({
   } | null>(null);
   const [turnedOff, setTurnedOff] = useState(false);
 
-  const load = useCallback(async () => {
-    try {
-      setStatus(unwrap(await api.GET('/v1/auth/2fa')));
-      setLoadError(null);
-    } catch (error) {
-      setLoadError(error);
-    }
-  }, []);
+  const load = useCallback(
+    () =>
+      api
+        .GET('/v1/auth/2fa')
+        .then((result) => {
+          setStatus(unwrap(result));
+          setLoadError(null);
+        })
+        .catch(setLoadError),
+    [],
+  );
   // Read again when the person's flag changes (another tab, or this section's own change).
   useEffect(() => void load(), [load, enabled]);
 
   const start = useFormAction(async () => {
     setTurnedOff(false);
     const answer = unwrap(await api.POST('/v1/auth/2fa/setup'));
-    let qr: string | null = null;
+    let qr: string | null;
     try {
       qr = await QRCode.toDataURL(answer.otpauthUri, { margin: 2, width: 240 });
     } catch {

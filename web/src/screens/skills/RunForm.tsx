@@ -66,9 +66,8 @@ export function RunForm({
   const [busy, setBusy] = useState(false);
   const running = useRef<{ key: string; abort: AbortController } | null>(null);
 
-  useEffect(() => {
-    if (!model && models[0]) setModel(models[0].id);
-  }, [models, model]);
+  // The first model is chosen once the models are known: adjusted while rendering, not by an effect.
+  if (!model && models[0]?.id) setModel(models[0].id);
   useEffect(() => () => running.current?.abort.abort(), []);
 
   const run = async (event: FormEvent) => {

@@ -27,16 +27,17 @@ export function SkillDetail({
   const [error, setError] = useState<unknown>(null);
   const [models, setModels] = useState<Plan['models']>([]);
 
-  const load = useCallback(async () => {
-    try {
-      setSkill(
-        unwrap(await api.GET('/v1/skills/{id}', { params: { path: { id } } })),
-      );
-      setError(null);
-    } catch (failure) {
-      setError(failure);
-    }
-  }, [id]);
+  const load = useCallback(
+    () =>
+      api
+        .GET('/v1/skills/{id}', { params: { path: { id } } })
+        .then((result) => {
+          setSkill(unwrap(result));
+          setError(null);
+        })
+        .catch(setError),
+    [id],
+  );
 
   useEffect(() => void load(), [load]);
   useEffect(() => {

@@ -53,7 +53,7 @@ function fieldOf(name: string, schema: unknown, required: boolean): FieldSpec {
   const description =
     typeof node.description === 'string' ? node.description : undefined;
   const number = (key: string) =>
-    typeof node[key] === 'number' ? (node[key] as number) : undefined;
+    typeof node[key] === 'number' ? node[key] : undefined;
   const base = {
     name,
     label: title,
