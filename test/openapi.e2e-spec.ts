@@ -99,12 +99,20 @@ describe('API docs', () => {
     expect(plans.responses['200'].content?.['application/json']).toBeDefined();
   });
 
-  it('documents on every operation the problems any request can meet (400, 413, 415, 500)', () => {
+  it('documents on every operation the answers any request can meet (400, 413, 415, 500, 503; 403 for writes; 304 for JSON reads)', () => {
     for (const operations of Object.values(doc.paths)) {
-      for (const operation of Object.values(operations)) {
-        expect(Object.keys(operation.responses)).toEqual(
-          expect.arrayContaining(['400', '413', '415', '500']),
+      for (const [method, operation] of Object.entries(operations)) {
+        const statuses = Object.keys(operation.responses);
+        expect(statuses).toEqual(
+          expect.arrayContaining(['400', '413', '415', '500', '503']),
         );
+        if (['post', 'put', 'patch', 'delete'].includes(method))
+          expect(statuses).toContain('403');
+        if (
+          method === 'get' &&
+          operation.responses['200']?.content?.['application/json']
+        )
+          expect(statuses).toContain('304');
       }
     }
     const notReady = doc.paths['/v1/health/ready'].get.responses['503']

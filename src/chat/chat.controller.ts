@@ -84,7 +84,7 @@ export class ChatController {
   })
   @ApiProduces('text/plain', 'text/event-stream')
   @ApiOkResponse(STREAMED_ANSWER_RESPONSE)
-  @ApiProblems(401, 403, 404, 410, 422, 429, 502, 503)
+  @ApiProblems(401, 403, 404, 409, 410, 422, 429, 502, 503)
   async send(
     @CurrentUser() user: SessionUser,
     @Body() body: ChatRequestDto,

@@ -28,10 +28,16 @@ import { SessionUser } from '../auth/session-user';
 import { ApiProblems } from '../common/openapi/api-problems.decorator';
 import { PageQueryDto } from '../common/pagination';
 import { FileDto, FilePageDto } from './dto/file.response';
+import { MEDIA_TYPES } from './file-kind';
 import { FilesService } from './files.service';
 import { RateLimit } from '../common/rate-limit/rate-limit.decorator';
 import { UploadedFile as StoredFile } from './upload/object-storage.engine';
 import { SingleFileUpload } from './upload/single-file.interceptor';
+
+/** What a download is served as: the media type of the file's kind, without parameters. */
+const DOWNLOAD_MEDIA_TYPES = [
+  ...new Set(Object.values(MEDIA_TYPES).map((type) => type.split(';')[0])),
+];
 
 @ApiTags('files')
 @Controller('files')
@@ -92,11 +98,16 @@ export class FilesController {
   @ApiOperation({
     summary: 'The original bytes of one of the caller’s files, as a download',
   })
-  @ApiProduces('application/octet-stream')
+  @ApiProduces(...DOWNLOAD_MEDIA_TYPES)
   @ApiOkResponse({
     description:
-      'The bytes, with the stored content type and `Content-Disposition: attachment`.',
-    schema: { type: 'string', format: 'binary' },
+      'The bytes, with the stored content type (that of the file’s kind) and `Content-Disposition: attachment`.',
+    content: Object.fromEntries(
+      DOWNLOAD_MEDIA_TYPES.map((type) => [
+        type,
+        { schema: { type: 'string', format: 'binary' } },
+      ]),
+    ),
   })
   @ApiProblems(401, 404, 503)
   async content(

@@ -7,7 +7,7 @@ import addFormats from 'ajv-formats';
  * proxy would: the status must be documented for the operation, and a JSON body (or each server-sent
  * event) must match the documented schema. What disagrees is recorded as a violation; the suite's
  * afterEach (openapi-after-each.ts) fails the test during which it happened. Only the document's own
- * operations are checked (not /docs, the web client's files or unknown routes).
+ * operations are checked (not /docs, the web client's files or unknown routes). docs/adr/0003-openapi-response-checks.md
  */
 
 /** The parts of an OpenAPI 3.0 document this reads. */
@@ -106,7 +106,14 @@ export class OpenApiResponseChecker {
       ];
     if (verb === 'head' || body.length === 0) return [];
     const mediaType = (contentType ?? '').split(';')[0].trim().toLowerCase();
-    const media = operation.responses?.[statusKey]?.content?.[mediaType];
+    const content = operation.responses?.[statusKey]?.content ?? {};
+    // The exact type, else a documented range (`text/*`, `*/*`), as OpenAPI matches media types.
+    const documentedAs = [
+      mediaType,
+      `${mediaType.split('/')[0]}/*`,
+      '*/*',
+    ].find((key) => content[key]);
+    const media = documentedAs ? content[documentedAs] : undefined;
     if (!media) {
       const documented = Object.keys(
         operation.responses?.[statusKey]?.content ?? {},
@@ -122,7 +129,7 @@ export class OpenApiResponseChecker {
       'responses',
       statusKey,
       'content',
-      mediaType,
+      documentedAs as string,
     ];
     if (mediaType === 'application/json' || mediaType.endsWith('+json'))
       return this.checkJson(where, pointer, media, body);

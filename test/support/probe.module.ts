@@ -1,4 +1,5 @@
 import { Body, Controller, Get, Module, Post } from '@nestjs/common';
+import { ApiCreatedResponse } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { Public } from '../../src/common/decorators/public.decorator';
 import {
@@ -42,6 +43,13 @@ class ProbeBodyDto {
 @Controller('test-probe')
 class ProbeController {
   @Post()
+  @ApiCreatedResponse({
+    schema: {
+      type: 'object',
+      properties: { ok: { type: 'boolean' }, count: { type: 'integer' } },
+      required: ['ok', 'count'],
+    },
+  })
   accept(@Body() body: ProbeBodyDto): { ok: true; count: number } {
     return { ok: true, count: body.count };
   }

@@ -8,10 +8,11 @@ import {
   Res,
   UseGuards,
 } from '@nestjs/common';
-import { ApiFoundResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Request, Response } from 'express';
 import { Public } from '../../common/decorators/public.decorator';
 import { ApiProblems } from '../../common/openapi/api-problems.decorator';
+import { ApiRedirectResponse } from '../../common/openapi/api-redirect.decorator';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import {
@@ -50,7 +51,7 @@ export class OAuthController {
     summary:
       'Start signing in with Google (redirect; state and PKCE bound to this browser)',
   })
-  @ApiFoundResponse({ description: 'Redirect to Google.' })
+  @ApiRedirectResponse('Redirect to Google.')
   @ApiProblems(400, 503)
   startGoogle(): void {
     // passport has answered with the redirect to Google.
@@ -62,7 +63,7 @@ export class OAuthController {
     summary:
       'Google callback: signs in and redirects into the app (or to the app with ?error=...)',
   })
-  @ApiFoundResponse({ description: CALLBACK_REDIRECT })
+  @ApiRedirectResponse(CALLBACK_REDIRECT)
   @ApiProblems(503)
   googleCallback(
     @Outcome() outcome: OAuthOutcome,
@@ -78,7 +79,7 @@ export class OAuthController {
     summary:
       'Start signing in with GitHub (redirect; state bound to this browser)',
   })
-  @ApiFoundResponse({ description: 'Redirect to GitHub.' })
+  @ApiRedirectResponse('Redirect to GitHub.')
   @ApiProblems(400, 503)
   startGithub(): void {
     // passport has answered with the redirect to GitHub.
@@ -90,7 +91,7 @@ export class OAuthController {
     summary:
       'GitHub callback: signs in and redirects into the app (or to the app with ?error=...)',
   })
-  @ApiFoundResponse({ description: CALLBACK_REDIRECT })
+  @ApiRedirectResponse(CALLBACK_REDIRECT)
   @ApiProblems(503)
   githubCallback(
     @Outcome() outcome: OAuthOutcome,

@@ -71,9 +71,18 @@ function withNullableAsDefined(document: OpenAPIObject): OpenAPIObject {
 
 /**
  * Statuses any operation can answer, whatever its handler does: a malformed or invalid request (400),
- * a body over the limit (413) or not JSON (415), and an unexpected failure (500).
+ * a body over the limit (413) or not JSON (415), an unexpected failure (500), and a dependency that is
+ * down, such as the database (503).
  */
-const COMMON_PROBLEM_STATUSES = [400, 413, 415, 500];
+const COMMON_PROBLEM_STATUSES = [400, 413, 415, 500, 503];
+
+/** Unsafe methods from a browser origin that is not allowed are refused before any handler (CSRF). */
+const UNSAFE_METHODS = new Set(['put', 'post', 'delete', 'patch']);
+
+const NOT_MODIFIED = {
+  description:
+    'Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body).',
+};
 
 function withCommonProblems(document: OpenAPIObject): OpenAPIObject {
   for (const pathItem of Object.values(document.paths)) {
@@ -88,11 +97,23 @@ function withCommonProblems(document: OpenAPIObject): OpenAPIObject {
     ] as const) {
       const operation = pathItem[method];
       if (!operation) continue;
+      const responses = operation.responses;
       for (const status of COMMON_PROBLEM_STATUSES)
-        operation.responses[String(status)] ??= problemResponse(status);
+        responses[String(status)] ??= problemResponse(status);
+      if (UNSAFE_METHODS.has(method)) responses['403'] ??= problemResponse(403);
+      if (method === 'get' && answersJson(responses['200']))
+        responses['304'] ??= NOT_MODIFIED;
     }
   }
   return document;
+}
+
+/** Whether a documented response has a JSON body (Express gives those an ETag). */
+function answersJson(response: unknown): boolean {
+  const content = (
+    response as { content?: Record<string, unknown> } | undefined
+  )?.content;
+  return content !== undefined && 'application/json' in content;
 }
 
 /** Serves Swagger UI at /docs and the document at /docs-json. */

@@ -1448,7 +1448,7 @@ export interface components {
              */
             alternatives: string[];
             /** @description On assistant messages: what their run cost. Null on other messages. */
-            usage: components["schemas"]["MessageUsageDto"] | null;
+            usage: components["schemas"]["MessageUsageDto"] | (never | null);
             content: string;
             /** @description The files the turn attached (`fileIds`), on its last user message; empty otherwise. */
             files: components["schemas"]["AttachedFileDto"][];
@@ -2205,7 +2205,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             /** @description Who did it; null for changes made by the service itself (ADMIN_EMAILS at start). */
-            admin: components["schemas"]["AuditAdminDto"] | null;
+            admin: components["schemas"]["AuditAdminDto"] | (never | null);
             /**
              * @description `user.plan`, `user.disable`, `user.enable`, `user.role`...
              * @example user.plan
@@ -2525,6 +2525,13 @@ export interface operations {
                     "application/json": components["schemas"]["LivenessDto"];
                 };
             };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
                 headers: {
@@ -2561,6 +2568,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     Health_ready: {
@@ -2579,6 +2597,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ReadinessDto"];
                 };
+            };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
@@ -2696,6 +2721,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     Auth_register: {
@@ -2723,6 +2759,15 @@ export interface operations {
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2777,6 +2822,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     Auth_login: {
@@ -2820,6 +2876,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
             /** @description The request body is too large. */
             413: {
                 headers: {
@@ -2852,6 +2917,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2890,6 +2966,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
             /** @description The request body is too large. */
             413: {
                 headers: {
@@ -2922,6 +3007,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2959,6 +3055,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
             /** @description The request body is too large. */
             413: {
                 headers: {
@@ -2991,6 +3096,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3033,6 +3149,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
             /** @description The request body is too large. */
             413: {
                 headers: {
@@ -3060,6 +3185,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     Auth_me: {
@@ -3078,6 +3214,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["UserDto"];
                 };
+            };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
@@ -3118,6 +3261,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3335,6 +3489,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     OAuth_startGoogle: {
@@ -3349,9 +3514,14 @@ export interface operations {
             /** @description Redirect to Google. */
             302: {
                 headers: {
+                    /** @description Where the browser goes next. */
+                    Location?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/plain": string;
+                    "text/html": string;
+                };
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
@@ -3414,9 +3584,14 @@ export interface operations {
             /** @description Redirect to APP_URL: signed in (session cookie set); or, with two-factor sign-in on, to APP_URL/?two_factor=required with a pending cookie (finish with POST /v1/auth/2fa/verify); or with an `error` query parameter. */
             302: {
                 headers: {
+                    /** @description Where the browser goes next. */
+                    Location?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/plain": string;
+                    "text/html": string;
+                };
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
@@ -3479,9 +3654,14 @@ export interface operations {
             /** @description Redirect to GitHub. */
             302: {
                 headers: {
+                    /** @description Where the browser goes next. */
+                    Location?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/plain": string;
+                    "text/html": string;
+                };
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
@@ -3544,9 +3724,14 @@ export interface operations {
             /** @description Redirect to APP_URL: signed in (session cookie set); or, with two-factor sign-in on, to APP_URL/?two_factor=required with a pending cookie (finish with POST /v1/auth/2fa/verify); or with an `error` query parameter. */
             302: {
                 headers: {
+                    /** @description Where the browser goes next. */
+                    Location?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/plain": string;
+                    "text/html": string;
+                };
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
@@ -3626,6 +3811,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
             /** @description The request body is too large. */
             413: {
                 headers: {
@@ -3662,6 +3856,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3705,6 +3910,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
             /** @description Conflicts with the current state. */
             409: {
                 headers: {
@@ -3756,6 +3970,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     TwoFactor_status: {
@@ -3774,6 +3999,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TwoFactorStatusDto"];
                 };
+            };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
@@ -3814,6 +4046,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3857,6 +4100,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
             /** @description Conflicts with the current state. */
             409: {
                 headers: {
@@ -3887,6 +4139,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3990,6 +4253,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     TwoFactor_disable: {
@@ -4086,6 +4360,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     TwoFactor_verify: {
@@ -4121,6 +4406,15 @@ export interface operations {
             };
             /** @description No valid session cookie. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4170,6 +4464,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     Sessions_list: {
@@ -4188,6 +4493,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["SessionListDto"];
                 };
+            };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
@@ -4228,6 +4540,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4272,6 +4595,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
             /** @description Not found, or not owned by the caller. */
             404: {
                 headers: {
@@ -4308,6 +4640,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     Quota_current: {
@@ -4326,6 +4669,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["QuotaDto"];
                 };
+            };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
@@ -4366,6 +4716,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4401,6 +4762,13 @@ export interface operations {
                     "application/json": components["schemas"]["ConversationPageDto"];
                 };
             };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
                 headers: {
@@ -4440,6 +4808,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4467,75 +4846,8 @@ export interface operations {
                     "application/json": components["schemas"]["ConversationDto"];
                 };
             };
-            /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
-                };
-            };
-            /** @description No valid session cookie. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
-                };
-            };
-            /** @description Not found, or not owned by the caller. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
-                };
-            };
-            /** @description The request body is too large. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
-                };
-            };
-            /** @description The request body has an unsupported type. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
-                };
-            };
-            /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
-                };
-            };
-        };
-    };
-    ConversationTurns_delete: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted. */
-            204: {
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4589,6 +4901,111 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+        };
+    };
+    ConversationTurns_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description No valid session cookie. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body has an unsupported type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4638,6 +5055,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
             /** @description Not found, or not owned by the caller. */
             404: {
                 headers: {
@@ -4674,6 +5100,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     Ledger_usage: {
@@ -4695,6 +5132,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["LedgerPageDto"];
                 };
+            };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
@@ -4735,6 +5179,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4771,7 +5226,7 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
-                    "text/event-stream": (components["schemas"]["ChatMetaEventDto"] | components["schemas"]["ChatDeltaEventDto"] | components["schemas"]["ChatErrorEventDto"] | components["schemas"]["ChatUsageEventDto"] | components["schemas"]["ChatDoneEventDto"])[];
+                    "text/event-stream": string;
                 };
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
@@ -4803,6 +5258,15 @@ export interface operations {
             };
             /** @description Not found, or not owned by the caller. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4931,6 +5395,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
             /** @description Not found, or not owned by the caller. */
             404: {
                 headers: {
@@ -4961,6 +5434,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4999,7 +5483,7 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
-                    "text/event-stream": (components["schemas"]["ChatMetaEventDto"] | components["schemas"]["ChatDeltaEventDto"] | components["schemas"]["ChatErrorEventDto"] | components["schemas"]["ChatUsageEventDto"] | components["schemas"]["ChatDoneEventDto"])[];
+                    "text/event-stream": string;
                 };
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
@@ -5160,7 +5644,7 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
-                    "text/event-stream": (components["schemas"]["ChatMetaEventDto"] | components["schemas"]["ChatDeltaEventDto"] | components["schemas"]["ChatErrorEventDto"] | components["schemas"]["ChatUsageEventDto"] | components["schemas"]["ChatDoneEventDto"])[];
+                    "text/event-stream": string;
                 };
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
@@ -5301,6 +5785,13 @@ export interface operations {
                     "application/json": components["schemas"]["SkillPageDto"];
                 };
             };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
                 headers: {
@@ -5340,6 +5831,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5387,6 +5889,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
             /** @description The request body is too large. */
             413: {
                 headers: {
@@ -5425,6 +5936,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     Skills_templates: {
@@ -5443,6 +5965,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["SkillTemplateListDto"];
                 };
+            };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
@@ -5489,6 +6018,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     Skills_duplicate: {
@@ -5521,6 +6061,15 @@ export interface operations {
             };
             /** @description No valid session cookie. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5569,6 +6118,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5616,6 +6176,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
             /** @description The request body is too large. */
             413: {
                 headers: {
@@ -5654,6 +6223,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     Skills_get: {
@@ -5674,6 +6254,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["SkillDto"];
                 };
+            };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
@@ -5723,6 +6310,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5750,6 +6348,13 @@ export interface operations {
                     "application/json": components["schemas"]["SkillExportDto"];
                 };
             };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
                 headers: {
@@ -5798,6 +6403,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5847,6 +6463,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
             /** @description Not found, or not owned by the caller. */
             404: {
                 headers: {
@@ -5894,6 +6519,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     Skills_run: {
@@ -5926,7 +6562,7 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
-                    "text/event-stream": (components["schemas"]["ChatMetaEventDto"] | components["schemas"]["ChatDeltaEventDto"] | components["schemas"]["ChatErrorEventDto"] | components["schemas"]["ChatUsageEventDto"] | components["schemas"]["ChatDoneEventDto"])[];
+                    "text/event-stream": string;
                 };
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
@@ -6067,6 +6703,13 @@ export interface operations {
                     "application/json": components["schemas"]["FilePageDto"];
                 };
             };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
                 headers: {
@@ -6112,6 +6755,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     Files_upload: {
@@ -6149,6 +6803,15 @@ export interface operations {
             };
             /** @description No valid session cookie. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6226,75 +6889,8 @@ export interface operations {
                     "application/json": components["schemas"]["FileDto"];
                 };
             };
-            /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
-                };
-            };
-            /** @description No valid session cookie. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
-                };
-            };
-            /** @description Not found, or not owned by the caller. */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
-                };
-            };
-            /** @description The request body is too large. */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
-                };
-            };
-            /** @description The request body has an unsupported type. */
-            415: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
-                };
-            };
-            /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
-                };
-            };
-        };
-    };
-    Files_delete: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted. */
-            204: {
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6367,6 +6963,100 @@ export interface operations {
             };
         };
     };
+    Files_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description No valid session cookie. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body has an unsupported type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+        };
+    };
     Files_content: {
         parameters: {
             query?: never;
@@ -6378,13 +7068,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The bytes, with the stored content type and `Content-Disposition: attachment`. */
+            /** @description The bytes, with the stored content type (that of the file’s kind) and `Content-Disposition: attachment`. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": string;
+                    "application/pdf": string;
+                    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": string;
+                    "text/plain": string;
+                    "text/markdown": string;
                 };
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
@@ -6595,6 +7288,13 @@ export interface operations {
                     "application/json": components["schemas"]["SubscriptionDto"];
                 };
             };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
                 headers: {
@@ -6640,6 +7340,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     Webhooks_stripe: {
@@ -6663,6 +7374,15 @@ export interface operations {
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6738,6 +7458,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
             /** @description The request body is too large. */
             413: {
                 headers: {
@@ -6800,6 +7529,13 @@ export interface operations {
                     "application/json": components["schemas"]["AdminUserPageDto"];
                 };
             };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
                 headers: {
@@ -6854,6 +7590,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     AdminUsers_get: {
@@ -6874,6 +7621,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["AdminUserDetailDto"];
                 };
+            };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
@@ -6932,6 +7686,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7142,6 +7907,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     AdminUsers_disable: {
@@ -7233,6 +8009,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7336,6 +8123,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     AdminUsers_resetTwoFactor: {
@@ -7427,6 +8225,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7530,6 +8339,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     AdminBilling_grant: {
@@ -7627,6 +8447,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     AdminBilling_ledger: {
@@ -7653,6 +8484,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["AdminLedgerPageDto"];
                 };
+            };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
@@ -7702,6 +8540,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7733,6 +8582,13 @@ export interface operations {
                     "application/json": components["schemas"]["DailyUsageDto"];
                 };
             };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
                 headers: {
@@ -7781,6 +8637,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7806,6 +8673,13 @@ export interface operations {
                     "application/json": components["schemas"]["AdminPlanListDto"];
                 };
             };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
                 headers: {
@@ -7854,6 +8728,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7879,6 +8764,13 @@ export interface operations {
                     "application/json": components["schemas"]["AdminModelListDto"];
                 };
             };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
                 headers: {
@@ -7927,6 +8819,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7952,6 +8855,13 @@ export interface operations {
                     "application/json": components["schemas"]["AdminTemplateListDto"];
                 };
             };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
                 headers: {
@@ -8000,6 +8910,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8086,6 +9007,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8180,6 +9112,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     AdminCatalog_retire: {
@@ -8262,6 +9205,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8356,6 +9310,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     Audit_list: {
@@ -8379,6 +9344,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["AuditPageDto"];
                 };
+            };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
@@ -8434,6 +9406,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
         };
     };
     AccountExport_export: {
@@ -8457,6 +9440,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["AccountExportDto"];
                 };
+            };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
@@ -8508,6 +9498,17 @@ export interface operations {
             /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
