@@ -680,7 +680,7 @@ describe('POST /v1/chat', () => {
     release();
     await eventually(
       async () => (await counts(user.id)).ledger === 1,
-      5_000,
+      15_000,
       25,
     );
     const replay = await chat(base, user.cookie, openai('leave early', key))

@@ -101,7 +101,7 @@ describe('conversations through the chat pipeline: stop, delete, regenerate, edi
       await eventually(
         async () =>
           (await call.firstChunk) !== '' && fake.requests.length === 1,
-        5_000,
+        15_000,
         10,
       );
       const stop = await a.http
@@ -123,7 +123,7 @@ describe('conversations through the chat pipeline: stop, delete, regenerate, edi
       expect(['first', 'first second']).toContain(res.body);
       const produced = res.body;
       expect(res.complete).toBe(true);
-      await eventually(() => fake.closedEarly > closedBefore, 5_000, 10);
+      await eventually(() => fake.closedEarly > closedBefore, 15_000, 10);
       const [entry] = await ledgerOf(user.id);
       expect(entry).toEqual(
         expect.objectContaining({
@@ -166,7 +166,7 @@ describe('conversations through the chat pipeline: stop, delete, regenerate, edi
       const release = holding(fake, ['over', ' there', ' never']);
       const owner = chat(baseA, user.cookie, openai('remote stop', key));
       await owner.firstChunk;
-      await eventually(() => fake.requests.length === 1, 5_000, 10);
+      await eventually(() => fake.requests.length === 1, 15_000, 10);
       const joined = chat(baseB, user.cookie, openai('remote stop', key));
       await joined.firstChunk;
       const stop = await b.http
@@ -194,7 +194,7 @@ describe('conversations through the chat pipeline: stop, delete, regenerate, edi
       const release = holding(fake, ['kept', ' then', ' never']);
       const call = chat(baseA, user.cookie, openai('lost stop', key));
       await call.firstChunk;
-      await eventually(() => fake.requests.length === 1, 5_000, 10);
+      await eventually(() => fake.requests.length === 1, 15_000, 10);
       // As if POST /v1/chat/stop had written its mark and its Redis message had been lost.
       await sql(
         `UPDATE "ChatRequest" SET "stopRequestedAt" = now() WHERE "userId" = $1 AND "idempotencyKey" = $2`,
@@ -256,7 +256,7 @@ describe('conversations through the chat pipeline: stop, delete, regenerate, edi
       const key = randomUUID();
       const release = holding(fake, ['only']);
       const call = chat(baseA, user.cookie, openai('stop early', key));
-      await eventually(() => fake.requests.length === 1, 5_000, 10);
+      await eventually(() => fake.requests.length === 1, 15_000, 10);
       const stop = await a.http
         .post('/v1/chat/stop')
         .set('Cookie', user.cookie)
@@ -331,7 +331,7 @@ describe('conversations through the chat pipeline: stop, delete, regenerate, edi
       const release = holding(fake, ['half', ' way', ' never']);
       const call = chat(baseA, user.cookie, openai('delete while running'));
       await call.firstChunk;
-      await eventually(() => fake.requests.length === 1, 5_000, 10);
+      await eventually(() => fake.requests.length === 1, 15_000, 10);
       const id = (
         await a.http
           .get('/v1/conversations')
@@ -348,7 +348,7 @@ describe('conversations through the chat pipeline: stop, delete, regenerate, edi
       expect(res.complete).toBe(true);
       await eventually(
         async () => (await ledgerOf(user.id)).length === 1,
-        5_000,
+        15_000,
         25,
       );
       expect((await ledgerOf(user.id))[0]).toEqual(

@@ -24,7 +24,7 @@ import { RunStatusDto } from './dto/run-status.response';
 export const STREAMED_ANSWER_RESPONSE = {
   description:
     'The answer as a streamed text/plain body, each chunk as the model writes it. A connection that ends without the final chunk means the answer broke off (only what was delivered is billed); a stopped answer ends cleanly. ' +
-    'With `Accept: text/event-stream`, server-sent events instead: `meta`, one `delta` per chunk, then `error` (only when it broke off), `usage` and `done`; each `data:` line is the JSON of the event schema named. A replay or a joined run sends the same events.',
+    'With `Accept: text/event-stream`, server-sent events instead: `meta`, one `delta` per chunk, then `error` (only when it broke off), `usage` and `done`; each `data:` line is the JSON of the event schema named. A client joined to a live run gets the same events; a replay of a finished run sends its stored text as one `delta`.',
   content: {
     'text/plain': { schema: { type: 'string' as const } },
     'text/event-stream': {
