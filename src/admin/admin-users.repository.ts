@@ -192,7 +192,9 @@ export class AdminUsersRepository {
     return db.$queryRaw<{ id: string; email: string }[]>`
       UPDATE "User" u SET role = 'admin', "updatedAt" = now()
       WHERE u.email = ANY(${emails}::text[]) AND u.role = 'user' AND u."emailVerifiedAt" IS NOT NULL AND u."deletedAt" IS NULL
-        AND NOT EXISTS (SELECT 1 FROM "AuditLog" a WHERE a."targetType" = 'user' AND a."targetId" = u.id::text AND a.action = 'user.role' AND a."adminId" IS NOT NULL)
+        AND NOT EXISTS (SELECT 1 FROM "AuditLog" a
+                         WHERE a."targetType" = 'user' AND a."targetId" = u.id::text
+                           AND a.action = 'user.role' AND a."adminId" IS NOT NULL)
       RETURNING u.id::text, u.email`;
   }
 }

@@ -87,7 +87,9 @@ export class AuthController {
   @ApiOperation({
     summary: 'Sign in with email and password (sets the session cookie)',
     description:
-      'With two-factor sign-in on, answers 401 `two_factor_required` and sets a pending cookie (5 minutes) instead: complete the sign-in with POST /v1/auth/2fa/verify.',
+      'With two-factor sign-in on, answers 401 `two_factor_required` and sets ' +
+      'a pending cookie (5 minutes) instead: complete the sign-in with POST ' +
+      '/v1/auth/2fa/verify.',
   })
   @ApiOkResponse({ type: UserDto, headers: SETS_COOKIE })
   @ApiProblems(401)

@@ -60,7 +60,10 @@ export class PasswordResetService {
     await this.mail.send({
       to: email,
       subject: 'Reset your password',
-      text: `Someone asked to reset the password of your account.\n\nTo choose a new password, open this link within 30 minutes:\n${link}\n\nIf it was not you, ignore this mail: your password stays as it is.\n`,
+      text:
+        `Someone asked to reset the password of your account.\n\nTo choose a ` +
+        `new password, open this link within 30 minutes:\n${link}\n\nIf it was ` +
+        `not you, ignore this mail: your password stays as it is.\n`,
     });
   }
 }

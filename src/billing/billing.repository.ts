@@ -232,8 +232,12 @@ export class BillingRepository {
     const rows = await this.prisma.$queryRaw<{ erased: number }[]>`
       SELECT 1 AS erased FROM "User" u
       WHERE u."deletedAt" IS NOT NULL AND (
-        u.id IN (SELECT s."userId" FROM "Subscription" s WHERE s.provider = ${provider}::"PaymentProvider" AND s."providerSubscriptionId" = ${providerSubscriptionId})
-        OR u.id IN (SELECT c."userId" FROM "Checkout" c WHERE c.provider = ${provider}::"PaymentProvider" AND c."providerSessionId" = ${checkoutSessionId}))
+        u.id IN (SELECT s."userId" FROM "Subscription" s
+                  WHERE s.provider = ${provider}::"PaymentProvider"
+                    AND s."providerSubscriptionId" = ${providerSubscriptionId})
+        OR u.id IN (SELECT c."userId" FROM "Checkout" c
+                     WHERE c.provider = ${provider}::"PaymentProvider"
+                       AND c."providerSessionId" = ${checkoutSessionId}))
       LIMIT 1`;
     return rows.length > 0;
   }

@@ -26,7 +26,10 @@ export class WebhooksController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Stripe events (internal)',
-    description: `${INTERNAL}Stripe-Signature, 300 s tolerance. Handles checkout.session.completed/expired and customer.subscription.*; other types are acknowledged and ignored.`,
+    description:
+      `${INTERNAL}Stripe-Signature, 300 s tolerance. Handles ` +
+      `checkout.session.completed/expired and customer.subscription.*; other ` +
+      `types are acknowledged and ignored.`,
   })
   @ApiOkResponse({ type: WebhookAckDto })
   @ApiProblems(400, 503)
@@ -41,7 +44,10 @@ export class WebhooksController {
   @HttpCode(200)
   @ApiOperation({
     summary: 'Paddle notifications (internal)',
-    description: `${INTERNAL}Paddle-Signature (ts;h1, any valid h1 during secret rotation, 5 s tolerance). Handles transaction.completed and subscription.*; other types are acknowledged and ignored.`,
+    description:
+      `${INTERNAL}Paddle-Signature (ts;h1, any valid h1 during secret rotation, ` +
+      `5 s tolerance). Handles transaction.completed and subscription.*; other ` +
+      `types are acknowledged and ignored.`,
   })
   @ApiOkResponse({ type: WebhookAckDto })
   @ApiProblems(400, 503)

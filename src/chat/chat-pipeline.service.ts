@@ -490,7 +490,8 @@ export class ChatPipelineService implements OnModuleDestroy {
     );
     return new AppError(
       'quota_exceeded',
-      `This request may cost up to ${plan.reservedCredits} credits, more than remain of today's quota (GET /v1/billing/quota). The quota resets at ${resetsAt.toISOString()}.`,
+      `This request may cost up to ${plan.reservedCredits} credits, more than ` +
+        `remain of today's quota (GET /v1/billing/quota). The quota resets at ${resetsAt.toISOString()}.`,
       {
         headers: { 'Retry-After': String(seconds) },
         extensions: { resetsAt: resetsAt.toISOString() },

@@ -233,7 +233,9 @@ export class ChatRequestsRepository {
     await this.prisma.$executeRaw`
       INSERT INTO "ChatRequestFile" ("chatRequestId", position, "fileId", name, kind)
       SELECT ${chatRequestId}::uuid, (f.n - 1)::int, f.id, f.name, f.kind::"FileKind"
-      FROM unnest(${files.map((file) => file.id)}::uuid[], ${files.map((file) => file.name)}::text[], ${files.map((file) => file.kind)}::text[]) WITH ORDINALITY AS f(id, name, kind, n)
+      FROM unnest(${files.map((file) => file.id)}::uuid[],
+                  ${files.map((file) => file.name)}::text[],
+                  ${files.map((file) => file.kind)}::text[]) WITH ORDINALITY AS f(id, name, kind, n)
       ON CONFLICT DO NOTHING`;
   }
 

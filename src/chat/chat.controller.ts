@@ -23,15 +23,24 @@ import { RunStatusDto } from './dto/run-status.response';
 
 export const STREAMED_ANSWER_RESPONSE = {
   description:
-    'The answer as a streamed text/plain body, each chunk as the model writes it. A connection that ends without the final chunk means the answer broke off (only what was delivered is billed); a stopped answer ends cleanly. ' +
-    'With `Accept: text/event-stream`, server-sent events instead: `meta`, one `delta` per chunk, then `error` (only when it broke off), `usage` and `done`; each `data:` line is the JSON of the event schema named. A client joined to a live run gets the same events; a replay of a finished run sends its stored text as one `delta`.',
+    'The answer as a streamed text/plain body, each chunk as the model writes ' +
+    'it. A connection that ends without the final chunk means the answer ' +
+    'broke off (only what was delivered is billed); a stopped answer ends ' +
+    'cleanly. ' +
+    'With `Accept: text/event-stream`, server-sent events instead: `meta`, ' +
+    'one `delta` per chunk, then `error` (only when it broke off), `usage` ' +
+    'and `done`; each `data:` line is the JSON of the event schema named. A ' +
+    'client joined to a live run gets the same events; a replay of a finished ' +
+    'run sends its stored text as one `delta`.',
   content: {
     'text/plain': { schema: { type: 'string' as const } },
     'text/event-stream': {
       schema: {
         type: 'string' as const,
         description:
-          'Server-sent events, each an `event:` line naming it and one `data:` line holding its data as JSON; `x-itemSchema` gives the schema of each event as `{ event, data }`.',
+          'Server-sent events, each an `event:` line naming it and one ' +
+          '`data:` line holding its data as JSON; `x-itemSchema` gives the ' +
+          'schema of each event as `{ event, data }`.',
       },
       // Each event of the stream, as OpenAPI 3.2's `itemSchema` says it for sequential media types (an
       // extension in this 3.0 document): no schema of the whole stream can describe its events.
@@ -104,7 +113,12 @@ export class ChatController {
   @ApiOperation({
     summary: 'Stop a live chat or Skill run by its idempotencyKey',
     description:
-      'The provider call is aborted wherever the run is generated; the stream and every client joined to it end cleanly with the text so far, and only what was produced is billed. A replay of the key returns that text and says it was stopped. Answers the run’s status, also when it had already ended. A client that only disconnects does not stop its run.',
+      'The provider call is aborted wherever the run is generated; the stream ' +
+      'and every client joined to it end cleanly with the text so far, and ' +
+      'only what was produced is billed. A replay of the key returns that ' +
+      'text and says it was stopped. Answers the run’s status, also when it ' +
+      'had already ended. A client that only disconnects does not stop its ' +
+      'run.',
   })
   @ApiOkResponse({ type: RunStatusDto })
   @ApiProblems(401, 404)

@@ -274,7 +274,8 @@ export class ConversationsRepository {
              "currentMessageId" = COALESCE((SELECT id FROM leaf), c."currentMessageId")
         FROM target
        WHERE c.id = target.id AND (${changes.currentMessageId ?? null}::uuid IS NULL OR EXISTS (SELECT 1 FROM leaf))
-      RETURNING c.id::text, c.title, c."skillId"::text AS "skillId", c."skillVersionId"::text AS "skillVersionId", c."archivedAt", c."createdAt", c."updatedAt"`;
+      RETURNING c.id::text, c.title, c."skillId"::text AS "skillId",
+                c."skillVersionId"::text AS "skillVersionId", c."archivedAt", c."createdAt", c."updatedAt"`;
     return row ?? null;
   }
 

@@ -122,7 +122,9 @@ export class UsersRepository {
     const promoted = await db.$queryRaw<{ id: string }[]>`
       UPDATE "User" u SET role = 'admin', "updatedAt" = now()
       WHERE u.id = ${userId}::uuid AND u.role = 'user' AND u.email = ANY(${adminEmails}::text[]) AND u."deletedAt" IS NULL
-        AND NOT EXISTS (SELECT 1 FROM "AuditLog" a WHERE a."targetType" = 'user' AND a."targetId" = u.id::text AND a.action = 'user.role' AND a."adminId" IS NOT NULL)
+        AND NOT EXISTS (SELECT 1 FROM "AuditLog" a
+                         WHERE a."targetType" = 'user' AND a."targetId" = u.id::text
+                           AND a.action = 'user.role' AND a."adminId" IS NOT NULL)
       RETURNING u.id::text`;
     if (promoted.length > 0)
       await db.auditLog.create({

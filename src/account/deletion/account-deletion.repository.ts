@@ -142,7 +142,11 @@ export class AccountDeletionRepository {
       select: { id: true, provider: true, providerSubscriptionId: true },
     });
     for (const subscription of subscriptions) {
-      await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${subscriptionLockKey(subscription.provider, subscription.providerSubscriptionId)}::text, 0))`;
+      const key = subscriptionLockKey(
+        subscription.provider,
+        subscription.providerSubscriptionId,
+      );
+      await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${key}::text, 0))`;
     }
     const ids = subscriptions.map((subscription) => subscription.id);
     if (ids.length > 0)

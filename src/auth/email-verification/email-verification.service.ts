@@ -84,7 +84,10 @@ export class EmailVerificationService {
     await this.mail.send({
       to: account.email,
       subject: 'Verify your email address',
-      text: `Please confirm that this address belongs to your account by opening this link within 24 hours:\n${link}\n\nIf you did not create an account, ignore this mail.\n`,
+      text:
+        `Please confirm that this address belongs to your account by opening ` +
+        `this link within 24 hours:\n${link}\n\nIf you did not create an ` +
+        `account, ignore this mail.\n`,
     });
   }
 }

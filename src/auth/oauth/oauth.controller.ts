@@ -33,7 +33,9 @@ const Outcome = createParamDecorator(
 );
 
 const CALLBACK_REDIRECT =
-  'Redirect to APP_URL: signed in (session cookie set); or, with two-factor sign-in on, to APP_URL/?two_factor=required with a pending cookie (finish with POST /v1/auth/2fa/verify); or with an `error` query parameter.';
+  'Redirect to APP_URL: signed in (session cookie set); or, with two-factor ' +
+  'sign-in on, to APP_URL/?two_factor=required with a pending cookie (finish ' +
+  'with POST /v1/auth/2fa/verify); or with an `error` query parameter.';
 
 /** The sign-in routes: passport's strategies do the protocol in the guards; the handlers answer the browser. */
 @Public()

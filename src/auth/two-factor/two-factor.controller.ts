@@ -78,7 +78,9 @@ export class TwoFactorController {
   @HttpCode(200)
   @ApiOperation({
     summary:
-      'Turn two-factor sign-in on with a code of the new secret; answers ten recovery codes, shown once. A session signed in more than 10 minutes ago also sends the password.',
+      'Turn two-factor sign-in on with a code of the new secret; answers ten ' +
+      'recovery codes, shown once. A session signed in more than 10 minutes ' +
+      'ago also sends the password.',
   })
   @ApiOkResponse({ type: RecoveryCodesDto })
   @ApiProblems(400, 401, 403, 409, 429)

@@ -6,7 +6,8 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /**
  * CSRF defence beside SameSite=Lax: an unsafe request that a browser marks as coming from another site
  * (an Origin outside the allowed origins, or Sec-Fetch-Site: cross-site) is refused before it changes
- * anything; one the browser marks same-origin is the service's own web client and passes. Requests without those headers (curl, server-to-server) are not browsers acting for a user.
+ * anything; one the browser marks same-origin is the service's own web client and passes. Requests
+ * without those headers (curl, server-to-server) are not browsers acting for a user.
  * `exemptPrefixes`: routes called by other servers with their own authentication (payment webhooks).
  */
 export function refuseCrossSiteWrites(

@@ -66,7 +66,10 @@ export class FileContextService {
     if (starts > budgetBytes) {
       throw new AppError(
         'messages_too_large',
-        `The conversation leaves no room in the model's context window for the attached files (not even their first part). Start a new conversation, attach fewer files, or use a model with a larger window.`,
+        `The conversation leaves no room in the model's context window for ` +
+          `the attached files (not even their first part). Start a new ` +
+          `conversation, attach fewer files, or use a model with a larger ` +
+          `window.`,
       );
     }
     const chosen = selectChunks(ranked, fileIds, budgetBytes);

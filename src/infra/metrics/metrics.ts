@@ -38,7 +38,10 @@ export interface FinishedRun {
 
 export type TokenDirection = 'input' | 'output';
 
-/** applied: changed state; duplicate: seen before; invalid: refused (signature, payload, not configured); failed: could not be applied now (503, delivered again). */
+/**
+ * applied: changed state; duplicate: seen before; invalid: refused (signature, payload, not configured);
+ * failed: could not be applied now (503, delivered again).
+ */
 export type WebhookOutcome = 'applied' | 'duplicate' | 'invalid' | 'failed';
 
 /** The database pool as pg reports it. */
