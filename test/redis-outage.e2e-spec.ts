@@ -1,9 +1,10 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess } from 'node:child_process';
 import Redis from 'ioredis';
 import { PASSWORD, registerUser, uniqueEmail } from './support/factories';
 import { freePort } from './support/service-process';
 import { eventually } from './support/eventually';
 import { bootTestApp, TestApp } from './support/test-app';
+import { spawnRedisServer } from './support/test-redis';
 
 /** A Redis of this test's own (the suite's shared one must stay up), stopped and started again on one port. */
 class OwnRedis {
@@ -17,20 +18,7 @@ class OwnRedis {
       throw new Error(
         'TEST_REDIS_SERVER_PATH is not set: run the tests through jest (global-setup)',
       );
-    this.child = spawn(
-      binary,
-      [
-        '--port',
-        String(this.port),
-        '--bind',
-        '127.0.0.1',
-        '--save',
-        '',
-        '--appendonly',
-        'no',
-      ],
-      { stdio: 'ignore' },
-    );
+    this.child = spawnRedisServer(binary, this.port);
     const probe = new Redis({
       port: this.port,
       lazyConnect: true,

@@ -33,22 +33,7 @@ export async function provideRedis(
     return { url: env.REDIS_URL, stop: () => Promise.resolve() };
   const binary = provideRedisServer(env);
   const dir = mkdtempSync(join(tmpdir(), 'chat-test-redis-'));
-  const child = spawn(
-    binary,
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      dir,
-    ],
-    { stdio: 'ignore' },
-  );
+  const child = spawnRedisServer(binary, port, dir);
   const stop = async () => {
     await kill(child);
     rmSync(dir, { recursive: true, force: true });
@@ -62,6 +47,17 @@ export async function provideRedis(
     throw error;
   }
   return { url: `redis://127.0.0.1:${port}`, stop };
+}
+
+/** A redis-server on loopback at `port` that keeps nothing on disk (its working directory: `dir`). */
+export function spawnRedisServer(
+  binary: string,
+  port: number,
+  dir = tmpdir(),
+): ChildProcess {
+  const args = ['--port', String(port), '--bind', '127.0.0.1'];
+  args.push('--save', '', '--appendonly', 'no', '--dir', dir);
+  return spawn(binary, args, { stdio: 'ignore' });
 }
 
 /** redis-server: on PATH, else installed now (as root with apt-get); the run stops when there is none. */
