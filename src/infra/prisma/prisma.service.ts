@@ -14,7 +14,7 @@ export interface PreparedStatement {
  * The Prisma client of the service, on the node-postgres driver adapter over a pool this class owns. Only
  * repositories use it. The few statements every chat run sends (key lookup, history, claim, settlement)
  * go to the same pool as named prepared statements through `statement()`: one round trip each, parsed and
- * planned once per connection, without the client's per-query work (see docs/decisions.md).
+ * planned once per connection, without the client's per-query work (docs/adr/0030-group-commit.md).
  */
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
   private readonly pool: Pool;
