@@ -9,6 +9,7 @@ import { AdminUsersRepository } from './admin-users.repository';
  * admins acting on each other wait instead of deadlocking; the last-admin check cannot pass twice), then
  * re-check that the caller is still an active admin: it may have been demoted or disabled since its
  * request was authenticated.
+ * docs/adr/0051-admins.md
  */
 @Injectable()
 export class AdminActionsGate {

@@ -10,6 +10,7 @@ export const BCRYPT_COST = 12;
  * bcrypt (cost 12) over base64(HMAC-SHA256(pepper, password)). bcrypt ignores every byte after the 72nd;
  * the HMAC first turns any password into 44 characters, so long passwords that share a prefix differ,
  * and a stolen database without the pepper cannot be attacked offline.
+ * docs/adr/0017-passwords-and-sign-in.md
  */
 @Injectable()
 export class PasswordHasher {

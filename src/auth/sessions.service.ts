@@ -24,6 +24,7 @@ const MAX_LISTED_SESSIONS = 100;
  * per instance: the database announces every change that matters (logout, disable, plan, role, email;
  * see ChangeFeed), which drops the entry on every instance, and while those announcements cannot be heard
  * the cache is not used at all.
+ * docs/adr/0016-sessions.md
  */
 @Injectable()
 export class SessionsService {

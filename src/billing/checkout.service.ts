@@ -24,6 +24,7 @@ export interface CheckoutResult {
   created: boolean;
 }
 
+// docs/adr/0047-checkout.md
 @Injectable()
 export class CheckoutService {
   constructor(

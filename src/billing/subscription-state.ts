@@ -2,6 +2,7 @@
  * The subscription state machine, as pure functions: how one provider event moves a stored subscription,
  * and whether a subscription grants its plan at a given time. The webhook service and the sweeper apply
  * them inside transactions; the unit tests beside this file pin every rule.
+ * docs/adr/0049-subscription-state-machine.md
  */
 export const SUBSCRIPTION_STATUSES = [
   'active',

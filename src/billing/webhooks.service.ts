@@ -20,6 +20,7 @@ import { SubscriptionsService } from './subscriptions.service';
  * one transaction. The event row is the de-duplication: a redelivery (or a concurrent copy, which waits on
  * the first's insert) finds it and changes nothing; a failure rolls everything back and answers 503, so the
  * provider delivers again and the event is applied exactly once.
+ * docs/adr/0048-payment-providers-and-webhooks.md
  */
 @Injectable()
 export class WebhooksService {

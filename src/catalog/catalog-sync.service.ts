@@ -11,6 +11,7 @@ import { CatalogRepository } from './catalog.repository';
  * Makes the database match the catalog file at start: entries are upserted, entries no longer in the
  * file are deactivated (never deleted: users, ledger entries and checkouts still point at them).
  * Idempotent, and serialised by an advisory lock so instances starting together do not interleave.
+ * docs/adr/0014-catalog-and-plans.md
  */
 @Injectable()
 export class CatalogSyncService implements OnApplicationBootstrap {

@@ -36,6 +36,7 @@ const STARTUP_TIMEOUT_MS = 30_000;
  * over budget (a catastrophic `pattern`, `uniqueItems` over a huge array, a schema that compiles into
  * megabytes of code) kills the worker, is answered as too complex, and the next job gets a fresh worker.
  * The event loop that serves HTTP never runs user schemas.
+ * docs/adr/0040-skill-json-schemas.md
  */
 @Injectable()
 export class JsonSchemaService implements OnModuleDestroy {

@@ -12,6 +12,7 @@ const API_PATHS = /^\/(v1|docs)(\/|$|-json)/;
  * production: the built files (hashed assets cached for a year, index.html never), and index.html for any
  * other GET that asks for a page (client-side routes such as /chat or /reset-password). API paths, and
  * requests that prefer JSON (or take anything), go on to the API (a problem+json 404 for an unknown one).
+ * docs/adr/0058-web-client.md
  */
 export function serveWebClient(
   app: NestExpressApplication,

@@ -37,6 +37,7 @@ export interface ErasureRequest {
  * file objects removed from storage, live runs asked to stop. Only then one transaction removes the personal
  * rows and turns the user row into a tombstone. A failure before it leaves the database untouched and a
  * retry completes the work; the transaction is all or nothing.
+ * docs/adr/0024-account-erasure.md
  */
 @Injectable()
 export class AccountDeletionService {

@@ -66,6 +66,7 @@ const newestFirstKey = (row: { createdAt: Date; id: string }): Cursor => ({
   id: row.id,
 });
 
+// docs/adr/0025-account-export.md
 @Injectable()
 export class AccountExportService {
   constructor(

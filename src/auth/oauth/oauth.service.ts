@@ -13,6 +13,7 @@ import { IdentitiesRepository, OAuthAccount } from './identities.repository';
 import { InternalSignInError, OAuthFailure } from './oauth-failure';
 import { OAuthProviderName, ProviderProfile } from './oauth-providers';
 
+// docs/adr/0021-oauth-sign-in.md
 /** What a provider's sign-in leads to: the account, once passport has checked the state and the code. */
 @Injectable()
 export class OAuthService {

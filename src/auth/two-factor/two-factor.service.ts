@@ -38,6 +38,7 @@ export interface PendingSignIn {
  * (its time step must be later than the last accepted); ten recovery codes, stored as HMACs, are each
  * accepted once. Every code check of an account counts against the 'two-factor-user' limit, whichever
  * route it comes through, so codes cannot be guessed faster by spreading the tries.
+ * docs/adr/0023-two-factor-sign-in.md
  */
 @Injectable()
 export class TwoFactorService {

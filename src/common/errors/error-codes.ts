@@ -1,6 +1,7 @@
 /**
  * Every stable machine code the API answers with, and the HTTP status and title it maps to.
  * Services throw AppError(code, detail); ProblemDetailsFilter renders it. Codes never change meaning.
+ * docs/adr/0006-problem-details-and-error-codes.md
  */
 export const ERROR_CODES = {
   validation_failed: { status: 400, title: 'The request is not valid' },

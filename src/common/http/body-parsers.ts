@@ -32,6 +32,7 @@ const ACCEPTED_BODY_TYPES = [
  * bytes stay on `req.rawBody` (webhook signatures are computed over them), and the parsed value is
  * refused when it nests too deep or holds NUL characters or lone surrogates (PostgreSQL text cannot
  * store them, and validators throw on them).
+ * docs/adr/0007-request-bodies-and-validation.md
  */
 export function bodyParsers(limitBytes: number): RequestHandler[] {
   const verify = (req: IncomingMessage, _res: unknown, buffer: Buffer) => {

@@ -9,6 +9,7 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
  * anything; one the browser marks same-origin is the service's own web client and passes. Requests
  * without those headers (curl, server-to-server) are not browsers acting for a user.
  * `exemptPrefixes`: routes called by other servers with their own authentication (payment webhooks).
+ * docs/adr/0019-csrf-defence.md
  */
 export function refuseCrossSiteWrites(
   allowedOrigins: string[],

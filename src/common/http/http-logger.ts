@@ -29,6 +29,7 @@ declare module 'express-serve-static-core' {
  * path (never the query string, which can hold OAuth codes), status and time are logged: no headers,
  * cookies or bodies. That line has fixed fields, so it skips the root logger's redaction. `observe` sees the
  * same responses at the same moment (the request metrics), so it costs no listener of its own.
+ * docs/adr/0008-logging.md
  */
 export function createHttpLogger(root: Logger, observe?: ResponseObserver) {
   const access = root.child({}, { redact: { paths: [], censor: '' } });

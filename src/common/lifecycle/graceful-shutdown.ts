@@ -18,6 +18,7 @@ export interface ShutdownOptions {
  * cuts what holds it (open connections), and the remaining steps still run so the pools are closed;
  * the exit code is then 1. If the steps still have not finished after a second `timeoutMs`, the
  * process exits 1 without them.
+ * docs/adr/0013-graceful-shutdown.md
  */
 export class GracefulShutdown {
   private readonly steps: Step[] = [];

@@ -1,3 +1,4 @@
+// docs/adr/0015-openapi-document.md
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { problemResponse } from './api-problems.decorator';

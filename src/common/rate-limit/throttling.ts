@@ -24,6 +24,7 @@ import { RateLimitStore } from './rate-limit.store';
  * @nestjs/throttler's storage over our counters: Redis shared by every instance, per instance while Redis is
  * down (FallbackRateLimitStore). A fixed window of `ttl`; a request over the limit is blocked until the
  * window ends.
+ * docs/adr/0020-rate-limits.md
  */
 export class CounterThrottlerStorage implements ThrottlerStorage {
   constructor(private readonly counters: RateLimitStore) {}

@@ -15,6 +15,7 @@ export interface FileContext {
   files: { id: string; name: string; kind: string }[];
 }
 
+// docs/adr/0046-file-context-for-chat.md
 @Injectable()
 export class FileContextService {
   constructor(private readonly files: FilesRepository) {}

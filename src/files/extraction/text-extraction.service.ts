@@ -28,6 +28,7 @@ const MAX_ATTEMPTS = 3;
  * is taken again once its claim runs out, at most three times), reads it from the object storage, extracts
  * in a child process and stores the text in chunks, or the failure's code. Stopping (module destroy, before
  * the database pool closes) ends the extraction under way and gives its file back.
+ * docs/adr/0045-text-extraction-in-a-child-process.md
  */
 @Injectable()
 export class TextExtractionService

@@ -30,6 +30,7 @@ type Chunks = AsyncIterator<Buffer>;
  * or S3) while ContentInspector sniffs its kind, counts and hashes it; nothing is written to a temporary
  * file and nothing is held whole in memory. A refusal found while streaming fails the put (which leaves
  * nothing); one found at the end (a zip that is not a DOCX, UTF-8 cut short) removes the stored object.
+ * docs/adr/0043-file-uploads-and-kinds.md
  */
 export class ObjectStorageEngine implements StorageEngine {
   constructor(

@@ -34,6 +34,7 @@ function parseChange(payload: string | undefined): Change {
  *
  * While the connection is down nothing can be heard: `live` is false and caches must not answer from
  * memory. On every (re)connect listeners get `all`, since anything may have changed in between.
+ * docs/adr/0032-caches-and-change-notifications.md
  */
 @Injectable()
 export class ChangeFeed implements OnModuleInit, OnModuleDestroy {

@@ -38,6 +38,7 @@ const EXIT_HOOK_EVENTS = [
  * the next start. The server is started with pg_ctl, detached from our process group, so a Ctrl-C in the
  * terminal reaches only the service, which drains its requests and then stops the database itself.
  * A server left running by a crashed previous start is stopped and started again on the right port.
+ * docs/adr/0012-embedded-postgresql.md
  */
 export async function startEmbeddedPostgres(options: {
   dataDir: string;

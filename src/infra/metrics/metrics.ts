@@ -6,6 +6,7 @@
  *
  * Without METRICS_PORT the service gets `NO_METRICS`, whose methods do nothing, so the hooks cost next to
  * nothing where metrics are off.
+ * docs/adr/0054-metrics.md
  */
 
 /** How a run ended, as a label: its status, or for a failure the failure's code. */

@@ -5,6 +5,7 @@ import { Client, DatabaseError } from 'pg';
 
 // Applies prisma/migrations with plain `pg`, writing `_prisma_migrations` exactly as Prisma's CLI does,
 // so `prisma migrate deploy/status` can take over wherever the native schema engine is available.
+// docs/adr/0010-migrations-without-prisma-engine.md
 
 /** Same key as Prisma's native schema engine, so our runner and `prisma migrate` also exclude each other. */
 const ADVISORY_LOCK_KEY = '72707369';

@@ -1,3 +1,4 @@
+// docs/adr/0055-traces.md
 import type { NodeSDK, tracing } from '@opentelemetry/sdk-node';
 
 /** What main keeps of a started SDK: exported spans are flushed on shutdown. */

@@ -1,3 +1,4 @@
+// docs/adr/0026-model-providers.md
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, EventSourceParser } from 'eventsource-parser';
 import { Agent, Dispatcher } from 'undici';
