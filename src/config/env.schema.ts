@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 /**
  * Every environment variable the service reads, with its default. `.env.example` mirrors this list;
- * test/config.spec.ts checks that the two stay in step.
+ * src/config/load-config.spec.ts checks that the two stay in step. docs/adr/0005-configuration.md
  */
 const DEV_SESSION_SECRET = 'dev-only-session-secret-change-me-in-production';
 const DEV_PASSWORD_PEPPER = 'dev-only-password-pepper-change-me-in-production';
