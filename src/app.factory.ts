@@ -93,7 +93,7 @@ function corsForAllowedOriginsOnly(
 }
 
 /**
- * Builds the configured application exactly as production runs it; main.ts and the e2e tests both use
+ * Builds the configured application exactly as production runs it; server.ts and the e2e tests both use
  * this, so the tests exercise the real middleware, filters and pipes. The caller calls init()/listen().
  */
 export async function createApp(

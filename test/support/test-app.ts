@@ -87,7 +87,7 @@ function checkerFor(
   return checker;
 }
 
-/** Boots the real application (createApp, as main.ts does) on the suite's database, with captured logs. */
+/** Boots the real application (createApp, as server.ts does) on the suite's database, with captured logs. */
 export async function bootTestApp(
   overrides: Record<string, string | undefined> = {},
   extraModules: Type[] = [],

@@ -2,7 +2,7 @@ import { DynamicModule, Global, Module } from '@nestjs/common';
 import { AppLogger } from './app-logger';
 import { Logger } from './logger';
 
-/** Injection token of the root pino logger (created once in main.ts or by the test harness). */
+/** Injection token of the root pino logger (created once in server.ts or by the test harness). */
 export const ROOT_LOGGER = Symbol('ROOT_LOGGER');
 
 @Global()
