@@ -8,7 +8,7 @@ import { PeriodicTask } from '../common/lifecycle/periodic-task';
 import { AppLogger } from '../common/logging/app-logger';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { ChatRequestsRepository } from './chat-requests.repository';
+import { RunStore } from './run-store';
 import { LeaseKeeper } from './lease-keeper';
 
 /**
@@ -24,7 +24,7 @@ export class ChatSweeperService implements OnModuleInit, OnModuleDestroy {
   );
 
   constructor(
-    private readonly requests: ChatRequestsRepository,
+    private readonly runs: RunStore,
     private readonly leases: LeaseKeeper,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly log: AppLogger,
@@ -45,7 +45,7 @@ export class ChatSweeperService implements OnModuleInit, OnModuleDestroy {
 
   private async sweepOnce(): Promise<string[]> {
     try {
-      const swept = await this.requests.failExpiredRuns(this.leases.heldRuns());
+      const swept = await this.runs.failExpiredRuns(this.leases.heldRuns());
       if (swept.length > 0)
         this.log.warn(
           { runs: swept },

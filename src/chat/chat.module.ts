@@ -15,6 +15,11 @@ import { LiveStreams } from './live/live-streams';
 import { ConversationTurnsController } from './conversation-turns.controller';
 import { ConversationTurnsService } from './conversation-turns.service';
 import { RunStops } from './stop/run-stops';
+import { RemoteRunFollower } from './live/remote-run-follower';
+import { RunClaimer } from './run/run-claimer';
+import { RunExecutor } from './run/run-executor';
+import { RunPlanner } from './run/run-planner';
+import { RunSettler } from './run/run-settler';
 
 /** POST /v1/chat, stop, the conversation routes that run the pipeline, and the pipeline Skill runs reuse (exported for the skills module). */
 @Module({
@@ -29,6 +34,11 @@ import { RunStops } from './stop/run-stops';
     ConversationTurnsService,
     LeaseKeeper,
     LiveStreams,
+    RemoteRunFollower,
+    RunClaimer,
+    RunExecutor,
+    RunPlanner,
+    RunSettler,
     RunStops,
     RunStore,
   ],

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
 import { AppError } from '../common/errors/app-error';
+import { pollUntil } from '../common/waiting';
 import { RunRequest } from './admission/chat-admission';
 import { ChatPipelineService } from './chat-pipeline.service';
 import { StoredRun } from './chat-requests.repository';
@@ -82,13 +83,13 @@ export class ChatService {
 
   /** The run once it is no longer streaming, or as it is after STOP_WAIT_MS. */
   private async untilEnded(run: StoredRun): Promise<StoredRun> {
-    const giveUpAt = Date.now() + STOP_WAIT_MS;
+    const deadline = Date.now() + STOP_WAIT_MS;
     const local = this.live.localAnswer(run.id);
     if (local) await local.whenEnded(STOP_WAIT_MS);
-    for (;;) {
-      const now = (await this.store.findOutcome(run.id)) ?? run;
-      if (now.status !== 'streaming' || Date.now() >= giveUpAt) return now;
-      await new Promise((resolve) => setTimeout(resolve, STOP_POLL_MS));
-    }
+    return pollUntil(
+      async () => (await this.store.findOutcome(run.id)) ?? run,
+      (now) => now.status !== 'streaming',
+      { intervalMs: STOP_POLL_MS, deadline },
+    );
   }
 }

@@ -7,11 +7,8 @@ import {
   TurnOrigin,
 } from '../conversations/conversations.repository';
 import { RunRequest } from './admission/chat-admission';
-import {
-  ChatPipelineService,
-  ChatTurn,
-  TurnCompletion,
-} from './chat-pipeline.service';
+import { ChatPipelineService } from './chat-pipeline.service';
+import { ChatTurn, TurnCompletion } from './run/chat-turn';
 import { ChatStream } from './chat-stream';
 import { EditMessageDto, RegenerateDto } from './dto/conversation-turn.dto';
 import { fingerprintOf } from './fingerprint';

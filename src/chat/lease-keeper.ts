@@ -8,7 +8,7 @@ import { PeriodicTask } from '../common/lifecycle/periodic-task';
 import { AppLogger } from '../common/logging/app-logger';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { ChatRequestsRepository } from './chat-requests.repository';
+import { RunStore } from './run-store';
 
 /**
  * The leases of the runs this instance is generating. A claim starts a run's lease (CHAT_LEASE_MS, by the
@@ -23,7 +23,7 @@ export class LeaseKeeper implements OnModuleInit, OnModuleDestroy {
   private readonly task = new PeriodicTask(() => this.renewAll(), undefined);
 
   constructor(
-    private readonly requests: ChatRequestsRepository,
+    private readonly runs: RunStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly log: AppLogger,
   ) {}
@@ -64,7 +64,7 @@ export class LeaseKeeper implements OnModuleInit, OnModuleDestroy {
     if (this.held.size === 0) return;
     const runs = this.heldRuns();
     try {
-      const toStop = await this.requests.renewLeases(
+      const toStop = await this.runs.renewLeases(
         runs,
         this.config.chat.leaseMs,
       );

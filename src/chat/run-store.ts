@@ -16,7 +16,8 @@ const MAX_BATCH = 32;
 const CONNECTIONS_KEPT_FREE = 2;
 
 /**
- * Where runs are claimed and settled. Claims and settlements that arrive while others are being written
+ * The one door to the chat requests table: every read and write of a run goes through here (the
+ * repository is not used elsewhere). Where runs are claimed and settled. Claims and settlements that arrive while others are being written
  * are written together, in one statement and one transaction each (group commit), so a burst of chats
  * costs the database far less per chat; alone, each leaves at once. Within a batch, runs go in user
  * order, so concurrent batches take the users' quota rows in the same order (no deadlock between them).
@@ -83,6 +84,21 @@ export class RunStore {
 
   keepInterruptedText(runId: string, text: string): Promise<void> {
     return this.requests.keepInterruptedText(runId, text);
+  }
+
+  /** Extends the leases of these runs; answers those whose stop was asked for meanwhile. */
+  renewLeases(runIds: string[], leaseMs: number): Promise<string[]> {
+    return this.requests.renewLeases(runIds, leaseMs);
+  }
+
+  /** Marks these runs (those still streaming) as asked to stop. */
+  markStopRequested(runIds: string[]): Promise<void> {
+    return this.requests.markStopRequested(runIds);
+  }
+
+  /** Fails the runs whose lease expired, except `ownRuns`, and releases their reservations; answers their ids. */
+  failExpiredRuns(ownRuns: string[]): Promise<string[]> {
+    return this.requests.failExpiredRuns(ownRuns);
   }
 }
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ChatRequestsRepository } from '../chat-requests.repository';
+import { RunStore } from '../run-store';
 import { LeaseKeeper } from '../lease-keeper';
 import { LiveStreams } from '../live/live-streams';
 
@@ -13,7 +13,7 @@ export class RunStops {
   private readonly local = new Map<string, AbortController>();
 
   constructor(
-    private readonly requests: ChatRequestsRepository,
+    private readonly runs: RunStore,
     private readonly live: LiveStreams,
     leases: LeaseKeeper,
   ) {
@@ -37,7 +37,7 @@ export class RunStops {
   /** Asks for these runs to stop; the ones already finished are left as they are. */
   async stop(runIds: string[]): Promise<void> {
     if (runIds.length === 0) return;
-    await this.requests.markStopRequested(runIds);
+    await this.runs.markStopRequested(runIds);
     for (const runId of runIds)
       if (!this.stopHere(runId)) this.live.askToStop(runId);
   }

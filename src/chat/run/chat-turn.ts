@@ -1,0 +1,54 @@
+import {
+  ChatMessage,
+  ModelProvider,
+} from '../../models/providers/model-provider';
+import { FileContext } from '../../files/context/file-context.service';
+import { ModelPrice } from '../pricing';
+
+/** One chat turn or Skill run, as the pipeline receives it from POST /v1/chat or POST /v1/skills/:id/run. */
+export interface ChatTurn {
+  model: string;
+  idempotencyKey: string;
+  /** What the key stands for: the same key with another fingerprint is refused (422). */
+  fingerprint: string;
+  conversationId?: string;
+  /** The new messages, stored in the conversation and sent after its history. */
+  messages: ChatMessage[];
+  /**
+   * Regenerate and edit: the history ends at `parentId` (null: no history) instead of the conversation's
+   * current message, and the new messages are stored after it, as a new branch.
+   */
+  anchor?: { parentId: string | null };
+  /** Sent first and not stored: a Skill's instruction. */
+  system?: string;
+  skill?: { skillId: string; skillVersionId: string };
+  /** The caller's files whose text the model receives (a context section before the history). */
+  fileIds?: string[];
+  /**
+   * Checks that apply only to a request not made before (a Skill's input against its input_schema), and
+   * what such a request still needs to know (regenerate, edit: the branch point, its model and Skill): run
+   * after the key lookup, so a retry is replayed even if the check would now fail or the conversation has
+   * moved on, and before anything is claimed or billed. What it answers completes the turn.
+   */
+  prepareNewRequest?: () => Promise<TurnCompletion | void>;
+}
+
+/** What `prepareNewRequest` may complete of a turn. */
+export type TurnCompletion = Partial<
+  Pick<ChatTurn, 'model' | 'system' | 'skill' | 'anchor' | 'fileIds'>
+>;
+
+/** Everything decided before the claim: which model, what it costs at most, what the model receives. */
+export interface RunPlan {
+  runId: string;
+  model: ModelPrice & { id: string; upstreamModel: string };
+  provider: ModelProvider;
+  conversationId: string;
+  newConversation: boolean;
+  prompt: ChatMessage[];
+  /** The attached files that went into the prompt. */
+  files: FileContext['files'];
+  estimatedInputTokens: number;
+  reservedCredits: number;
+  usageDay: Date;
+}

@@ -1,0 +1,46 @@
+import { SessionUser } from '../../auth/session-user';
+import { AppError } from '../../common/errors/app-error';
+import { nextUtcMidnight } from '../../common/utc-day';
+
+/** Why a run is refused before anything is claimed or billed (the key stays unused). */
+
+export function unknownModel(modelId: string): AppError {
+  return new AppError(
+    'unknown_model',
+    `There is no model "${modelId}"; GET /v1/plans lists the models of each plan.`,
+    {
+      errors: [
+        {
+          field: 'model',
+          code: 'unknown_model',
+          message: 'model must be the id of a catalog model',
+        },
+      ],
+    },
+  );
+}
+
+export function modelNotAllowed(user: SessionUser, modelId: string): AppError {
+  return new AppError(
+    'model_not_allowed',
+    `Your plan (${user.planCode}) does not include ${modelId}.`,
+  );
+}
+
+/** 429 with Retry-After to the next UTC midnight, when today's quota is reset. */
+export function quotaExceeded(reservedCredits: number, now: Date): AppError {
+  const resetsAt = nextUtcMidnight(now);
+  const seconds = Math.max(
+    1,
+    Math.ceil((resetsAt.getTime() - now.getTime()) / 1000),
+  );
+  return new AppError(
+    'quota_exceeded',
+    `This request may cost up to ${reservedCredits} credits, more than remain of today's quota ` +
+      `(GET /v1/billing/quota). The quota resets at ${resetsAt.toISOString()}.`,
+    {
+      headers: { 'Retry-After': String(seconds) },
+      extensions: { resetsAt: resetsAt.toISOString() },
+    },
+  );
+}

@@ -1,0 +1,159 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Span, SpanStatusCode } from '@opentelemetry/api';
+import { SessionUser } from '../../auth/session-user';
+import { AppLogger } from '../../common/logging/app-logger';
+import { inSpan } from '../../common/tracing/spans';
+import { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { Metrics } from '../../infra/metrics/metrics';
+import { generate, Generation } from '../generation';
+import { LeaseKeeper } from '../lease-keeper';
+import { RunOutcome } from '../live/live-event';
+import { LiveWriter } from '../live/live-streams';
+import { RunStops } from '../stop/run-stops';
+import { ChatTurn, RunPlan } from './chat-turn';
+import { RunSettler } from './run-settler';
+
+/**
+ * Executing a claimed run, detached from the client (generation goes on after a disconnect, so the answer
+ * is stored and billed): the run's lease and stop are held while the model answers into the live writer,
+ * then the run is settled and its clients are told how it ended.
+ */
+@Injectable()
+export class RunExecutor {
+  constructor(
+    private readonly leases: LeaseKeeper,
+    private readonly stops: RunStops,
+    private readonly settler: RunSettler,
+    private readonly metrics: Metrics,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly log: AppLogger,
+  ) {}
+
+  execute(
+    user: SessionUser,
+    turn: ChatTurn,
+    plan: RunPlan,
+    writer: LiveWriter,
+    requestId?: string,
+  ): Promise<void> {
+    const attributes = {
+      'chat.run_id': plan.runId,
+      'gen_ai.system': plan.provider.name,
+      'gen_ai.request.model': plan.model.upstreamModel,
+      'chat.model': plan.model.id,
+    };
+    return inSpan('chat.run', attributes, async (span) => {
+      const outcome = await this.generateAndSettle(
+        user,
+        turn,
+        plan,
+        writer,
+        requestId,
+      );
+      this.record(plan, outcome, span);
+      await writer.end(outcome);
+    });
+  }
+
+  private async generateAndSettle(
+    user: SessionUser,
+    turn: ChatTurn,
+    plan: RunPlan,
+    writer: LiveWriter,
+    requestId?: string,
+  ): Promise<RunOutcome> {
+    this.leases.hold(plan.runId);
+    const stop = this.stops.register(plan.runId);
+    try {
+      // The run's steps. One model call today; the tool loop goes here: the model's answer, the tools it
+      // asked for run, and the model asked again, until it answers without a tool call.
+      const generation = await this.generateAnswer(
+        plan,
+        writer,
+        stop,
+        requestId,
+      );
+      return await this.settler.settle(user, turn, plan, generation, requestId);
+    } catch (error) {
+      // Settlement failed (database down): the lease runs out and the sweeper releases the reservation.
+      this.log.error(
+        { err: error, requestId, runId: plan.runId },
+        'chat settlement failed',
+      );
+      return { status: 'failed', errorCode: 'generation_interrupted' };
+    } finally {
+      this.leases.release(plan.runId);
+      this.stops.release(plan.runId);
+    }
+  }
+
+  /** One model call, streamed into the writer as it comes; a provider failure is in the result, not thrown. */
+  private generateAnswer(
+    plan: RunPlan,
+    writer: LiveWriter,
+    stop: AbortSignal,
+    requestId?: string,
+  ): Promise<Generation> {
+    const firstToken = this.metrics.firstTokenTimer(
+      plan.provider.name,
+      plan.model.id,
+    );
+    const attributes = {
+      'gen_ai.system': plan.provider.name,
+      'gen_ai.request.model': plan.model.upstreamModel,
+    };
+    return inSpan('chat.generate', attributes, async (span) => {
+      let waitingForFirstToken = true;
+      const generation = await generate(
+        plan.provider,
+        {
+          upstreamModel: plan.model.upstreamModel,
+          messages: plan.prompt,
+          maxOutputTokens: plan.model.maxOutputTokens,
+        },
+        {
+          timeoutMs: this.config.chat.providerTimeoutMs,
+          onText: (text) => {
+            firstToken();
+            if (waitingForFirstToken) span.addEvent('first token');
+            waitingForFirstToken = false;
+            writer.append(text);
+          },
+          stop,
+        },
+      );
+      if (generation.failure) {
+        span.setStatus({
+          code: SpanStatusCode.ERROR,
+          message: generation.failure,
+        });
+        this.log.warn(
+          {
+            requestId,
+            runId: plan.runId,
+            model: plan.model.id,
+            failure: generation.failure,
+            reason: generation.failureReason,
+          },
+          'model provider failed',
+        );
+      }
+      return generation;
+    });
+  }
+
+  private record(plan: RunPlan, outcome: RunOutcome, span: Span): void {
+    this.metrics.runFinished(plan.model.id, outcome);
+    span.setAttributes({
+      'chat.outcome': outcome.status,
+      'gen_ai.usage.input_tokens': outcome.usage?.inputTokens ?? 0,
+      'gen_ai.usage.output_tokens': outcome.usage?.outputTokens ?? 0,
+    });
+    if (outcome.status === 'failed')
+      span.setStatus({
+        code: SpanStatusCode.ERROR,
+        message: outcome.errorCode,
+      });
+  }
+}

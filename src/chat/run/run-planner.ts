@@ -1,0 +1,156 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { SessionUser } from '../../auth/session-user';
+import { CatalogCache } from '../../catalog/catalog-cache';
+import { Clock } from '../../common/clock';
+import { AppError } from '../../common/errors/app-error';
+import { isUuid, uuidv7 } from '../../common/ids';
+import { utcDay } from '../../common/utc-day';
+import { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { ConversationsRepository } from '../../conversations/conversations.repository';
+import {
+  FileContext,
+  FileContextService,
+} from '../../files/context/file-context.service';
+import { ModelProviders } from '../../models/model-providers';
+import { ChatMessage } from '../../models/providers/model-provider';
+import {
+  BYTES_PER_TOKEN,
+  estimateInputTokens,
+  reservationFor,
+} from '../pricing';
+import { ChatTurn, RunPlan } from './chat-turn';
+import { modelNotAllowed, unknownModel } from './refusals';
+
+/** The section's own words and each file's delimiters, in tokens (generous). */
+const CONTEXT_SECTION_OVERHEAD_TOKENS = 200;
+/** Stored history older than this many messages is never sent to the model. */
+const MAX_HISTORY_MESSAGES = 200;
+
+/**
+ * Planning a run: which model (known, and in the caller's plan), its provider, what the model receives
+ * (system, attached files' text, the conversation's branch, the new messages) and what it may cost at most.
+ * Reads only; nothing is claimed or billed here.
+ */
+@Injectable()
+export class RunPlanner {
+  constructor(
+    private readonly catalog: CatalogCache,
+    private readonly providers: ModelProviders,
+    private readonly conversations: ConversationsRepository,
+    private readonly fileContext: FileContextService,
+    private readonly clock: Clock,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** 413 for a turn over CHAT_MAX_INPUT_CHARS, before anything is looked up. */
+  assertWithinSizeLimit(turn: ChatTurn): void {
+    const characters = turn.messages.reduce(
+      (sum, message) => sum + message.content.length,
+      turn.system?.length ?? 0,
+    );
+    const limit = this.config.chat.maxInputChars;
+    if (characters > limit)
+      throw new AppError(
+        'messages_too_large',
+        `The messages hold ${characters} characters; one request may send at most ${limit}.`,
+      );
+  }
+
+  async plan(user: SessionUser, turn: ChatTurn): Promise<RunPlan> {
+    const model = await this.modelFor(user, turn.model);
+    const provider = this.providers.configured(model.provider);
+    const history = turn.conversationId
+      ? await this.history(user, turn.conversationId, turn.anchor)
+      : [];
+    const system = turn.system
+      ? [{ role: 'system' as const, content: turn.system }]
+      : [];
+    const context = turn.fileIds?.length
+      ? await this.attachedContext(user, turn, model, [
+          ...system,
+          ...history,
+          ...turn.messages,
+        ])
+      : null;
+    const section = context
+      ? [{ role: 'system' as const, content: context.section }]
+      : [];
+    const prompt = [...system, ...section, ...history, ...turn.messages];
+    const estimatedInputTokens = estimateInputTokens(prompt);
+    return {
+      runId: uuidv7(),
+      model,
+      provider,
+      conversationId: turn.conversationId ?? uuidv7(),
+      newConversation: !turn.conversationId,
+      prompt,
+      files: context?.files ?? [],
+      estimatedInputTokens,
+      reservedCredits: reservationFor(model, estimatedInputTokens),
+      usageDay: utcDay(this.clock.now()),
+    };
+  }
+
+  private async modelFor(user: SessionUser, modelId: string) {
+    const model = (await this.catalog.current()).models.get(modelId);
+    if (!model) throw unknownModel(modelId);
+    if (!model.planCodes.has(user.planCode))
+      throw modelNotAllowed(user, model.id);
+    return model;
+  }
+
+  /**
+   * The attached files' text within what the model's context window leaves after the rest of the prompt
+   * and the room kept for the answer; the parts most relevant to the latest user message when not all fits.
+   */
+  private attachedContext(
+    user: SessionUser,
+    turn: ChatTurn,
+    model: { maxOutputTokens: number; contextWindowTokens: number },
+    rest: ChatMessage[],
+  ): Promise<FileContext> {
+    const freeTokens =
+      model.contextWindowTokens -
+      model.maxOutputTokens -
+      estimateInputTokens(rest) -
+      CONTEXT_SECTION_OVERHEAD_TOKENS;
+    const question =
+      [...turn.messages].reverse().find((message) => message.role === 'user')
+        ?.content ?? '';
+    return this.fileContext.contextFor(
+      user,
+      turn.fileIds ?? [],
+      question,
+      Math.max(0, freeTokens) * BYTES_PER_TOKEN,
+    );
+  }
+
+  /**
+   * The messages of the conversation's branch the model receives (the current one, or the one ending at
+   * the anchor): newest first until the character budget is spent.
+   */
+  private async history(
+    user: SessionUser,
+    conversationId: string,
+    anchor?: { parentId: string | null },
+  ): Promise<ChatMessage[]> {
+    const conversation = isUuid(conversationId)
+      ? await this.conversations.findOwnedBranchMessages(
+          user.id,
+          conversationId,
+          MAX_HISTORY_MESSAGES,
+          anchor,
+        )
+      : null;
+    if (!conversation) throw new AppError('not_found', 'No such conversation.');
+    let budget = this.config.chat.maxInputChars;
+    const kept: ChatMessage[] = [];
+    for (const message of conversation.messages) {
+      budget -= message.content.length;
+      if (budget < 0) break;
+      kept.push(message);
+    }
+    return kept.reverse();
+  }
+}
