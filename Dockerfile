@@ -2,7 +2,7 @@
 #
 # Production image of the chat API. Two stages:
 #   builder  dev dependencies, Prisma client generation, `nest build` -> /app/dist
-#   runtime  production dependencies only + dist/ + prisma/migrations/ + config/, run as `node`
+#   runtime  production dependencies only + dist/ + prisma/migrations/ + prisma/sql/ + config/, run as `node`
 #
 #   docker build -t chat-backend .
 #   docker compose up --build          (PostgreSQL + Redis + this image; see docker-compose.yml)
@@ -49,12 +49,14 @@ COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm \
     npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund
 
-# main.js resolves migrations as <dist>/../prisma/migrations; config/catalog.json is read relative to
+# main.js resolves migrations as <dist>/../prisma/migrations (and the views' and functions' definitions as
+# prisma/sql beside them); config/catalog.json is read relative to
 # the working directory (CATALOG_FILE). Everything stays owned by root: the app only reads it.
 COPY --from=builder /app/dist ./dist
 # The reference web client, served at / when WEB_CLIENT=on (off by default in production).
 COPY --from=builder /app/web/dist ./web/dist
 COPY --from=builder /app/prisma/migrations ./prisma/migrations
+COPY --from=builder /app/prisma/sql ./prisma/sql
 COPY config ./config
 
 # The one writable place: uploads (STORAGE_DIR, default .data/files = /app/.data/files) when S3_BUCKET

@@ -72,19 +72,6 @@ export interface Settlement {
   credits: number;
 }
 
-const RUN = {
-  id: true,
-  fingerprint: true,
-  status: true,
-  conversationId: true,
-  responseBody: true,
-  errorCode: true,
-  modelId: true,
-  ledgerEntry: {
-    select: { inputTokens: true, outputTokens: true, credits: true },
-  },
-} as const;
-
 interface RunRow extends StoredRequest {
   modelId: string;
   inputTokens: number | null;
@@ -92,12 +79,18 @@ interface RunRow extends StoredRequest {
   credits: number | null;
 }
 
+/** The stored run's columns, as the view chat_stored_runs has them (prisma/sql/010_chat_stored_runs.sql). */
+const STORED_RUN_COLUMNS = `id::text, fingerprint, status, "conversationId"::text AS "conversationId", "responseBody", "errorCode",
+       "modelId", "inputTokens", "outputTokens", credits`;
+
 const FIND_BY_KEY: PreparedStatement = {
   name: 'chat_find_run_by_key',
-  text: `SELECT r.id::text, r.fingerprint, r.status::text, r."conversationId"::text AS "conversationId", r."responseBody", r."errorCode",
-                r."modelId", l."inputTokens", l."outputTokens", l.credits
-           FROM "ChatRequest" r LEFT JOIN "LedgerEntry" l ON l."chatRequestId" = r.id
-          WHERE r."userId" = $1::uuid AND r."idempotencyKey" = $2`,
+  text: `SELECT ${STORED_RUN_COLUMNS} FROM chat_request_by_key($1::uuid, $2)`,
+};
+
+const FIND_BY_ID: PreparedStatement = {
+  name: 'chat_find_run_by_id',
+  text: `SELECT ${STORED_RUN_COLUMNS} FROM chat_stored_runs WHERE id = $1::uuid`,
 };
 
 /** A row of chat_claim_many: the stored run's columns are there (non-null) only when the key was taken. */
@@ -111,12 +104,10 @@ type ClaimRow = {
   | ({ outcome: 'taken' } & RunRow)
 );
 
+/** chat_claim_many (prisma/sql/030_chat_claim_many.sql): one JSON array of claims, fields by name. */
 const CLAIM_MANY: PreparedStatement = {
-  name: 'chat_claim_many_with_usage',
-  text: `SELECT n, outcome, id::text, fingerprint, status, "conversationId"::text AS "conversationId", "responseBody", "errorCode",
-                "modelId", "inputTokens", "outputTokens", credits
-           FROM chat_claim_many($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::boolean[], $7::text[], $8::text[],
-                                $9::uuid[], $10::uuid[], $11::date[], $12::int[], $13::int[])`,
+  name: 'chat_claim_many_json',
+  text: `SELECT n, outcome, ${STORED_RUN_COLUMNS} FROM chat_claim_many($1::jsonb)`,
 };
 
 const RENEW_LEASES: PreparedStatement = {
@@ -126,13 +117,13 @@ const RENEW_LEASES: PreparedStatement = {
           RETURNING id::text, "stopRequestedAt" IS NOT NULL AS "stopRequested"`,
 };
 
+/** chat_settle_many (prisma/sql/040_chat_settle_many.sql): one JSON array of runs with their messages. */
 const SETTLE_MANY: PreparedStatement = {
-  name: 'chat_settle_many_anchored',
-  text: `SELECT n FROM chat_settle_many($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::boolean[], $7::uuid[],
-                                       $8::uuid[], $9::text[], $10::int[], $11::int[], $12::int[], $13::uuid[], $14::boolean[],
-                                       $15::uuid[], $16::int[], $17::uuid[], $18::text[], $19::text[])`,
+  name: 'chat_settle_many_json',
+  text: `SELECT n FROM chat_settle_many($1::jsonb)`,
 };
 
+/** docs/adr/0030-group-commit.md docs/adr/0060-sql-definitions-in-files.md */
 @Injectable()
 export class ChatRequestsRepository {
   constructor(private readonly prisma: PrismaService) {}
@@ -149,13 +140,8 @@ export class ChatRequestsRepository {
   }
 
   async findOutcome(id: string): Promise<StoredRun | null> {
-    const row = await this.prisma.chatRequest.findUnique({
-      where: { id },
-      select: RUN,
-    });
-    if (!row) return null;
-    const { ledgerEntry, ...run } = row;
-    return { ...run, usage: ledgerEntry };
+    const [row] = await this.prisma.statement<RunRow>(FIND_BY_ID, [id]);
+    return row ? toStoredRun(row) : null;
   }
 
   /** Asks the instance generating the run to stop it (it reads the flag at its next lease renewal at the latest). */
@@ -173,22 +159,23 @@ export class ChatRequestsRepository {
    * conversation) happens wholly or not at all. Answers one result per request, in order.
    */
   async claimMany(requests: NewChatRequest[]): Promise<ClaimResult[]> {
-    const column = <T>(pick: (request: NewChatRequest) => T): T[] =>
-      requests.map(pick);
+    const claims = requests.map((request) => ({
+      id: request.id,
+      userId: request.userId,
+      idempotencyKey: request.idempotencyKey,
+      fingerprint: request.fingerprint,
+      conversationId: request.conversationId,
+      newConversation: request.newConversationTitle !== undefined,
+      title: request.newConversationTitle ?? '',
+      modelId: request.modelId,
+      skillId: request.skillId ?? null,
+      skillVersionId: request.skillVersionId ?? null,
+      usageDay: request.usageDay.toISOString().slice(0, 10),
+      reservedCredits: request.reservedCredits,
+      leaseMs: request.leaseMs,
+    }));
     const rows = await this.prisma.statement<ClaimRow>(CLAIM_MANY, [
-      column((request) => request.id),
-      column((request) => request.userId),
-      column((request) => request.idempotencyKey),
-      column((request) => request.fingerprint),
-      column((request) => request.conversationId),
-      column((request) => request.newConversationTitle !== undefined),
-      column((request) => request.newConversationTitle ?? ''),
-      column((request) => request.modelId),
-      column((request) => request.skillId ?? null),
-      column((request) => request.skillVersionId ?? null),
-      column((request) => request.usageDay.toISOString().slice(0, 10)),
-      column((request) => request.reservedCredits),
-      column((request) => request.leaseMs),
+      JSON.stringify(claims),
     ]);
     const results = new Array<ClaimResult>(requests.length);
     for (const row of rows) results[row.n - 1] = toClaimResult(row);
@@ -246,34 +233,30 @@ export class ChatRequestsRepository {
    * run, whether it was settled (false: the sweeper had failed it).
    */
   async settleMany(runs: Settlement[]): Promise<boolean[]> {
-    const column = <T>(pick: (run: Settlement) => T): T[] => runs.map(pick);
-    const messages = runs.flatMap((run, index) =>
-      run.messages.map((message) => ({
-        run: index + 1,
-        at: run.finishedAt.getTime(),
-        ...message,
+    const settlements = runs.map((run) => ({
+      id: run.id,
+      status: run.status,
+      responseBody: run.responseBody,
+      errorCode: run.errorCode,
+      finishedAt: run.finishedAt.toISOString(),
+      billed: run.billed,
+      skillId: run.skill?.skillId ?? null,
+      skillVersionId: run.skill?.skillVersionId ?? null,
+      modelId: run.modelId,
+      inputTokens: run.inputTokens,
+      outputTokens: run.outputTokens,
+      credits: run.credits,
+      ledgerId: uuidv7(run.finishedAt.getTime()),
+      anchored: run.anchor !== undefined,
+      parentId: run.anchor?.parentId ?? null,
+      messages: run.messages.map((message) => ({
+        id: uuidv7(run.finishedAt.getTime()),
+        role: message.role,
+        content: message.content,
       })),
-    );
+    }));
     const rows = await this.prisma.statement<{ n: number }>(SETTLE_MANY, [
-      column((run) => run.id),
-      column((run) => run.status),
-      column((run) => run.responseBody),
-      column((run) => run.errorCode),
-      column((run) => run.finishedAt),
-      column((run) => run.billed),
-      column((run) => run.skill?.skillId ?? null),
-      column((run) => run.skill?.skillVersionId ?? null),
-      column((run) => run.modelId),
-      column((run) => run.inputTokens),
-      column((run) => run.outputTokens),
-      column((run) => run.credits),
-      column((run) => uuidv7(run.finishedAt.getTime())),
-      column((run) => run.anchor !== undefined),
-      column((run) => run.anchor?.parentId ?? null),
-      messages.map((message) => message.run),
-      messages.map((message) => uuidv7(message.at)),
-      messages.map((message) => message.role),
-      messages.map((message) => message.content),
+      JSON.stringify(settlements),
     ]);
     const settled = new Array<boolean>(runs.length).fill(false);
     for (const row of rows) settled[row.n - 1] = true;

@@ -25,6 +25,11 @@ CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
 export interface ApplyMigrationsOptions {
   databaseUrl: string;
   migrationsDir: string;
+  /**
+   * The views' and functions' current definitions (`CREATE OR REPLACE`), applied after the migrations;
+   * default: `sql/` beside the migrations directory, when there is one (prisma/sql/README.md).
+   */
+  definitionsDir?: string;
   log?: (message: string) => void;
 }
 
@@ -66,7 +71,12 @@ export async function applyMigrations(
   try {
     await acquireLock(client, log);
     try {
-      return { applied: await applyPending(client, migrations, log) };
+      const applied = await applyPending(client, migrations, log);
+      await applyDefinitions(
+        client,
+        options.definitionsDir ?? join(options.migrationsDir, '..', 'sql'),
+      );
+      return { applied };
     } finally {
       await client
         .query(`SELECT pg_advisory_unlock(${ADVISORY_LOCK_KEY})`)
@@ -148,6 +158,41 @@ async function applyPending(
       : `Applied ${applied.length} migration(s)`,
   );
   return applied;
+}
+
+/** The `.sql` files of `dir` (none when it does not exist), sorted by name: the order they are applied in. */
+export function readDefinitions(dir: string): { name: string; sql: string }[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((name) => name.endsWith('.sql'))
+    .sort()
+    .map((name) => ({ name, sql: readFileSync(join(dir, name), 'utf8') }));
+}
+
+/**
+ * Every definition file, every time, in one transaction: CREATE OR REPLACE is idempotent and takes
+ * milliseconds, and a function a migration dropped or changed is restored to its file's text.
+ */
+async function applyDefinitions(client: Client, dir: string): Promise<void> {
+  const definitions = readDefinitions(dir);
+  if (definitions.length === 0) return;
+  await client.query('BEGIN');
+  try {
+    for (const definition of definitions) {
+      try {
+        await client.query(definition.sql);
+      } catch (error) {
+        throw new MigrationError(
+          `SQL definitions ${definition.name} failed: ${describeDbError(error, definition.sql)}`,
+          definition.name,
+        );
+      }
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
 }
 
 async function readMigrationRows(client: Client): Promise<MigrationRow[]> {
