@@ -1,5 +1,6 @@
 /**
- * One Jest run for unit tests (src/**\/*.spec.ts) and e2e tests (test/**\/*.e2e-spec.ts).
+ * One Jest run for unit tests (src/**\/*.spec.ts), service tests (test/service/**\/*.service-spec.ts: the
+ * real modules without HTTP, docs/adr/0059) and e2e tests (test/**\/*.e2e-spec.ts).
  * The e2e tests share one isolated database created by test/support/global-setup.ts.
  * The Swagger CLI plugin runs here too, so the tested OpenAPI document is the one production serves.
  */
@@ -7,7 +8,11 @@
 module.exports = {
   rootDir: '.',
   testEnvironment: 'node',
-  testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
+  testMatch: [
+    '<rootDir>/src/**/*.spec.ts',
+    '<rootDir>/test/service/**/*.service-spec.ts',
+    '<rootDir>/test/**/*.e2e-spec.ts',
+  ],
   moduleFileExtensions: ['ts', 'js', 'json'],
   // The generated Prisma client imports its siblings as './x.js'; here they are the .ts sources.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },

@@ -15,6 +15,7 @@ import { LeaseKeeper } from './lease-keeper';
  * Crash safety: a run whose instance died stops renewing its lease. Every instance periodically fails such
  * runs and releases their reservations (one statement, so a run is swept once). Followers waiting on the
  * run see the failure through the database.
+ * docs/adr/0029-leases-and-the-sweeper.md
  */
 @Injectable()
 export class ChatSweeperService implements OnModuleInit, OnModuleDestroy {

@@ -18,6 +18,7 @@ import { RunStops } from './stop/run-stops';
  * What happens to a conversation through the chat pipeline: a new answer to its last question
  * (regenerate), a user message replaced from that point on (edit), each as a new branch that becomes the
  * current one; and its deletion, which stops its live runs.
+ * docs/adr/0036-conversation-branches.md
  */
 @Injectable()
 export class ConversationTurnsService {

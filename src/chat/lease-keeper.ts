@@ -15,6 +15,7 @@ import { RunStore } from './run-store';
  * database's clock, from the end of the claim); every quarter lease one statement extends the leases of
  * every run held here, so a renewal has three quarters of a lease to land. The sweeper of this instance
  * never fails a run held here, whatever its lease says; other instances' sweepers rely on the lease.
+ * docs/adr/0029-leases-and-the-sweeper.md
  */
 @Injectable()
 export class LeaseKeeper implements OnModuleInit, OnModuleDestroy {

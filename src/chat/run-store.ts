@@ -21,6 +21,7 @@ const CONNECTIONS_KEPT_FREE = 2;
  * are written together, in one statement and one transaction each (group commit), so a burst of chats
  * costs the database far less per chat; alone, each leaves at once. Within a batch, runs go in user
  * order, so concurrent batches take the users' quota rows in the same order (no deadlock between them).
+ * docs/adr/0030-group-commit.md
  */
 @Injectable()
 export class RunStore {

@@ -41,6 +41,7 @@ const RUN_ROUTE =
  * whose claim could not be written within CHAT_START_TIMEOUT_MS (the database stalled) is refused then.
  * Every refusal is 503 `overloaded` with Retry-After: nothing was stored or billed, and the same
  * idempotency key may be sent again.
+ * docs/adr/0031-admission-control.md
  */
 @Injectable()
 export class ChatAdmission {

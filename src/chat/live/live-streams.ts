@@ -36,6 +36,7 @@ class LocalRun {
  * A follower in another instance asks for the run through Redis; only then does the instance generating it
  * relay its text to a Redis stream (everything so far, then batched appends, then the end). A run nobody
  * follows elsewhere costs no Redis command. Without Redis there is one instance, so the buffer is all.
+ * docs/adr/0033-live-streams-through-redis.md
  */
 @Injectable()
 export class LiveStreams implements OnModuleDestroy {

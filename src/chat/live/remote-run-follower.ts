@@ -13,6 +13,7 @@ const MAX_SECONDS_BETWEEN_CHECKS = 8;
  * Following a run that is still streaming, for a retry that joins it: from the run's own buffer when it
  * runs on this instance, else relayed from the instance generating it (through Redis), with the database
  * as the judge of how it ended when the relay goes quiet.
+ * docs/adr/0033-live-streams-through-redis.md
  */
 @Injectable()
 export class RemoteRunFollower {

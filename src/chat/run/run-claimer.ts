@@ -29,6 +29,7 @@ export type Claimed =
  * that apply only to a new request, again when planning refuses the request, and the claim itself
  * answers the request that holds the key. Otherwise the key is claimed, the quota reserved and a new
  * conversation created in one statement; a refusal leaves the key unused.
+ * docs/adr/0027-idempotent-chat-claim-and-reserve.md
  */
 @Injectable()
 export class RunClaimer {

@@ -18,6 +18,7 @@ import { RunSettler } from './run-settler';
  * Executing a claimed run, detached from the client (generation goes on after a disconnect, so the answer
  * is stored and billed): the run's lease and stop are held while the model answers into the live writer,
  * then the run is settled and its clients are told how it ended.
+ * docs/adr/0028-detached-generation-and-settlement.md
  */
 @Injectable()
 export class RunExecutor {

@@ -22,6 +22,7 @@ const SETTLE_RETRY_MAX_MS = 5_000;
 /**
  * Settling a generated run in one statement: its messages, its ledger entry and its quota (reserved to
  * used at the actual cost), or nothing billed when it produced nothing.
+ * docs/adr/0028-detached-generation-and-settlement.md
  */
 @Injectable()
 export class RunSettler {

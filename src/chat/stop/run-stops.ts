@@ -7,6 +7,7 @@ import { LiveStreams } from '../live/live-streams';
  * Stopping runs wherever they are generated. The stop is written on the request first (so it outlives a
  * lost message: the instance generating the run reads it at its next lease renewal), then the run is
  * aborted here if it runs here, else the other instances are told through Redis.
+ * docs/adr/0034-stopping-a-run.md
  */
 @Injectable()
 export class RunStops {
