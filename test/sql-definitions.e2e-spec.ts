@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { applyMigrations } from '../src/infra/prisma/migrator';
 import { ScratchDatabase } from '../scripts/lib/scratch-database';
 import { sql } from './support/sql';
+import { bootTestApp } from './support/test-app';
 import { definedInFiles, definitionDrift } from './support/sql-definitions';
 import {
   createMigratedDatabase,
@@ -74,5 +76,82 @@ describe('SQL definitions (prisma/sql)', () => {
     expect(await definitionDrift(database.url, DEFINITIONS_DIR)).toEqual([
       'function stray_helper() is not as any file defines it',
     ]);
+  });
+
+  it('keep the array signatures of the previous release working, for its instances during a rolling update', async () => {
+    // The catalog (plans, models) comes with the service's start.
+    await (await bootTestApp({ DATABASE_URL: database.url })).close();
+    const [user] = await sql<{ id: string }>(
+      `INSERT INTO "User" (id, email, "planCode", "updatedAt") VALUES (gen_random_uuid(), $1, 'pro', now()) RETURNING id::text`,
+      [`${randomUUID()}@example.com`],
+      database.url,
+    );
+    const [runId, conversationId] = [randomUUID(), randomUUID()];
+    const claimed = await sql<{ n: number; outcome: string }>(
+      `SELECT n, outcome FROM chat_claim_many($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::uuid[], $6::boolean[],
+              $7::text[], $8::text[], $9::uuid[], $10::uuid[], $11::date[], $12::int[], $13::int[])`,
+      [
+        [runId],
+        [user.id],
+        ['old-key'],
+        ['fp'],
+        [conversationId],
+        [true],
+        ['Old'],
+        ['openai/gpt-4o-mini'],
+        [null],
+        [null],
+        [new Date().toISOString().slice(0, 10)],
+        [3],
+        [60_000],
+      ],
+      database.url,
+    );
+    expect(claimed).toEqual([{ n: 1, outcome: 'claimed' }]);
+    const settled = await sql<{ n: number }>(
+      `SELECT n FROM chat_settle_many($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::boolean[],
+              $7::uuid[], $8::uuid[], $9::text[], $10::int[], $11::int[], $12::int[], $13::uuid[], $14::boolean[],
+              $15::uuid[], $16::int[], $17::uuid[], $18::text[], $19::text[])`,
+      [
+        [runId],
+        ['completed'],
+        ['Hi'],
+        [null],
+        [new Date()],
+        [true],
+        [null],
+        [null],
+        ['openai/gpt-4o-mini'],
+        [4],
+        [1],
+        [2],
+        [randomUUID()],
+        [false],
+        [null],
+        [1, 1],
+        [randomUUID(), randomUUID()],
+        ['user', 'assistant'],
+        ['Hello', 'Hi'],
+      ],
+      database.url,
+    );
+    expect(settled).toEqual([{ n: 1 }]);
+    expect(
+      await sql(
+        `SELECT role::text, content FROM "Message" WHERE "conversationId" = $1 ORDER BY seq`,
+        [conversationId],
+        database.url,
+      ),
+    ).toEqual([
+      { role: 'user', content: 'Hello' },
+      { role: 'assistant', content: 'Hi' },
+    ]);
+    expect(
+      await sql(
+        `SELECT used, reserved FROM "DailyUsage" WHERE "userId" = $1`,
+        [user.id],
+        database.url,
+      ),
+    ).toEqual([{ used: 2, reserved: 0 }]);
   });
 });
