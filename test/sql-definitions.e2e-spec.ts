@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
+import { Client } from 'pg';
 import { applyMigrations } from '../src/infra/prisma/migrator';
 import { ScratchDatabase } from '../scripts/lib/scratch-database';
 import { sql } from './support/sql';
@@ -76,6 +77,26 @@ describe('SQL definitions (prisma/sql)', () => {
     expect(await definitionDrift(database.url, DEFINITIONS_DIR)).toEqual([
       'function stray_helper() is not as any file defines it',
     ]);
+  });
+
+  it('are left alone by a migrator run with nothing to do: no lock on the view the chat reads', async () => {
+    // A transaction elsewhere reading the view holds a lock CREATE OR REPLACE VIEW would wait for.
+    const reader = new Client({ connectionString: database.url });
+    await reader.connect();
+    try {
+      await reader.query('BEGIN');
+      await reader.query('SELECT 1 FROM chat_stored_runs LIMIT 1');
+      const logs: string[] = [];
+      await applyMigrations({
+        databaseUrl: database.url,
+        migrationsDir: MIGRATIONS_DIR,
+        log: (line) => logs.push(line),
+      });
+      expect(logs).toEqual(['No pending migrations']);
+    } finally {
+      await reader.query('ROLLBACK');
+      await reader.end();
+    }
   });
 
   it('keep the array signatures of the previous release working, for its instances during a rolling update', async () => {

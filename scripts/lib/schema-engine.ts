@@ -101,6 +101,9 @@ export async function diffMigrationsToSchema(options: {
     await applyMigrations({
       databaseUrl: options.shadowDatabaseUrl,
       migrationsDir: options.migrationsDir,
+      // Only what the migrations make: prisma/sql's views and functions (and their bookkeeping table)
+      // are not Prisma's to diff.
+      definitionsDir: false,
     });
   } catch (error) {
     throw new Error(

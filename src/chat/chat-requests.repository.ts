@@ -128,6 +128,18 @@ const SETTLE_MANY: PreparedStatement = {
 export class ChatRequestsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
+  /** Which of the functions and views this code calls the database lacks (prisma/sql not applied). */
+  async missingDefinitions(): Promise<string[]> {
+    const [row] = await this.prisma.$queryRaw<{ missing: string[] }[]>`
+      SELECT array_remove(ARRAY[
+        CASE WHEN to_regprocedure('chat_claim_many(jsonb)') IS NULL THEN 'chat_claim_many(jsonb)' END,
+        CASE WHEN to_regprocedure('chat_settle_many(jsonb)') IS NULL THEN 'chat_settle_many(jsonb)' END,
+        CASE WHEN to_regprocedure('chat_request_by_key(uuid, text)') IS NULL THEN 'chat_request_by_key(uuid, text)' END,
+        CASE WHEN to_regclass('chat_stored_runs') IS NULL THEN 'chat_stored_runs' END
+      ], NULL) AS missing`;
+    return row?.missing ?? [];
+  }
+
   async findByKey(
     userId: string,
     idempotencyKey: string,
@@ -166,7 +178,7 @@ export class ChatRequestsRepository {
       fingerprint: request.fingerprint,
       conversationId: request.conversationId,
       newConversation: request.newConversationTitle !== undefined,
-      title: request.newConversationTitle ?? '',
+      title: wellFormed(request.newConversationTitle ?? ''),
       modelId: request.modelId,
       skillId: request.skillId ?? null,
       skillVersionId: request.skillVersionId ?? null,
@@ -236,7 +248,7 @@ export class ChatRequestsRepository {
     const settlements = runs.map((run) => ({
       id: run.id,
       status: run.status,
-      responseBody: run.responseBody,
+      responseBody: wellFormed(run.responseBody),
       errorCode: run.errorCode,
       finishedAt: run.finishedAt.toISOString(),
       billed: run.billed,
@@ -252,7 +264,7 @@ export class ChatRequestsRepository {
       messages: run.messages.map((message) => ({
         id: uuidv7(run.finishedAt.getTime()),
         role: message.role,
-        content: message.content,
+        content: wellFormed(message.content),
       })),
     }));
     const rows = await this.prisma.statement<{ n: number }>(SETTLE_MANY, [
@@ -284,6 +296,18 @@ export class ChatRequestsRepository {
       SELECT id::text FROM swept`;
     return rows.map((row) => row.id);
   }
+}
+
+/** A half of a UTF-16 surrogate pair without its other half. */
+const LONE_SURROGATE =
+  /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * The text with each lone surrogate (a broken provider stream may leave one) as U+FFFD, as PostgreSQL
+ * stores it from a text parameter: the `jsonb` these statements send refuses it instead.
+ */
+function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATE, '\uFFFD');
 }
 
 function toClaimResult(row: ClaimRow): ClaimResult {

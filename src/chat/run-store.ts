@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Batcher, SubmitOptions } from '../infra/database/batcher';
@@ -24,7 +24,7 @@ const CONNECTIONS_KEPT_FREE = 2;
  * docs/adr/0030-group-commit.md
  */
 @Injectable()
-export class RunStore {
+export class RunStore implements OnModuleInit {
   private readonly claims: Batcher<NewChatRequest, ClaimResult>;
   private readonly settlements: Batcher<
     Settlement & { userId: string },
@@ -51,6 +51,19 @@ export class RunStore {
       (batch) => inUserOrder(batch, (runs) => this.requests.settleMany(runs)),
       { maxBatch: MAX_BATCH, maxInFlight: settling },
     );
+  }
+
+  /**
+   * Refuses to start on a database without this release's functions: an instance deployed before its
+   * migrations ran (MIGRATE_AT_START=false) would otherwise fail every chat.
+   */
+  async onModuleInit(): Promise<void> {
+    const missing = await this.requests.missingDefinitions();
+    if (missing.length > 0)
+      throw new Error(
+        `The database lacks ${missing.join(', ')}: run this release's migrations first (node dist/migrate.js, ` +
+          'or MIGRATE_AT_START=true), which also apply prisma/sql.',
+      );
   }
 
   /** Claims waiting for their statement. */

@@ -286,4 +286,19 @@ describe('a chat run, service by service', () => {
     expect(error).toMatchObject({ code: 'idempotency_key_reused' });
     expect(provider.calls).toBe(1);
   });
+
+  it('stores an answer whose stream left half a surrogate pair, as PostgreSQL stores such text (U+FFFD)', async () => {
+    const user = await newUser();
+    provider.script = { words: ['broken \uD83D', ' end'] };
+    const stream = await pipeline.start(user, turn('surrogate'));
+    const { outcome } = await read(stream);
+    expect(outcome).toEqual(expect.objectContaining({ status: 'completed' }));
+    expect(await requestOf(user.id)).toEqual(
+      expect.objectContaining({
+        status: 'completed',
+        responseBody: 'broken \uFFFD end',
+      }),
+    );
+    expect(await ledgerOf(user.id)).toHaveLength(1);
+  });
 });

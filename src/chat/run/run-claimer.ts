@@ -79,6 +79,8 @@ export class RunClaimer {
     plan: RunPlan,
     request: RunRequest,
   ): Promise<Claimed> {
+    // Before the claim: a refusal says when the quota of the claim's day resets, even across midnight.
+    const now = this.clock.now();
     const writer = this.live.open(plan.runId);
     let claimed: ClaimResult;
     try {
@@ -91,7 +93,7 @@ export class RunClaimer {
       writer.discard();
       if (claimed.outcome === 'taken')
         return { kind: 'replay', request: claimed.request };
-      throw this.refusal(user, plan, claimed.outcome);
+      throw this.refusal(user, plan, claimed.outcome, now);
     }
     if (plan.files.length > 0) await this.recordAttachedFiles(plan);
     return { kind: 'claimed', turn, plan, writer };
@@ -145,11 +147,12 @@ export class RunClaimer {
     user: SessionUser,
     plan: RunPlan,
     outcome: 'quota_exceeded' | 'model_not_allowed' | 'not_found',
+    now: Date,
   ): AppError {
     switch (outcome) {
       case 'quota_exceeded':
         this.metrics.quotaRefused(user.planCode);
-        return quotaExceeded(plan.reservedCredits, this.clock.now());
+        return quotaExceeded(plan.reservedCredits, now);
       case 'model_not_allowed':
         // The plan changed since this instance read it; the database's answer is the one that counts.
         return modelNotAllowed(user, plan.model.id);

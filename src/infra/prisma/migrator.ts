@@ -2,6 +2,13 @@ import { createHash, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, DatabaseError } from 'pg';
+import { doublingDelays, retrying } from '../../common/waiting';
+import {
+  compareWithFiles,
+  DefinitionFile,
+  Query,
+  readDefinitions,
+} from './sql-definitions';
 
 // Applies prisma/migrations with plain `pg`, writing `_prisma_migrations` exactly as Prisma's CLI does,
 // so `prisma migrate deploy/status` can take over wherever the native schema engine is available.
@@ -22,14 +29,27 @@ CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
     "applied_steps_count"   INTEGER NOT NULL DEFAULT 0
 )`;
 
+/** The checksum of the definition files last applied (one row). */
+const CREATE_DEFINITIONS_TABLE = `
+CREATE TABLE IF NOT EXISTS "_sql_definitions" (
+    "id"          INTEGER PRIMARY KEY DEFAULT 1 CHECK ("id" = 1),
+    "checksum"    VARCHAR(64) NOT NULL,
+    "applied_at"  TIMESTAMPTZ NOT NULL DEFAULT now()
+)`;
+/** SQLSTATE lock_not_available: a lock_timeout expired. */
+const LOCK_NOT_AVAILABLE = '55P03';
+const DEFINITIONS_LOCK_TIMEOUT = '5s';
+const DEFINITIONS_GIVE_UP_MS = 60_000;
+
 export interface ApplyMigrationsOptions {
   databaseUrl: string;
   migrationsDir: string;
   /**
    * The views' and functions' current definitions (`CREATE OR REPLACE`), applied after the migrations;
-   * default: `sql/` beside the migrations directory, when there is one (prisma/sql/README.md).
+   * default: `sql/` beside the migrations directory, when there is one (prisma/sql/README.md); `false`:
+   * none (a shadow database that must hold only what the migrations make).
    */
-  definitionsDir?: string;
+  definitionsDir?: string | false;
   log?: (message: string) => void;
 }
 
@@ -72,10 +92,13 @@ export async function applyMigrations(
     await acquireLock(client, log);
     try {
       const applied = await applyPending(client, migrations, log);
-      await applyDefinitions(
-        client,
-        options.definitionsDir ?? join(options.migrationsDir, '..', 'sql'),
-      );
+      if (options.definitionsDir !== false)
+        await applyDefinitions(
+          client,
+          options.definitionsDir ?? join(options.migrationsDir, '..', 'sql'),
+          applied.length > 0,
+          log,
+        );
       return { applied };
     } finally {
       await client
@@ -160,34 +183,80 @@ async function applyPending(
   return applied;
 }
 
-/** The `.sql` files of `dir` (none when it does not exist), sorted by name: the order they are applied in. */
-export function readDefinitions(dir: string): { name: string; sql: string }[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((name) => name.endsWith('.sql'))
-    .sort()
-    .map((name) => ({ name, sql: readFileSync(join(dir, name), 'utf8') }));
+/**
+ * The definitions, when the database needs them: a migration ran (it may have dropped or changed what they
+ * define), the files changed since they were last applied, or a function or view of the files is missing
+ * or differs. Otherwise nothing is written and nothing locked: a start with nothing to do takes no lock on
+ * the view the chat reads. All files go in one transaction; a lock held elsewhere is waited for at most
+ * DEFINITIONS_LOCK_TIMEOUT at a time, and the attempt repeated, for DEFINITIONS_GIVE_UP_MS in all.
+ */
+async function applyDefinitions(
+  client: Client,
+  dir: string,
+  migrated: boolean,
+  log: (message: string) => void,
+): Promise<void> {
+  const files = readDefinitions(dir);
+  if (files.length === 0) {
+    log(`No SQL definitions in ${dir}`);
+    return;
+  }
+  const checksum = sha256(
+    files.map((file) => `${file.name}\n${file.sql}`).join('\n'),
+  );
+  await client.query(CREATE_DEFINITIONS_TABLE);
+  const recorded = await client.query<{ checksum: string }>(
+    'SELECT checksum FROM "_sql_definitions"',
+  );
+  const query: Query = async <T>(text: string) =>
+    (await client.query(text)).rows as T[];
+  const { missing } = await compareWithFiles(query, files);
+  if (
+    !migrated &&
+    recorded.rows[0]?.checksum === checksum &&
+    missing.length === 0
+  )
+    return;
+  await retrying(() => applyDefinitionFiles(client, files, checksum), {
+    delays: doublingDelays(1_000, 8_000),
+    giveUpAt: Date.now() + DEFINITIONS_GIVE_UP_MS,
+    retryable: (error) =>
+      (error as { code?: unknown }).code === LOCK_NOT_AVAILABLE,
+    onRetry: (_error, delayMs) =>
+      log(
+        `SQL definitions wait for a lock held elsewhere: trying again in ${delayMs} ms`,
+      ),
+  });
+  log(`Applied ${files.length} SQL definition file(s) from ${dir}`);
 }
 
-/**
- * Every definition file, every time, in one transaction: CREATE OR REPLACE is idempotent and takes
- * milliseconds, and a function a migration dropped or changed is restored to its file's text.
- */
-async function applyDefinitions(client: Client, dir: string): Promise<void> {
-  const definitions = readDefinitions(dir);
-  if (definitions.length === 0) return;
+async function applyDefinitionFiles(
+  client: Client,
+  files: DefinitionFile[],
+  checksum: string,
+): Promise<void> {
   await client.query('BEGIN');
   try {
-    for (const definition of definitions) {
+    await client.query(
+      `SET LOCAL lock_timeout = '${DEFINITIONS_LOCK_TIMEOUT}'`,
+    );
+    for (const file of files) {
       try {
-        await client.query(definition.sql);
+        await client.query(file.sql);
       } catch (error) {
+        if ((error as { code?: unknown }).code === LOCK_NOT_AVAILABLE)
+          throw error;
         throw new MigrationError(
-          `SQL definitions ${definition.name} failed: ${describeDbError(error, definition.sql)}`,
-          definition.name,
+          `SQL definitions ${file.name} failed: ${describeDbError(error, file.sql)}`,
+          file.name,
         );
       }
     }
+    await client.query(
+      `INSERT INTO "_sql_definitions" (id, checksum) VALUES (1, $1)
+       ON CONFLICT (id) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = now()`,
+      [checksum],
+    );
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
