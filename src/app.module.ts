@@ -16,6 +16,7 @@ import { RateLimitModule } from './common/rate-limit/rate-limit.module';
 import { createValidationPipe } from './common/validation/validation.pipe';
 import { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
+import { ToolsModule } from './tools/tools.module';
 import { FilesModule } from './files/files.module';
 import { HealthModule } from './health/health.module';
 import { LedgerModule } from './ledger/ledger.module';
@@ -65,6 +66,7 @@ export class AppModule {
         ChatModule,
         SkillsModule,
         FilesModule,
+        ToolsModule,
         BillingModule,
         AdminModule,
         AccountDeletionModule,

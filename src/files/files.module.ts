@@ -7,6 +7,7 @@ import { FilesRepository } from './files.repository';
 import { FilesService } from './files.service';
 import { FileContextService } from './context/file-context.service';
 import { TextExtractionService } from './extraction/text-extraction.service';
+import { FileSearchService } from './search/file-search.service';
 import { ObjectStorageEngine } from './upload/object-storage.engine';
 import { MAX_UPLOAD_BYTES } from './upload/single-file.interceptor';
 
@@ -26,7 +27,8 @@ import { MAX_UPLOAD_BYTES } from './upload/single-file.interceptor';
     FilesService,
     TextExtractionService,
     FileContextService,
+    FileSearchService,
   ],
-  exports: [FileContextService],
+  exports: [FileContextService, FileSearchService],
 })
 export class FilesModule {}

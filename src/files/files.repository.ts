@@ -164,6 +164,39 @@ export class FilesRepository {
       FROM "FileChunk" WHERE "fileId" = ANY(${fileIds}::uuid[])`;
   }
 
+  /**
+   * The owner's chunks (of files whose text is ready, only `fileIds` when given) matching `query` (a
+   * tsquery of the `simple` configuration), best first, with where each starts in its file's text.
+   */
+  searchOwnedChunks(
+    ownerId: string,
+    query: string,
+    fileIds: string[] | null,
+    limit: number,
+  ): Promise<
+    {
+      fileId: string;
+      fileName: string;
+      index: number;
+      charOffset: number;
+      text: string;
+    }[]
+  > {
+    return this.prisma.$queryRaw`
+      SELECT c."fileId"::text AS "fileId", f."originalName" AS "fileName", c.index,
+             (SELECT COALESCE(SUM(length(p.text)), 0) FROM "FileChunk" p
+               WHERE p."fileId" = c."fileId" AND p.index < c.index)::int AS "charOffset",
+             c.text
+        FROM "FileChunk" c
+        JOIN "File" f ON f.id = c."fileId"
+        CROSS JOIN to_tsquery('simple', ${query}::text) AS q(query)
+       WHERE f."ownerId" = ${ownerId}::uuid AND f."textStatus" = 'ready'
+         AND (${fileIds}::uuid[] IS NULL OR f.id = ANY(${fileIds}::uuid[]))
+         AND c.tsv @@ q.query
+       ORDER BY ts_rank(c.tsv, q.query) DESC, f."createdAt" DESC, c.index
+       LIMIT ${limit}`;
+  }
+
   /** The text of the chosen chunks, in document order per file. */
   chunkTexts(
     fileIds: string[],

@@ -1,23 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
-import { Test, TestingModule } from '@nestjs/testing';
-import { AppModule } from '../../src/app.module';
-import { SessionUser } from '../../src/auth/session-user';
+import { TestingModule } from '@nestjs/testing';
 import { AppError } from '../../src/common/errors/app-error';
-import { createRootLogger } from '../../src/common/logging/logger';
-import { loadConfig } from '../../src/config/load-config';
 import { ChatPipelineService } from '../../src/chat/chat-pipeline.service';
 import { ChatRequestsRepository } from '../../src/chat/chat-requests.repository';
 import { ChatStream } from '../../src/chat/chat-stream';
 import { RunStops } from '../../src/chat/stop/run-stops';
 import { ChatTurn } from '../../src/chat/run/chat-turn';
-import { ModelProviders } from '../../src/models/model-providers';
-import { ScratchDatabase } from '../../scripts/lib/scratch-database';
-import { sql } from '../support/sql';
 import { eventually } from '../support/eventually';
-import { createMigratedDatabase } from '../support/test-database';
-import { testEnv } from '../support/test-app';
 import { ScriptedProvider } from './scripted-provider';
+import { bootServiceModule, ServiceModule } from './service-module';
 
 const MODEL = 'openai/gpt-4o-mini';
 
@@ -27,55 +18,22 @@ const MODEL = 'openai/gpt-4o-mini';
  * place of the model. What the e2e tier checks through HTTP, here in a few seconds per branch.
  */
 describe('a chat run, service by service', () => {
-  let database: ScratchDatabase;
+  const provider = new ScriptedProvider('openai');
+  let services: ServiceModule;
   let moduleRef: TestingModule;
   let pipeline: ChatPipelineService;
-  const provider = new ScriptedProvider('openai');
+  let db: ServiceModule['db'];
+  let newUser: ServiceModule['newUser'];
 
   beforeAll(async () => {
-    database = await createMigratedDatabase('chat_run_service');
-    const config = loadConfig(
-      testEnv({ DATABASE_URL: database.url, CHAT_LEASE_MS: '60000' }),
-    );
-    const silent = new Writable({ write: (_chunk, _encoding, done) => done() });
-    moduleRef = await Test.createTestingModule({
-      imports: [AppModule.forRoot(config, createRootLogger('silent', silent))],
-    })
-      .overrideProvider(ModelProviders)
-      .useValue({ configured: () => provider })
-      .compile();
-    await moduleRef.init();
+    services = await bootServiceModule('chat_run_service', provider, {
+      CHAT_LEASE_MS: '60000',
+    });
+    ({ moduleRef, db, newUser } = services);
     pipeline = moduleRef.get(ChatPipelineService);
   });
-  afterAll(async () => {
-    await moduleRef.close();
-    await database.drop();
-  });
+  afterAll(() => services.close());
   beforeEach(() => provider.reset());
-
-  const db = <T = Record<string, unknown>>(query: string, values?: unknown[]) =>
-    sql<T>(query, values, database.url);
-
-  async function newUser(planCode = 'pro'): Promise<SessionUser> {
-    const email = `${randomUUID()}@example.com`;
-    const [row] = await db<{ id: string; createdAt: Date }>(
-      `INSERT INTO "User" (id, email, "planCode", "updatedAt") VALUES (gen_random_uuid(), $1, $2, now())
-       RETURNING id::text, "createdAt"`,
-      [email, planCode],
-    );
-    return {
-      id: row.id,
-      email,
-      role: 'user',
-      planCode,
-      planName: planCode,
-      createdAt: row.createdAt,
-      emailVerified: true,
-      twoFactorEnabled: false,
-      signedInAt: new Date(),
-      sessionTokenHash: 'not-a-session',
-    };
-  }
 
   const turn = (content: string, key = randomUUID()): ChatTurn => ({
     model: MODEL,
