@@ -31,6 +31,33 @@ const request = {
 };
 
 describe('generate', () => {
+  it('keeps the tool calls the model made, in order, apart from its text', async () => {
+    const seen: string[] = [];
+    const call = (id: string) => ({
+      id,
+      name: 'files_search',
+      arguments: '{}',
+    });
+    const result = await generate(
+      provider(function* () {
+        yield { type: 'text', text: 'Looking.' };
+        yield { type: 'tool_call', call: call('a') };
+        yield { type: 'tool_call', call: call('b') };
+        yield { type: 'usage', inputTokens: 3, outputTokens: 9 };
+      }),
+      request,
+      { timeoutMs: 1000, onText: (text) => seen.push(text) },
+    );
+    expect(seen).toEqual(['Looking.']);
+    expect(result).toEqual(
+      expect.objectContaining({
+        text: 'Looking.',
+        chunks: 1,
+        toolCalls: [call('a'), call('b')],
+      }),
+    );
+  });
+
   it('passes text on as it comes and keeps the reported usage', async () => {
     const seen: string[] = [];
     const result = await generate(

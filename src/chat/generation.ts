@@ -3,6 +3,7 @@ import {
   GenerationRequest,
   ModelProvider,
   ProviderError,
+  ToolCall,
 } from '../models/providers/model-provider';
 import { FailureCode } from './live/live-event';
 
@@ -11,6 +12,8 @@ export interface Generation {
   text: string;
   chunks: number;
   usage?: { inputTokens: number; outputTokens: number };
+  /** The tools the model asked to call (only when it was offered tools), in the order it wrote them. */
+  toolCalls?: ToolCall[];
   failure?: FailureCode;
   /** The run was stopped (POST /v1/chat/stop): the text so far is the answer. */
   stopped?: boolean;
@@ -73,6 +76,10 @@ export function generate(
           inputTokens: event.inputTokens,
           outputTokens: event.outputTokens,
         };
+        return;
+      }
+      if (event.type === 'tool_call') {
+        (result.toolCalls ??= []).push(event.call);
         return;
       }
       // PostgreSQL text cannot hold NUL: an answer containing one could be delivered but never stored.

@@ -264,3 +264,147 @@ describe('AnthropicStreamDecoder', () => {
     ).toThrow(UpstreamError);
   });
 });
+
+describe('Anthropic tool use', () => {
+  const tools = [
+    {
+      name: 'files_search',
+      description: 'Search my files',
+      parameters: { type: 'object', properties: { query: { type: 'string' } } },
+    },
+  ];
+
+  it('offers tools as name, description and input_schema, only when there are some', () => {
+    const body = (withTools: boolean) =>
+      JSON.parse(
+        anthropicRequestBody({
+          upstreamModel: 'claude',
+          maxOutputTokens: 10,
+          messages: [m('user', 'hi')],
+          ...(withTools ? { tools } : {}),
+        }),
+      ) as Record<string, unknown>;
+    expect(body(true).tools).toEqual([
+      {
+        name: 'files_search',
+        description: 'Search my files',
+        input_schema: tools[0].parameters,
+      },
+    ]);
+    expect(body(false)).not.toHaveProperty('tools');
+  });
+
+  it('sends the calls as tool_use blocks of the assistant, and their results in the next user turn', () => {
+    const prompt = toAnthropicPrompt([
+      m('user', 'find the tent'),
+      {
+        role: 'assistant',
+        content: 'Looking.',
+        toolCalls: [
+          { id: 'tu_1', name: 'files_search', arguments: '{"query":"tent"}' },
+          { id: 'tu_2', name: 'files_search', arguments: '' },
+        ],
+      },
+      { role: 'tool', toolCallId: 'tu_1', content: '{"passages":[]}' },
+      { role: 'tool', toolCallId: 'tu_2', content: 'no match' },
+    ]);
+    expect(prompt.messages).toEqual([
+      { role: 'user', content: 'find the tent' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Looking.' },
+          {
+            type: 'tool_use',
+            id: 'tu_1',
+            name: 'files_search',
+            input: { query: 'tent' },
+          },
+          { type: 'tool_use', id: 'tu_2', name: 'files_search', input: {} },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 'tu_1',
+            content: '{"passages":[]}',
+          },
+          { type: 'tool_result', tool_use_id: 'tu_2', content: 'no match' },
+        ],
+      },
+    ]);
+  });
+
+  it('streams a tool_use block into one tool call once the block stops, its input joined from the deltas', () => {
+    const decoder = new AnthropicStreamDecoder();
+    const events: GenerationEvent[] = [];
+    const send = (payload: Record<string, unknown>) =>
+      decoder.event(JSON.stringify(payload), payload.type as string, events);
+    send({
+      type: 'message_start',
+      message: { usage: { input_tokens: 5, output_tokens: 1 } },
+    });
+    send({
+      type: 'content_block_start',
+      index: 0,
+      content_block: { type: 'text', text: '' },
+    });
+    send({
+      type: 'content_block_delta',
+      index: 0,
+      delta: { type: 'text_delta', text: 'Let me look.' },
+    });
+    send({ type: 'content_block_stop', index: 0 });
+    send({
+      type: 'content_block_start',
+      index: 1,
+      content_block: {
+        type: 'tool_use',
+        id: 'tu_9',
+        name: 'files_search',
+        input: {},
+      },
+    });
+    send({
+      type: 'content_block_delta',
+      index: 1,
+      delta: { type: 'input_json_delta', partial_json: '{"que' },
+    });
+    send({
+      type: 'content_block_delta',
+      index: 1,
+      delta: { type: 'input_json_delta', partial_json: 'ry":"tent"}' },
+    });
+    send({ type: 'content_block_stop', index: 1 });
+    send({
+      type: 'content_block_start',
+      index: 2,
+      content_block: { type: 'tool_use', id: 'tu_10', name: 'files_search' },
+    });
+    send({ type: 'content_block_stop', index: 2 });
+    send({
+      type: 'message_delta',
+      delta: { stop_reason: 'tool_use' },
+      usage: { output_tokens: 30 },
+    });
+    expect(send({ type: 'message_stop' })).toBe(true);
+    expect(events).toEqual([
+      { type: 'text', text: 'Let me look.' },
+      {
+        type: 'tool_call',
+        call: {
+          id: 'tu_9',
+          name: 'files_search',
+          arguments: '{"query":"tent"}',
+        },
+      },
+      {
+        type: 'tool_call',
+        call: { id: 'tu_10', name: 'files_search', arguments: '{}' },
+      },
+      { type: 'usage', inputTokens: 5, outputTokens: 30 },
+    ]);
+  });
+});

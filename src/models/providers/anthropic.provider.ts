@@ -2,6 +2,7 @@ import {
   ChatMessage,
   GenerationEvent,
   GenerationRequest,
+  ToolCall,
 } from './model-provider';
 import {
   SseModelProvider,
@@ -58,13 +59,34 @@ export function anthropicRequestBody(request: GenerationRequest): string {
     stream: true,
     ...(system === undefined ? {} : { system }),
     messages,
+    ...(request.tools?.length
+      ? {
+          tools: request.tools.map((tool) => ({
+            name: tool.name,
+            description: tool.description,
+            input_schema: tool.parameters,
+          })),
+        }
+      : {}),
   });
 }
 
 type TextBlock = { type: 'text'; text: string };
+type ToolUseBlock = {
+  type: 'tool_use';
+  id: string;
+  name: string;
+  input: unknown;
+};
+type ToolResultBlock = {
+  type: 'tool_result';
+  tool_use_id: string;
+  content: string;
+};
+type Block = TextBlock | ToolUseBlock | ToolResultBlock;
 export type AnthropicMessage = {
   role: 'user' | 'assistant';
-  content: string | TextBlock[];
+  content: string | Block[];
 };
 
 /**
@@ -90,33 +112,70 @@ export function toAnthropicPrompt(messages: readonly ChatMessage[]): {
   messages: AnthropicMessage[];
 } {
   const system: string[] = [];
-  const turns: { role: 'user' | 'assistant'; texts: string[] }[] = [];
+  const turns: { role: 'user' | 'assistant'; blocks: Block[] }[] = [];
   for (const message of messages) {
     if (message.role === 'system') {
       if (message.content.trim()) system.push(message.content);
       continue;
     }
-    if (!message.content.trim()) continue;
+    const blocks = blocksOf(message);
+    if (blocks.length === 0) continue;
+    // A tool's result goes back in a user turn, as a tool_result block.
+    const role = message.role === 'assistant' ? 'assistant' : 'user';
     const last = turns.at(-1);
-    if (last?.role === message.role) last.texts.push(message.content);
-    else turns.push({ role: message.role, texts: [message.content] });
+    if (last?.role === role) last.blocks.push(...blocks);
+    else turns.push({ role, blocks });
   }
   if (turns[0]?.role === 'assistant')
-    turns.unshift({ role: 'user', texts: [LEADING_USER_PLACEHOLDER] });
-  const final = turns.at(-1);
-  if (final?.role === 'assistant')
-    final.texts[final.texts.length - 1] =
-      final.texts[final.texts.length - 1].trimEnd();
+    turns.unshift({
+      role: 'user',
+      blocks: [{ type: 'text', text: LEADING_USER_PLACEHOLDER }],
+    });
+  const final = turns.at(-1)?.blocks.at(-1);
+  if (turns.at(-1)?.role === 'assistant' && final?.type === 'text')
+    final.text = final.text.trimEnd();
   return {
     ...(system.length > 0 ? { system: system.join('\n\n') } : {}),
-    messages: turns.map(({ role, texts }) => ({
+    messages: turns.map(({ role, blocks }) => ({
       role,
       content:
-        texts.length === 1
-          ? texts[0]
-          : texts.map((text) => ({ type: 'text' as const, text })),
+        blocks.length === 1 && blocks[0].type === 'text'
+          ? blocks[0].text
+          : blocks,
     })),
   };
+}
+
+/** A message's blocks: its text (when it has visible text), its tool calls, or its tool result. */
+function blocksOf(message: ChatMessage): Block[] {
+  if (message.role === 'tool')
+    return [
+      {
+        type: 'tool_result',
+        tool_use_id: message.toolCallId ?? '',
+        content: message.content,
+      },
+    ];
+  const blocks: Block[] = message.content.trim()
+    ? [{ type: 'text', text: message.content }]
+    : [];
+  for (const call of message.toolCalls ?? [])
+    blocks.push({
+      type: 'tool_use',
+      id: call.id,
+      name: call.name,
+      input: parseArguments(call.arguments),
+    });
+  return blocks;
+}
+
+/** The arguments' JSON text as an object (`{}` when the model wrote none, or something that is not JSON). */
+function parseArguments(text: string): unknown {
+  try {
+    return text.trim() ? (JSON.parse(text) as unknown) : {};
+  } catch {
+    return {};
+  }
 }
 
 /**
@@ -127,6 +186,8 @@ export function toAnthropicPrompt(messages: readonly ChatMessage[]): {
  * start and stop, thinking deltas) carry no text. A stream that ends before `message_stop` was cut short.
  */
 export class AnthropicStreamDecoder implements StreamDecoder {
+  /** The tool_use blocks being streamed, by block index: id and name at their start, the input in pieces. */
+  private readonly toolUses = new Map<number, ToolCall>();
   private inputTokens: number | undefined;
   private cacheCreationTokens = 0;
   private cacheReadTokens = 0;
@@ -140,15 +201,46 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     const payload = parseEventJson(data);
     const type = typeof payload.type === 'string' ? payload.type : event;
     switch (type) {
+      case 'content_block_start': {
+        const block = payload.content_block;
+        if (isRecord(block) && block.type === 'tool_use')
+          this.toolUses.set(indexOf(payload), {
+            id: typeof block.id === 'string' ? block.id : '',
+            name: typeof block.name === 'string' ? block.name : '',
+            arguments: '',
+          });
+        return false;
+      }
       case 'content_block_delta': {
         const delta = payload.delta;
+        if (!isRecord(delta)) return false;
         if (
-          isRecord(delta) &&
           delta.type === 'text_delta' &&
           typeof delta.text === 'string' &&
           delta.text
         )
           out.push({ type: 'text', text: delta.text });
+        const toolUse = this.toolUses.get(indexOf(payload));
+        if (
+          toolUse &&
+          delta.type === 'input_json_delta' &&
+          typeof delta.partial_json === 'string'
+        )
+          toolUse.arguments += delta.partial_json;
+        return false;
+      }
+      case 'content_block_stop': {
+        const toolUse = this.toolUses.get(indexOf(payload));
+        if (!toolUse) return false;
+        this.toolUses.delete(indexOf(payload));
+        if (!toolUse.id || !toolUse.name)
+          throw new UpstreamError(
+            'a tool_use block came without its id or name',
+          );
+        out.push({
+          type: 'tool_call',
+          call: { ...toolUse, arguments: toolUse.arguments || '{}' },
+        });
         return false;
       }
       case 'message_start': {
@@ -195,4 +287,9 @@ export class AnthropicStreamDecoder implements StreamDecoder {
     if (typeof usage.output_tokens === 'number')
       this.outputTokens = usage.output_tokens;
   }
+}
+
+/** A content block event's `index` (0 when missing). */
+function indexOf(payload: Record<string, unknown>): number {
+  return typeof payload.index === 'number' ? payload.index : 0;
 }

@@ -1,7 +1,26 @@
-/** A message as the model receives it. */
+/** A call of a tool the model made: the id it gave it, the tool's name on the wire, the JSON text of its arguments. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/**
+ * A message as the model receives it. An assistant message may carry the tool calls it made (`toolCalls`);
+ * a `tool` message is the result of one of them (`toolCallId`).
+ */
 export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
+  role: 'system' | 'user' | 'assistant' | 'tool';
   content: string;
+  toolCalls?: ToolCall[];
+  toolCallId?: string;
+}
+
+/** A tool offered to the model: its name on the wire, what it does, the JSON Schema of its arguments. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
 }
 
 export interface GenerationRequest {
@@ -9,12 +28,18 @@ export interface GenerationRequest {
   upstreamModel: string;
   messages: ChatMessage[];
   maxOutputTokens: number;
+  /** The tools the model may call; none: a request exactly as without tools. */
+  tools?: ToolSpec[];
   signal?: AbortSignal;
 }
 
-/** What a provider streams: text as it is produced, then (once) the token usage it reports. */
+/**
+ * What a provider streams: text as it is produced, each tool call once its arguments are complete (at the
+ * end of the answer), then (once) the token usage it reports.
+ */
 export type GenerationEvent =
   | { type: 'text'; text: string }
+  | { type: 'tool_call'; call: ToolCall }
   | { type: 'usage'; inputTokens: number; outputTokens: number };
 
 /** Raised when the upstream model fails (connection, HTTP error, broken stream) or times out. */

@@ -248,3 +248,141 @@ describe('SseReader', () => {
     expect(events).toEqual([{ type: 'text', text: 'a' }]);
   });
 });
+
+describe('OpenAI-compatible tool calls', () => {
+  const tools = [
+    {
+      name: 'files_search',
+      description: 'Search my files',
+      parameters: { type: 'object', properties: { query: { type: 'string' } } },
+    },
+  ];
+
+  it('offers tools as functions and sends earlier calls and their results in the chat completions shape', () => {
+    const body = JSON.parse(
+      openAiRequestBody({
+        upstreamModel: 'gpt',
+        maxOutputTokens: 10,
+        tools,
+        messages: [
+          { role: 'user', content: 'find the tent' },
+          {
+            role: 'assistant',
+            content: '',
+            toolCalls: [
+              {
+                id: 'call_1',
+                name: 'files_search',
+                arguments: '{"query":"tent"}',
+              },
+            ],
+          },
+          { role: 'tool', toolCallId: 'call_1', content: '{"passages":[]}' },
+        ],
+      }),
+    ) as Record<string, unknown>;
+    expect(body.tools).toEqual([
+      {
+        type: 'function',
+        function: {
+          name: 'files_search',
+          description: 'Search my files',
+          parameters: tools[0].parameters,
+        },
+      },
+    ]);
+    expect(body.messages).toEqual([
+      { role: 'user', content: 'find the tent' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_1',
+            type: 'function',
+            function: { name: 'files_search', arguments: '{"query":"tent"}' },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: '{"passages":[]}' },
+    ]);
+    const plain = JSON.parse(
+      openAiRequestBody({
+        upstreamModel: 'gpt',
+        maxOutputTokens: 10,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    ) as Record<string, unknown>;
+    expect(plain).not.toHaveProperty('tools');
+  });
+
+  const toolDelta = (
+    calls: Record<string, unknown>[],
+    finish: string | null = null,
+  ) =>
+    JSON.stringify({
+      id: 'c1',
+      object: 'chat.completion.chunk',
+      choices: [
+        { index: 0, delta: { tool_calls: calls }, finish_reason: finish },
+      ],
+    });
+
+  it('joins argument deltas per call index and reports the calls in order at the end, before the usage', () => {
+    const { events, complete } = decode([
+      toolDelta([
+        {
+          index: 0,
+          id: 'call_a',
+          type: 'function',
+          function: { name: 'files_search', arguments: '' },
+        },
+      ]),
+      toolDelta([
+        {
+          index: 1,
+          id: 'call_b',
+          type: 'function',
+          function: { name: 'files_search', arguments: '{"query":' },
+        },
+      ]),
+      toolDelta([{ index: 0, function: { arguments: '{"query":"ten' } }]),
+      toolDelta([
+        { index: 0, function: { arguments: 't"}' } },
+        { index: 1, function: { arguments: '"stove"}' } },
+      ]),
+      toolDelta([], 'tool_calls'),
+      usageChunk(12, 20),
+      '[DONE]',
+    ]);
+    expect(complete).toBe(true);
+    expect(events).toEqual([
+      {
+        type: 'tool_call',
+        call: {
+          id: 'call_a',
+          name: 'files_search',
+          arguments: '{"query":"tent"}',
+        },
+      },
+      {
+        type: 'tool_call',
+        call: {
+          id: 'call_b',
+          name: 'files_search',
+          arguments: '{"query":"stove"}',
+        },
+      },
+      { type: 'usage', inputTokens: 12, outputTokens: 20 },
+    ]);
+  });
+
+  it('refuses a tool call that never got its id or name', () => {
+    expect(() =>
+      decode([
+        toolDelta([{ index: 0, function: { arguments: '{}' } }], 'tool_calls'),
+        '[DONE]',
+      ]),
+    ).toThrow(UpstreamError);
+  });
+});

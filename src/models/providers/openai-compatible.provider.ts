@@ -2,6 +2,7 @@ import {
   ChatMessage,
   GenerationEvent,
   GenerationRequest,
+  ToolCall,
 } from './model-provider';
 import {
   SseModelProvider,
@@ -54,14 +55,44 @@ export class OpenAiCompatibleProvider extends SseModelProvider {
 export function openAiRequestBody(request: GenerationRequest): string {
   return JSON.stringify({
     model: request.upstreamModel,
-    messages: request.messages.map(({ role, content }: ChatMessage) => ({
-      role,
-      content,
-    })),
+    messages: request.messages.map(toOpenAiMessage),
     stream: true,
     stream_options: { include_usage: true },
     max_tokens: request.maxOutputTokens,
+    ...(request.tools?.length
+      ? {
+          tools: request.tools.map((tool) => ({
+            type: 'function',
+            function: {
+              name: tool.name,
+              description: tool.description,
+              parameters: tool.parameters,
+            },
+          })),
+        }
+      : {}),
   });
+}
+
+/** A message as chat completions take it: tool calls on the assistant's, `tool` messages for their results. */
+function toOpenAiMessage(message: ChatMessage): Record<string, unknown> {
+  if (message.role === 'tool')
+    return {
+      role: 'tool',
+      tool_call_id: message.toolCallId,
+      content: message.content,
+    };
+  if (message.role === 'assistant' && message.toolCalls?.length)
+    return {
+      role: 'assistant',
+      content: message.content || null,
+      tool_calls: message.toolCalls.map((call) => ({
+        id: call.id,
+        type: 'function',
+        function: { name: call.name, arguments: call.arguments },
+      })),
+    };
+  return { role: message.role, content: message.content };
 }
 
 /**
@@ -75,6 +106,8 @@ export function openAiRequestBody(request: GenerationRequest): string {
 export class OpenAiStreamDecoder implements StreamDecoder {
   private finished = false;
   private usage: GenerationEvent | undefined;
+  /** Tool calls as their deltas arrive (by `index`): the id and name come first, the arguments in pieces. */
+  private readonly toolCalls = new Map<number, ToolCall>();
 
   event(
     data: string,
@@ -82,7 +115,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
     out: GenerationEvent[],
   ): boolean {
     if (data === '[DONE]') {
-      if (this.usage) out.push(this.usage);
+      this.complete(out);
       return true;
     }
     const chunk = parseEventJson(data);
@@ -99,7 +132,10 @@ export class OpenAiStreamDecoder implements StreamDecoder {
       const choice: unknown = choices[0];
       if (isRecord(choice)) {
         const delta = choice.delta;
-        if (isRecord(delta)) pushContent(delta.content, out);
+        if (isRecord(delta)) {
+          pushContent(delta.content, out);
+          this.readToolCalls(delta.tool_calls);
+        }
         if (typeof choice.finish_reason === 'string' && choice.finish_reason)
           this.finished = true;
       }
@@ -124,7 +160,39 @@ export class OpenAiStreamDecoder implements StreamDecoder {
       throw new UpstreamError(
         'stream ended before the model finished (no finish_reason, no [DONE])',
       );
+    this.complete(out);
+  }
+
+  /** The tool calls, in the model's order, then the usage. */
+  private complete(out: GenerationEvent[]): void {
+    const calls = [...this.toolCalls.entries()].sort(([a], [b]) => a - b);
+    for (const [, call] of calls) {
+      if (!call.id || !call.name)
+        throw new UpstreamError('a tool call came without its id or name');
+      out.push({ type: 'tool_call', call });
+    }
     if (this.usage) out.push(this.usage);
+  }
+
+  /** `delta.tool_calls`: `{ index, id?, function: { name?, arguments? } }`, the arguments as JSON text in pieces. */
+  private readToolCalls(deltas: unknown): void {
+    if (!Array.isArray(deltas)) return;
+    for (const delta of deltas as unknown[]) {
+      if (!isRecord(delta)) continue;
+      const index = typeof delta.index === 'number' ? delta.index : 0;
+      const call = this.toolCalls.get(index) ?? {
+        id: '',
+        name: '',
+        arguments: '',
+      };
+      if (typeof delta.id === 'string' && delta.id) call.id = delta.id;
+      const fn = delta.function;
+      if (isRecord(fn)) {
+        if (typeof fn.name === 'string') call.name += fn.name;
+        if (typeof fn.arguments === 'string') call.arguments += fn.arguments;
+      }
+      this.toolCalls.set(index, call);
+    }
   }
 }
 
