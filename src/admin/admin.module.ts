@@ -4,9 +4,12 @@ import { AuthModule } from '../auth/auth.module';
 import { BillingModule } from '../billing/billing.module';
 import { QuotaModule } from '../quota/quota.module';
 import { SkillsModule } from '../skills/skills.module';
+import { ToolsModule } from '../tools/tools.module';
 import { AdminCatalogController } from './admin-catalog.controller';
 import { AdminCatalogRepository } from './admin-catalog.repository';
 import { AdminCatalogService } from './admin-catalog.service';
+import { AdminMcpController } from './admin-mcp.controller';
+import { AdminMcpService } from './admin-mcp.service';
 import { AdminBillingController } from './admin-billing.controller';
 import { AdminBillingRepository } from './admin-billing.repository';
 import { AdminBillingService } from './admin-billing.service';
@@ -28,17 +31,20 @@ import { ConfiguredAdminsService } from './configured-admins.service';
     BillingModule,
     QuotaModule,
     SkillsModule,
+    ToolsModule,
   ],
   controllers: [
     AdminUsersController,
     AdminBillingController,
     AdminCatalogController,
+    AdminMcpController,
     AuditController,
   ],
   providers: [
     AdminActionsGate,
     AdminCatalogRepository,
     AdminCatalogService,
+    AdminMcpService,
     AdminBillingRepository,
     AdminBillingService,
     AdminGuard,

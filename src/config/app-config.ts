@@ -90,6 +90,15 @@ export interface AppConfig {
     secureCookie: boolean;
   };
   adminEmails: string[];
+  /** Tools (docs/adr/0061-tools.md). */
+  tools: {
+    /** Longest one tool call (or one reading of an MCP server's tools) may take. */
+    timeoutMs: number;
+    /** Host names (or addresses) of MCP servers allowed on private, loopback or link-local addresses. */
+    mcpAllowedHosts: string[];
+    /** MCP servers must be https (everywhere but development and test). */
+    mcpRequireHttps: boolean;
+  };
   rateLimits: Record<RateLimitName, RateLimitConfig>;
   catalogFile: string;
   /** Starter Skill templates, added at start when missing (admins edit and retire them afterwards). */

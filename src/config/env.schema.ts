@@ -231,6 +231,9 @@ export const envSchema = z.object({
   GITHUB_EMAILS_URL: httpUrl.default('https://api.github.com/user/emails'),
   OAUTH_TIMEOUT_MS: integer(100, 60_000).default(10_000),
 
+  MCP_ALLOWED_HOSTS: commaList,
+  TOOL_TIMEOUT_MS: integer(100, 600_000).default(30_000),
+
   STRIPE_SECRET_KEY: optionalString,
   STRIPE_WEBHOOK_SECRET: optionalString,
   STRIPE_API_URL: optionalHttpUrl,

@@ -156,6 +156,11 @@ function toAppConfig(env: Env): AppConfig {
       secureCookie: appUrl.startsWith('https:'),
     },
     adminEmails: env.ADMIN_EMAILS.map((email) => email.toLowerCase()),
+    tools: {
+      timeoutMs: env.TOOL_TIMEOUT_MS,
+      mcpAllowedHosts: env.MCP_ALLOWED_HOSTS.map((host) => host.toLowerCase()),
+      mcpRequireHttps: env.NODE_ENV === 'production',
+    },
     rateLimits: {
       'login-ip': env.RATE_LIMIT_LOGIN_IP,
       'login-email': env.RATE_LIMIT_LOGIN_EMAIL,

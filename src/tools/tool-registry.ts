@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { FilesSearchTool } from './builtin/files-search.tool';
+import { McpToolSource } from './mcp/mcp-tool-source';
 import { Tool } from './tool';
+import { SessionUser } from '../auth/session-user';
 
 /**
  * Every tool there is, by id: the built-ins (always available, also on the two-command start); the tools of
@@ -10,20 +12,23 @@ import { Tool } from './tool';
 export class ToolRegistry {
   private readonly builtins: Tool[];
 
-  constructor(filesSearch: FilesSearchTool) {
+  constructor(
+    filesSearch: FilesSearchTool,
+    private readonly mcp: McpToolSource,
+  ) {
     this.builtins = [filesSearch];
   }
 
   /**
-   * The tools a caller may use now, in a stable order. Built-ins are for every plan; MCP servers' tools will
-   * be filtered by the caller's plan here.
+   * The tools `caller` may use now, in a stable order: the built-ins (every plan), then the tools of the
+   * enabled MCP servers open to the caller's plan.
    */
-  available(): Tool[] {
-    return [...this.builtins];
+  async available(caller: SessionUser): Promise<Tool[]> {
+    return [...this.builtins, ...(await this.mcp.toolsFor(caller))];
   }
 
-  /** The tool with this id if it may be used, else undefined (unknown and forbidden look alike). */
-  find(id: string): Tool | undefined {
-    return this.available().find((tool) => tool.id === id);
+  /** The tool with this id if `caller` may use it, else undefined (unknown and forbidden look alike). */
+  async find(caller: SessionUser, id: string): Promise<Tool | undefined> {
+    return (await this.available(caller)).find((tool) => tool.id === id);
   }
 }

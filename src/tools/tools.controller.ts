@@ -1,5 +1,7 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CurrentUser } from '../auth/current-user.decorator';
+import { SessionUser } from '../auth/session-user';
 import { ApiProblems } from '../common/openapi/api-problems.decorator';
 import { ToolListDto } from './dto/tool.response';
 import { ToolsService } from './tools.service';
@@ -16,7 +18,7 @@ export class ToolsController {
   })
   @ApiOkResponse({ type: ToolListDto })
   @ApiProblems(401)
-  list(): ToolListDto {
-    return this.tools.list();
+  list(@CurrentUser() user: SessionUser): Promise<ToolListDto> {
+    return this.tools.list(user);
   }
 }

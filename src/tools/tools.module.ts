@@ -1,6 +1,10 @@
 import { Module } from '@nestjs/common';
 import { FilesModule } from '../files/files.module';
 import { FilesSearchTool } from './builtin/files-search.tool';
+import { McpConnector } from './mcp/mcp-connector';
+import { McpServersRepository } from './mcp/mcp-servers.repository';
+import { McpToolSource } from './mcp/mcp-tool-source';
+import { McpWatcher } from './mcp/mcp-watcher';
 import { ToolRegistry } from './tool-registry';
 import { ToolsController } from './tools.controller';
 import { ToolsService } from './tools.service';
@@ -9,7 +13,21 @@ import { ToolsService } from './tools.service';
 @Module({
   imports: [FilesModule],
   controllers: [ToolsController],
-  providers: [FilesSearchTool, ToolRegistry, ToolsService],
-  exports: [ToolRegistry],
+  providers: [
+    FilesSearchTool,
+    McpConnector,
+    McpServersRepository,
+    McpToolSource,
+    McpWatcher,
+    ToolRegistry,
+    ToolsService,
+  ],
+  exports: [
+    ToolRegistry,
+    McpServersRepository,
+    McpToolSource,
+    McpConnector,
+    McpWatcher,
+  ],
 })
 export class ToolsModule {}

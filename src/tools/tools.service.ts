@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { SessionUser } from '../auth/session-user';
 import { ToolListDto } from './dto/tool.response';
 import { ToolRegistry } from './tool-registry';
 
@@ -7,9 +8,9 @@ export class ToolsService {
   constructor(private readonly registry: ToolRegistry) {}
 
   /** The tools the caller may use now. */
-  list(): ToolListDto {
+  async list(caller: SessionUser): Promise<ToolListDto> {
     return {
-      data: this.registry.available().map((tool) => ({
+      data: (await this.registry.available(caller)).map((tool) => ({
         id: tool.id,
         title: tool.title,
         description: tool.description,

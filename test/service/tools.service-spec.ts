@@ -19,7 +19,9 @@ describe('built-in tools', () => {
   let search: Tool;
   beforeAll(async () => {
     services = await bootServiceModule('tools_service');
-    const tool = services.moduleRef.get(ToolRegistry).find('files.search');
+    const tool = await services.moduleRef
+      .get(ToolRegistry)
+      .find(await services.newUser(), 'files.search');
     if (!tool) throw new Error('files.search is not registered');
     search = tool;
   });

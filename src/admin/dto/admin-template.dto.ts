@@ -15,6 +15,7 @@ import {
 } from '../../skills/dto/skill-input.dto';
 import { SkillTemplateDto } from '../../skills/dto/skill.response';
 import { RawJson } from '../../common/validation/raw-json';
+import { AuditReasonDto } from './audit-reason.dto';
 
 export const TEMPLATE_ID = /^[a-z0-9][a-z0-9-]{0,63}$/;
 const MAX_DESCRIPTION_CHARACTERS = 1000;
@@ -28,15 +29,7 @@ function NonBlankText(field: string, max: number): PropertyDecorator {
   );
 }
 
-export class TemplateReasonDto {
-  /** Why, for the audit log. */
-  @ApiPropertyOptional({ maxLength: 500 })
-  @IsOptional()
-  @IsString()
-  @IsNotEmpty()
-  @MaxLength(500)
-  reason?: string;
-}
+export class TemplateReasonDto extends AuditReasonDto {}
 
 /** A template is a Skill's first version (instruction and schemas) plus its slug, name and description. */
 export class CreateTemplateDto extends SkillVersionInputDto {
