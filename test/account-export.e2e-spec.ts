@@ -377,6 +377,7 @@ describe('GET /v1/auth/me/export', () => {
           role: m.role,
           content: m.content,
           createdAt: m.createdAt,
+          toolCalls: m.toolCalls,
         })),
       });
     }

@@ -146,12 +146,12 @@ describe('MCP servers', () => {
       .find(caller, 'mcp.files-box.echo');
     expect(tool).toBeDefined();
     const before = fake.executions('echo');
-    await expect(tool!.execute(caller, { text: 'hi' })).resolves.toBe(
-      'echo: hi',
-    );
+    await expect(
+      tool!.execute(caller, { text: 'hi' }, { executionId: 'e-1' }),
+    ).resolves.toBe('echo: hi');
     expect(fake.executions('echo')).toBe(before + 1);
     expect(fake.calls.at(-1)?.meta).toEqual(
-      expect.objectContaining({ executionId: expect.any(String) }),
+      expect.objectContaining({ executionId: 'e-1' }),
     );
   });
 

@@ -268,6 +268,8 @@ describe('API docs', () => {
       ).toEqual([
         'ChatMetaEventDto',
         'ChatDeltaEventDto',
+        'ChatToolCallEventDto',
+        'ChatToolResultEventDto',
         'ChatErrorEventDto',
         'ChatUsageEventDto',
         'ChatDoneEventDto',

@@ -1,3 +1,4 @@
+import { wellFormed } from '../common/text/storable';
 import { Injectable } from '@nestjs/common';
 import { uuidv7 } from '../common/ids';
 import type { ChatRequestStatus } from '../infra/prisma/generated/client';
@@ -296,18 +297,6 @@ export class ChatRequestsRepository {
       SELECT id::text FROM swept`;
     return rows.map((row) => row.id);
   }
-}
-
-/** A half of a UTF-16 surrogate pair without its other half. */
-const LONE_SURROGATE =
-  /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
-/**
- * The text with each lone surrogate (a broken provider stream may leave one) as U+FFFD, as PostgreSQL
- * stores it from a text parameter: the `jsonb` these statements send refuses it instead.
- */
-function wellFormed(text: string): string {
-  return text.replace(LONE_SURROGATE, '\uFFFD');
 }
 
 function toClaimResult(row: ClaimRow): ClaimResult {

@@ -1,5 +1,6 @@
 import { Request, Response } from 'express';
 import { ChatStream, midStreamFailure } from './chat-stream';
+import { ToolEvent } from '../tools/run/tool-events';
 import { RunOutcome, RunUsage } from './live/live-event';
 
 /** Aborts when the client goes away before the answer was written, so followers stop reading for it. */
@@ -54,7 +55,7 @@ export function writeChatStream(
 
 /**
  * Writes an answer as server-sent events: `meta` (conversationId, requestId, model), one `delta` per
- * chunk of text, then `error` (code, detail) when it broke off, `usage` (tokens and credits billed) and
+ * chunk of text, `tool_call` and `tool_result` among them in a run that uses tools, then `error` (code, detail) when it broke off, `usage` (tokens and credits billed) and
  * `done` (status). A replay or a joined run writes the same events. Resolves when the response is done.
  */
 export function writeChatEvents(
@@ -69,6 +70,7 @@ export function writeChatEvents(
   });
   return relay(res, stream, {
     text: (text) => sendEvent(res, 'delta', { text }),
+    tool: ({ type, ...data }) => sendEvent(res, type, data),
     end: (outcome) => {
       if (outcome.status === 'failed')
         sendEvent(res, 'error', midStreamFailure(outcome.errorCode));
@@ -108,7 +110,11 @@ function sendEvent(res: Response, event: string, data: object): void {
 function relay(
   res: Response,
   stream: ChatStream,
-  write: { text: (chunk: string) => void; end: (outcome: RunOutcome) => void },
+  write: {
+    text: (chunk: string) => void;
+    tool?: (event: ToolEvent) => void;
+    end: (outcome: RunOutcome) => void;
+  },
 ): Promise<void> {
   return new Promise((resolve) => {
     let finished = false;
@@ -125,6 +131,9 @@ function relay(
     const stop = stream.answer.subscribe({
       text: (chunk) => {
         if (!res.destroyed) write.text(chunk);
+      },
+      tool: (event) => {
+        if (!res.destroyed) write.tool?.(event);
       },
       end: (outcome) => {
         if (!res.destroyed) write.end(outcome);

@@ -55,7 +55,7 @@ export function failureProblem(code: FailureCode, replayed: boolean): AppError {
 }
 
 /**
- * Waits for the answer's first text or its end, so that a failure before the first byte can still be a
+ * Waits for the answer's first text (or tool event) or its end, so that a failure before the first byte can still be a
  * 502 problem (nothing has been written yet). Resolves at once when the client has gone.
  */
 export async function toChatStream(
@@ -65,13 +65,18 @@ export async function toChatStream(
   const { answer, contextFiles, ...head } = stream;
   await firstEvent(answer, signal);
   const outcome = answer.ended;
-  if (outcome?.status === 'failed' && answer.textSoFar() === '')
+  if (outcome?.status === 'failed' && nothingDelivered(answer))
     throw failureProblem(outcome.errorCode, stream.replayed);
   return { ...head, answer, ...(contextFiles?.length ? { contextFiles } : {}) };
 }
 
+/** Neither text nor a tool event: a failure now is a failure before the first byte. */
+function nothingDelivered(answer: LiveBuffer): boolean {
+  return answer.textSoFar() === '' && answer.toolEventsSoFar().length === 0;
+}
+
 function firstEvent(answer: LiveBuffer, signal?: AbortSignal): Promise<void> {
-  if (answer.ended || answer.textSoFar() !== '' || signal?.aborted)
+  if (answer.ended || !nothingDelivered(answer) || signal?.aborted)
     return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
@@ -79,7 +84,7 @@ function firstEvent(answer: LiveBuffer, signal?: AbortSignal): Promise<void> {
       signal?.removeEventListener('abort', done);
       resolve();
     };
-    const stop = answer.subscribe({ text: done, end: done });
+    const stop = answer.subscribe({ text: done, tool: done, end: done });
     signal?.addEventListener('abort', done, { once: true });
   });
 }

@@ -8,6 +8,7 @@ import { PeriodicTask } from '../common/lifecycle/periodic-task';
 import { AppLogger } from '../common/logging/app-logger';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { ToolExecutionsRepository } from '../tools/run/tool-executions.repository';
 import { RunStore } from './run-store';
 import { LeaseKeeper } from './lease-keeper';
 
@@ -27,6 +28,7 @@ export class ChatSweeperService implements OnModuleInit, OnModuleDestroy {
   constructor(
     private readonly runs: RunStore,
     private readonly leases: LeaseKeeper,
+    private readonly toolExecutions: ToolExecutionsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly log: AppLogger,
   ) {}
@@ -47,6 +49,8 @@ export class ChatSweeperService implements OnModuleInit, OnModuleDestroy {
   private async sweepOnce(): Promise<string[]> {
     try {
       const swept = await this.runs.failExpiredRuns(this.leases.heldRuns());
+      // A call that was out when its instance died may or may not have run: it is never run again.
+      await this.toolExecutions.markOrphansUnknown();
       if (swept.length > 0)
         this.log.warn(
           { runs: swept },

@@ -28,8 +28,10 @@ export const STREAMED_ANSWER_RESPONSE = {
     'broke off (only what was delivered is billed); a stopped answer ends ' +
     'cleanly. ' +
     'With `Accept: text/event-stream`, server-sent events instead: `meta`, ' +
-    'one `delta` per chunk, then `error` (only when it broke off), `usage` ' +
-    'and `done`; each `data:` line is the JSON of the event schema named. A ' +
+    'one `delta` per chunk (with `tools`: `tool_call` and `tool_result` among ' +
+    'them; plain text carries the text only), then `error` (only when it ' +
+    'broke off), `usage` and `done`; each `data:` line is the JSON of the ' +
+    'event schema named. A ' +
     'client joined to a live run gets the same events; a replay of a finished ' +
     'run sends its stored text as one `delta`.',
   content: {

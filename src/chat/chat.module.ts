@@ -1,3 +1,4 @@
+import { ToolsModule } from '../tools/tools.module';
 import { Module } from '@nestjs/common';
 import { ConversationsModule } from '../conversations/conversations.module';
 import { CatalogModule } from '../catalog/catalog.module';
@@ -23,7 +24,13 @@ import { RunSettler } from './run/run-settler';
 
 /** POST /v1/chat, stop, the conversation routes that run the pipeline, and the pipeline Skill runs reuse (exported for the skills module). */
 @Module({
-  imports: [CatalogModule, ModelsModule, ConversationsModule, FilesModule],
+  imports: [
+    CatalogModule,
+    ModelsModule,
+    ConversationsModule,
+    FilesModule,
+    ToolsModule,
+  ],
   controllers: [ChatController, ConversationTurnsController],
   providers: [
     ChatAdmission,

@@ -43,6 +43,7 @@ export class ConversationTurnsService {
           kind: 'regenerate',
           conversationId,
           model: request.model ?? null,
+          tools: request.tools,
         }),
         messages: [],
         prepareNewRequest: async () => {
@@ -93,6 +94,7 @@ export class ConversationTurnsService {
           messageId: messageId.toLowerCase(),
           content,
           model: request.model ?? null,
+          tools: request.tools,
         }),
         messages: [{ role: 'user', content }],
         prepareNewRequest: async () => {
@@ -153,11 +155,12 @@ export class ConversationTurnsService {
   private turnBasics(
     conversationId: string,
     request: RegenerateDto,
-  ): Pick<ChatTurn, 'model' | 'idempotencyKey' | 'conversationId'> {
+  ): Pick<ChatTurn, 'model' | 'idempotencyKey' | 'conversationId' | 'tools'> {
     return {
       model: request.model ?? '',
       idempotencyKey: request.idempotencyKey,
       conversationId,
+      tools: request.tools,
     };
   }
 }

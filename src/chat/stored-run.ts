@@ -1,6 +1,12 @@
 import { StoredRun } from './chat-requests.repository';
 import { LiveBuffer } from './live/live-buffer';
-import { isFailureCode, RunOutcome, RunUsage } from './live/live-event';
+import { eventsOf, RecordedToolCall } from '../tools/run/tool-events';
+import {
+  isFailureCode,
+  LiveEvent,
+  RunOutcome,
+  RunUsage,
+} from './live/live-event';
 
 /** What a run that billed nothing reports. */
 export const NO_USAGE: RunUsage = {
@@ -23,10 +29,32 @@ export function outcomeOf(request: StoredRun): RunOutcome {
   };
 }
 
-/** A finished request replayed: its stored text, then how it ended. */
-export function storedAnswer(request: StoredRun): LiveBuffer {
+/** A finished request replayed: its stored text with its tool events among it, then how it ended. */
+export function storedAnswer(
+  request: StoredRun,
+  toolCalls: RecordedToolCall[] = [],
+): LiveBuffer {
   const answer = new LiveBuffer();
-  if (request.responseBody) answer.append(request.responseBody);
+  for (const event of storedEvents(request.responseBody ?? '', toolCalls))
+    if (event.type === 'text') answer.append(event.text);
+    else if (event.type === 'tool') answer.tool(event.event);
   answer.end(outcomeOf(request));
   return answer;
+}
+
+/** The stored text cut at the places of the tool events, in the order a live run sent them. */
+export function storedEvents(
+  text: string,
+  toolCalls: RecordedToolCall[],
+): LiveEvent[] {
+  const events: LiveEvent[] = [];
+  let sent = 0;
+  for (const { offset, event } of eventsOf(toolCalls)) {
+    const at = Math.min(offset, text.length);
+    if (at > sent) events.push({ type: 'text', text: text.slice(sent, at) });
+    sent = Math.max(sent, at);
+    events.push({ type: 'tool', event });
+  }
+  if (text.length > sent) events.push({ type: 'text', text: text.slice(sent) });
+  return events;
 }

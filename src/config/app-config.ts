@@ -94,6 +94,10 @@ export interface AppConfig {
   tools: {
     /** Longest one tool call (or one reading of an MCP server's tools) may take. */
     timeoutMs: number;
+    /** Most model calls in one run that uses tools. */
+    maxSteps: number;
+    /** A tool's answer is cut to this many characters (with a marker) before the model reads it. */
+    resultMaxChars: number;
     /** Host names (or addresses) of MCP servers allowed on private, loopback or link-local addresses. */
     mcpAllowedHosts: string[];
     /** MCP servers must be https (everywhere but development and test). */

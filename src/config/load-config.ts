@@ -158,6 +158,8 @@ function toAppConfig(env: Env): AppConfig {
     adminEmails: env.ADMIN_EMAILS.map((email) => email.toLowerCase()),
     tools: {
       timeoutMs: env.TOOL_TIMEOUT_MS,
+      maxSteps: env.TOOL_MAX_STEPS,
+      resultMaxChars: env.TOOL_RESULT_MAX_CHARS,
       mcpAllowedHosts: env.MCP_ALLOWED_HOSTS.map((host) => host.toLowerCase()),
       mcpRequireHttps: env.NODE_ENV === 'production',
     },

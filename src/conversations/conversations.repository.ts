@@ -1,3 +1,5 @@
+import { TOOL_CALLS } from '../tools/dto/tool-call.dto';
+import { RecordedToolCall } from '../tools/run/tool-events';
 import { Injectable } from '@nestjs/common';
 import { Cursor, olderThan } from '../common/pagination';
 import {
@@ -17,15 +19,28 @@ const BRANCH_MESSAGES: PreparedStatement = {
            SELECT c.id, CASE WHEN $4::boolean THEN $5::uuid ELSE c."currentMessageId" END AS tip
              FROM "Conversation" c WHERE c.id = $1::uuid AND c."userId" = $2::uuid
          ), branch AS (
-           SELECT m.id, m."parentId", m.role, m.content, 1 AS depth
+           SELECT m.id, m."parentId", m.role, m.content, m."chatRequestId", 1 AS depth
              FROM owned o JOIN "Message" m ON m.id = o.tip AND m."conversationId" = o.id
            UNION ALL
-           SELECT m.id, m."parentId", m.role, m.content, b.depth + 1
+           SELECT m.id, m."parentId", m.role, m.content, m."chatRequestId", b.depth + 1
              FROM branch b JOIN "Message" m ON m.id = b."parentId"
             WHERE b.depth < $3::int
          )
-         SELECT b.role::text AS role, b.content FROM owned LEFT JOIN branch b ON true ORDER BY b.depth`,
+         SELECT b.role::text AS role, b.content,
+                CASE WHEN b.role = 'assistant' THEN (
+                  SELECT jsonb_agg(jsonb_build_object('id', t.id, 'step', t.step, 'callIndex', t."callIndex",
+                           'callId', t."callId", 'tool', t."toolId", 'arguments', t.arguments, 'status', t.status,
+                           'content', t.content, 'textOffset', t."textOffset") ORDER BY t.step, t."callIndex")
+                    FROM "ToolExecution" t WHERE t."chatRequestId" = b."chatRequestId") END AS "toolCalls"
+           FROM owned LEFT JOIN branch b ON true ORDER BY b.depth`,
 };
+
+/** A stored message of a branch, newest first: an answer carries the tool calls its run made. */
+export interface BranchMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+  toolCalls?: RecordedToolCall[];
+}
 
 const SUMMARY = {
   id: true,
@@ -156,6 +171,7 @@ export class ConversationsRepository {
                     credits: true,
                   },
                 },
+                toolExecutions: TOOL_CALLS,
               },
             },
           },
@@ -173,10 +189,11 @@ export class ConversationsRepository {
     id: string,
     maxMessages: number,
     anchor?: { parentId: string | null },
-  ): Promise<{ messages: ChatMessage[] } | null> {
+  ): Promise<{ messages: BranchMessage[] } | null> {
     const rows = await this.prisma.statement<{
-      role: ChatMessage['role'] | null;
+      role: BranchMessage['role'] | null;
       content: string | null;
+      toolCalls: RecordedToolCall[] | null;
     }>(BRANCH_MESSAGES, [
       id,
       userId,
@@ -188,7 +205,13 @@ export class ConversationsRepository {
     return {
       messages: rows.flatMap((row) =>
         row.role && row.content !== null
-          ? [{ role: row.role, content: row.content }]
+          ? [
+              {
+                role: row.role,
+                content: row.content,
+                ...(row.toolCalls ? { toolCalls: row.toolCalls } : {}),
+              },
+            ]
           : [],
       ),
     };

@@ -1,3 +1,4 @@
+import { toolCallsOf } from '../tools/dto/tool-call.dto';
 import { Injectable } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
 import { AppError } from '../common/errors/app-error';
@@ -161,6 +162,7 @@ type StoredMessage = {
       outputTokens: number;
       credits: number;
     } | null;
+    toolExecutions: Parameters<typeof toolCallsOf>[1] & object;
   } | null;
 };
 
@@ -192,6 +194,7 @@ function withAttachedFiles(
       message.role === 'assistant'
         ? (message.chatRequest?.ledgerEntry ?? null)
         : null,
+    toolCalls: toolCallsOf(message.role, message.chatRequest?.toolExecutions),
   }));
 }
 

@@ -1,3 +1,4 @@
+import { SkillToolsDto } from './dto/skill-tools.dto';
 import {
   Body,
   Controller,
@@ -5,6 +6,7 @@ import {
   HttpCode,
   Param,
   Post,
+  Put,
   Query,
   Req,
   Res,
@@ -143,6 +145,22 @@ export class SkillsController {
     @Param('id') id: string,
   ): Promise<SkillExportDto> {
     return this.skills.export(user, id);
+  }
+
+  @RateLimit('skill-write-user')
+  @Put(':id/tools')
+  @ApiOperation({
+    summary:
+      'Set the tools the Skill’s runs offer the model (allowed_tools: ids from GET /v1/tools; empty for none)',
+  })
+  @ApiOkResponse({ type: SkillDto })
+  @ApiProblems(400, 401, 404)
+  setTools(
+    @CurrentUser() user: SessionUser,
+    @Param('id') id: string,
+    @Body() body: SkillToolsDto,
+  ): Promise<SkillDto> {
+    return this.skills.setTools(user, id, body);
   }
 
   @RateLimit('skill-write-user')

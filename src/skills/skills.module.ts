@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ChatModule } from '../chat/chat.module';
-import { JsonSchemaService } from './json-schema.service';
+import { ToolsModule } from '../tools/tools.module';
+import { JsonSchemaModule } from './json-schema.module';
 import { SkillsController } from './skills.controller';
 import { SkillsRepository } from './skills.repository';
 import { SkillsService } from './skills.service';
@@ -8,15 +9,14 @@ import { SkillTemplatesRepository } from './templates/skill-templates.repository
 import { SkillTemplatesSeederService } from './templates/skill-templates-seeder.service';
 
 @Module({
-  imports: [ChatModule],
+  imports: [ChatModule, JsonSchemaModule, ToolsModule],
   controllers: [SkillsController],
   providers: [
-    JsonSchemaService,
     SkillsRepository,
     SkillsService,
     SkillTemplatesRepository,
     SkillTemplatesSeederService,
   ],
-  exports: [SkillTemplatesRepository, JsonSchemaService],
+  exports: [SkillTemplatesRepository, JsonSchemaModule],
 })
 export class SkillsModule {}

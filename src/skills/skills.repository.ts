@@ -115,6 +115,23 @@ export class SkillsRepository {
     });
   }
 
+  async isOwned(ownerId: string, id: string): Promise<boolean> {
+    return (await this.prisma.skill.count({ where: { id, ownerId } })) > 0;
+  }
+
+  /** Sets an owned Skill's tool binding; false when the caller owns no such Skill. */
+  async setAllowedTools(
+    ownerId: string,
+    id: string,
+    allowedTools: string[],
+  ): Promise<boolean> {
+    const { count } = await this.prisma.skill.updateMany({
+      where: { id, ownerId },
+      data: { allowedTools },
+    });
+    return count > 0;
+  }
+
   /** An owned Skill with only its latest version. */
   findOwnedWithLatestVersion(ownerId: string, id: string) {
     return this.prisma.skill.findFirst({

@@ -1,3 +1,5 @@
+import { ToolsService } from '../tools/tools.service';
+import { SkillToolsDto } from './dto/skill-tools.dto';
 import { Injectable } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
 import { ChatPipelineService } from '../chat/chat-pipeline.service';
@@ -67,6 +69,7 @@ export class SkillsService {
     private readonly templates: SkillTemplatesRepository,
     private readonly pipeline: ChatPipelineService,
     private readonly jsonSchema: JsonSchemaService,
+    private readonly tools: ToolsService,
   ) {}
 
   async create(user: SessionUser, input: CreateSkillDto): Promise<SkillDto> {
@@ -101,6 +104,23 @@ export class SkillsService {
       : null;
     if (!skill) throw notFound();
     return toSkill(skill);
+  }
+
+  /**
+   * Sets the tools the Skill's runs offer the model: ids the caller may use now (400 naming any other),
+   * on a Skill of theirs (404 otherwise). Answers the Skill.
+   */
+  async setTools(
+    user: SessionUser,
+    id: string,
+    input: SkillToolsDto,
+  ): Promise<SkillDto> {
+    if (!isUuid(id) || !(await this.skills.isOwned(user.id, id)))
+      throw notFound();
+    await this.tools.usableOrRefuse(user, input.allowed_tools, 'allowed_tools');
+    if (!(await this.skills.setAllowedTools(user.id, id, input.allowed_tools)))
+      throw notFound();
+    return this.get(user, id);
   }
 
   async publish(
@@ -230,7 +250,13 @@ export class SkillsService {
         messages: [{ role: 'user', content }],
         system: latest.instruction,
         skill: { skillId: skill.id, skillVersionId: latest.id },
-        prepareNewRequest: () => this.checkInput(latest, request.input),
+        // The Skill's tools the caller may still use (a plan change may have closed some), for new runs.
+        prepareNewRequest: async () => {
+          await this.checkInput(latest, request.input);
+          return {
+            tools: await this.tools.stillUsable(user, skill.allowedTools),
+          };
+        },
       },
       runRequest,
     );

@@ -27,6 +27,17 @@ export class ToolRegistry {
     return [...this.builtins, ...(await this.mcp.toolsFor(caller))];
   }
 
+  /** Each of these ids' tool if `caller` may use it, else undefined, in the ids' order (one reading). */
+  async findEach(
+    caller: SessionUser,
+    ids: string[],
+  ): Promise<(Tool | undefined)[]> {
+    const byId = new Map(
+      (await this.available(caller)).map((tool) => [tool.id, tool]),
+    );
+    return ids.map((id) => byId.get(id));
+  }
+
   /** The tool with this id if `caller` may use it, else undefined (unknown and forbidden look alike). */
   async find(caller: SessionUser, id: string): Promise<Tool | undefined> {
     return (await this.available(caller)).find((tool) => tool.id === id);

@@ -18,7 +18,17 @@ export interface Tool {
   /** `confirm`: the run waits for its owner to approve each call. */
   approval: 'auto' | 'confirm';
   /** Runs one call for `caller`; what it answers goes back to the model as the call's result. */
-  execute(caller: SessionUser, args: Record<string, unknown>): Promise<string>;
+  execute(
+    caller: SessionUser,
+    args: Record<string, unknown>,
+    context: ToolCallContext,
+  ): Promise<string>;
+}
+
+/** What one call knows besides its arguments. */
+export interface ToolCallContext {
+  /** The execution's id (its ToolExecution row): an MCP call carries it in `_meta` for deduplication. */
+  executionId: string;
 }
 
 /** A failure the model is told about (the call's result is this message); the run goes on. */

@@ -5,13 +5,16 @@ import { McpConnector } from './mcp/mcp-connector';
 import { McpServersRepository } from './mcp/mcp-servers.repository';
 import { McpToolSource } from './mcp/mcp-tool-source';
 import { McpWatcher } from './mcp/mcp-watcher';
+import { JsonSchemaModule } from '../skills/json-schema.module';
+import { ToolExecutionsRepository } from './run/tool-executions.repository';
+import { ToolRunner } from './run/tool-runner';
 import { ToolRegistry } from './tool-registry';
 import { ToolsController } from './tools.controller';
 import { ToolsService } from './tools.service';
 
 /** The tools a model may call in a run: the registry, the built-ins, GET /v1/tools (docs/adr/0061-tools.md). */
 @Module({
-  imports: [FilesModule],
+  imports: [FilesModule, JsonSchemaModule],
   controllers: [ToolsController],
   providers: [
     FilesSearchTool,
@@ -19,11 +22,16 @@ import { ToolsService } from './tools.service';
     McpServersRepository,
     McpToolSource,
     McpWatcher,
+    ToolExecutionsRepository,
     ToolRegistry,
+    ToolRunner,
     ToolsService,
   ],
   exports: [
+    ToolExecutionsRepository,
     ToolRegistry,
+    ToolRunner,
+    ToolsService,
     McpServersRepository,
     McpToolSource,
     McpConnector,

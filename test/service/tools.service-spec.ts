@@ -49,7 +49,9 @@ describe('built-in tools', () => {
   }
 
   const run = async (caller: SessionUser, args: Record<string, unknown>) =>
-    JSON.parse(await search.execute(caller, args)) as Passages;
+    JSON.parse(
+      await search.execute(caller, args, { executionId: 'e-1' }),
+    ) as Passages;
 
   it('is listed with its schema, for every plan', () => {
     expect(search).toEqual(
@@ -105,11 +107,15 @@ describe('built-in tools', () => {
 
   it('refuses arguments that do not fit, as an error the model reads', async () => {
     const owner = await services.newUser();
-    await expect(search.execute(owner, { query: '' })).rejects.toBeInstanceOf(
-      ToolError,
-    );
     await expect(
-      search.execute(owner, { query: 'x', fileIds: 'all' }),
+      search.execute(owner, { query: '' }, { executionId: 'e-2' }),
+    ).rejects.toBeInstanceOf(ToolError);
+    await expect(
+      search.execute(
+        owner,
+        { query: 'x', fileIds: 'all' },
+        { executionId: 'e-3' },
+      ),
     ).rejects.toThrow(/fileIds must be an array/);
   });
 });

@@ -1,3 +1,4 @@
+import { toolCallsOf } from '../../tools/dto/tool-call.dto';
 import {
   AccountExportAccountDto,
   AccountExportCheckoutDto,
@@ -94,6 +95,7 @@ export function toMessage(row: MessageRow): AccountExportMessageDto {
     role: row.role,
     content: row.content,
     createdAt: iso(row.createdAt),
+    toolCalls: toolCallsOf(row.role, row.chatRequest?.toolExecutions),
   };
 }
 

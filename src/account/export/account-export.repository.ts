@@ -1,3 +1,4 @@
+import { TOOL_CALLS } from '../../tools/dto/tool-call.dto';
 import { Injectable } from '@nestjs/common';
 import { Cursor, olderThan } from '../../common/pagination';
 import { PrismaService } from '../../infra/prisma/prisma.service';
@@ -58,6 +59,11 @@ const MESSAGE = {
   role: true,
   content: true,
   createdAt: true,
+  chatRequest: {
+    select: {
+      toolExecutions: TOOL_CALLS,
+    },
+  },
 } as const;
 const FILE = {
   id: true,

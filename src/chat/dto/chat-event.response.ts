@@ -80,9 +80,52 @@ export class ChatDoneEventDto {
   data!: ChatDoneEventDataDto;
 }
 
+export class ChatToolCallEventDataDto {
+  /** The execution's id: its `tool_result` and the answer's `toolCalls` entry carry the same. */
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  @ApiProperty({ example: 'files.search' })
+  tool!: string;
+
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  arguments!: Record<string, unknown>;
+}
+
+/** In a run with `tools`: the model decided to call a tool (sent before it runs). */
+export class ChatToolCallEventDto {
+  @ApiProperty({ enum: ['tool_call'] })
+  event!: 'tool_call';
+
+  data!: ChatToolCallEventDataDto;
+}
+
+export class ChatToolResultEventDataDto {
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  tool!: string;
+
+  @ApiProperty({ enum: ['ok', 'error', 'denied', 'timeout', 'unknown'] })
+  status!: 'ok' | 'error' | 'denied' | 'timeout' | 'unknown';
+
+  /** What the model reads back (cut at TOOL_RESULT_MAX_CHARS). */
+  content!: string;
+}
+
+/** In a run with `tools`: a call ended; the calls of one step first, then their results, in call order. */
+export class ChatToolResultEventDto {
+  @ApiProperty({ enum: ['tool_result'] })
+  event!: 'tool_result';
+
+  data!: ChatToolResultEventDataDto;
+}
+
 export const CHAT_EVENT_TYPES = [
   ChatMetaEventDto,
   ChatDeltaEventDto,
+  ChatToolCallEventDto,
+  ChatToolResultEventDto,
   ChatErrorEventDto,
   ChatUsageEventDto,
   ChatDoneEventDto,

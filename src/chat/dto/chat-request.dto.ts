@@ -1,3 +1,4 @@
+import { ToolIdsField } from '../../tools/dto/tool-ids.field';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import {
@@ -114,4 +115,7 @@ export class ChatRequestDto extends IdempotentRunDto {
   @ValidateNested({ each: true })
   @Type(() => ChatMessageDto)
   messages!: ChatMessageDto[];
+
+  @ToolIdsField()
+  tools?: string[];
 }

@@ -1,3 +1,4 @@
+import { ToolIdsField } from '../../tools/dto/tool-ids.field';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
 import { IdempotencyKeyDto } from './chat-request.dto';
@@ -10,6 +11,9 @@ export class RegenerateDto extends IdempotencyKeyDto {
   @IsString()
   @MaxLength(200)
   model?: string;
+
+  @ToolIdsField()
+  tools?: string[];
 }
 
 /** POST /v1/conversations/:id/messages/:messageId/edit */

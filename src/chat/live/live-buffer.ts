@@ -1,9 +1,18 @@
+import { ToolEvent } from '../../tools/run/tool-events';
 import { RunOutcome } from './live-event';
 
-/** Receives an answer: its text in order from the first byte, then one end. */
+/** Receives an answer: its text in order from the first byte, the tool events among it, then one end. */
 export interface AnswerSink {
   text(chunk: string): void;
+  /** A tool call decided or ended (only runs that use tools have them). */
+  tool?(event: ToolEvent): void;
   end(outcome: RunOutcome): void;
+}
+
+/** A tool event and the length of the text before it. */
+export interface PlacedToolEvent {
+  offset: number;
+  event: ToolEvent;
 }
 
 /**
@@ -13,6 +22,8 @@ export interface AnswerSink {
  */
 export class LiveBuffer {
   private readonly chunks: string[] = [];
+  private length = 0;
+  private readonly tools: PlacedToolEvent[] = [];
   private outcome: RunOutcome | undefined;
   private readonly sinks = new Set<AnswerSink>();
 
@@ -28,10 +39,22 @@ export class LiveBuffer {
     return this.chunks[0] ?? '';
   }
 
+  /** The tool events so far, each with the length of the text before it. */
+  toolEventsSoFar(): readonly PlacedToolEvent[] {
+    return this.tools;
+  }
+
   append(text: string): void {
     if (this.outcome) return;
     this.chunks.push(text);
+    this.length += text.length;
     for (const sink of this.sinks) deliver(() => sink.text(text));
+  }
+
+  tool(event: ToolEvent): void {
+    if (this.outcome) return;
+    this.tools.push({ offset: this.length, event });
+    for (const sink of this.sinks) deliver(() => sink.tool?.(event));
   }
 
   end(outcome: RunOutcome): void {
@@ -63,7 +86,13 @@ export class LiveBuffer {
    */
   subscribe(sink: AnswerSink): () => void {
     const text = this.textSoFar();
-    if (text) sink.text(text);
+    let sent = 0;
+    for (const { offset, event } of this.tools) {
+      if (offset > sent) sink.text(text.slice(sent, offset));
+      sent = Math.max(sent, offset);
+      sink.tool?.(event);
+    }
+    if (text.length > sent) sink.text(text.slice(sent));
     if (this.outcome) {
       sink.end(this.outcome);
       return () => undefined;

@@ -1,4 +1,5 @@
 import { ErrorCode } from '../../common/errors/error-codes';
+import { ToolEvent } from '../../tools/run/tool-events';
 
 /** What a settled run cost: its tokens and the credits billed (0 when nothing was billed). */
 export interface RunUsage {
@@ -30,6 +31,7 @@ export type FailureCode = Extract<
  */
 export type LiveEvent =
   | { type: 'text'; text: string }
+  | { type: 'tool'; event: ToolEvent }
   | { type: 'end'; outcome: RunOutcome }
   | { type: 'idle' };
 

@@ -3,6 +3,7 @@ import { AppLogger } from '../../common/logging/app-logger';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { REDIS, RedisClient } from '../../infra/redis/redis.module';
+import { ToolEvent } from '../../tools/run/tool-events';
 import { LiveBuffer } from './live-buffer';
 import { IDLE_AFTER_MS, LiveEvent, RunOutcome } from './live-event';
 import { RedisLiveStreams } from './redis-live-streams';
@@ -18,6 +19,8 @@ export interface LiveWriter {
   /** The run's answer as this process's followers receive it. */
   readonly answer: LiveBuffer;
   append(text: string): void;
+  /** A tool call decided or ended, at the current place in the text. */
+  tool(event: ToolEvent): void;
   end(outcome: RunOutcome): Promise<void>;
   /** The claim did not happen: forget the run without telling anyone. */
   discard(): void;
@@ -67,6 +70,10 @@ export class LiveStreams implements OnModuleDestroy {
       append: (text) => {
         run.buffer.append(text);
         run.relay?.append(text);
+      },
+      tool: (event) => {
+        run.buffer.tool(event);
+        run.relay?.tool(event);
       },
       end: async (outcome) => {
         run.buffer.end(outcome);
@@ -118,7 +125,14 @@ export class LiveStreams implements OnModuleDestroy {
     const run = this.local.get(runId);
     if (!run || run.relay || run.relayedEnd || !this.remote) return;
     const relay = new Relay(this.remote, runId);
-    relay.append(run.buffer.textSoFar());
+    const text = run.buffer.textSoFar();
+    let sent = 0;
+    for (const { offset, event } of run.buffer.toolEventsSoFar()) {
+      relay.append(text.slice(sent, offset));
+      sent = Math.max(sent, offset);
+      relay.tool(event);
+    }
+    relay.append(text.slice(sent));
     const ended = run.buffer.ended;
     if (ended) {
       run.relayedEnd = true;
@@ -144,6 +158,12 @@ class Relay {
     if (!text) return;
     this.pending += text;
     this.timer ??= setTimeout(() => this.flush(), RELAY_FLUSH_MS);
+  }
+
+  /** Sent after the text before it, at its offset, so a follower places it exactly. */
+  tool(event: ToolEvent): void {
+    this.flush();
+    this.remote.appendTool(this.runId, this.offset, event);
   }
 
   async end(outcome: RunOutcome): Promise<void> {

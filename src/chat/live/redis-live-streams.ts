@@ -1,4 +1,5 @@
 import { RedisClient } from '../../infra/redis/redis.module';
+import { ToolEvent } from '../../tools/run/tool-events';
 import { IDLE_AFTER_MS, LiveEvent, RunOutcome } from './live-event';
 import { waitForWakeUp } from './wake-up';
 
@@ -50,6 +51,22 @@ export class RedisLiveStreams {
         'text',
         String(offset),
         text,
+        String(this.liveTtlMs),
+      )
+      .catch(this.onError);
+  }
+
+  /** A tool event after `offset` characters of text (same order guarantee as append). */
+  appendTool(runId: string, offset: number, event: ToolEvent): void {
+    this.redis
+      .eval(
+        APPEND_SCRIPT,
+        1,
+        streamKey(runId),
+        this.channel(runId),
+        'tool',
+        String(offset),
+        JSON.stringify(event),
         String(this.liveTtlMs),
       )
       .catch(this.onError);
@@ -128,6 +145,12 @@ export class RedisLiveStreams {
             }
             delivered += event.text.length;
             yield { type: 'text', text: event.text };
+          } else if (event.type === 'tool') {
+            if (event.offset !== delivered) {
+              trusted = false;
+              break;
+            }
+            yield { type: 'tool', event: event.event };
           } else {
             yield event;
             return;
@@ -228,6 +251,7 @@ function streamKey(runId: string): string {
 
 type StreamEntry =
   | { type: 'text'; offset: number; text: string }
+  | { type: 'tool'; offset: number; event: ToolEvent }
   | { type: 'end'; outcome: RunOutcome };
 
 function parseEntry(fields: string[]): StreamEntry | undefined {
@@ -237,6 +261,17 @@ function parseEntry(fields: string[]): StreamEntry | undefined {
   const data = values.get('d') ?? '';
   if (values.get('t') === 'text')
     return { type: 'text', offset: Number(values.get('o')), text: data };
+  if (values.get('t') === 'tool') {
+    try {
+      return {
+        type: 'tool',
+        offset: Number(values.get('o')),
+        event: JSON.parse(data) as ToolEvent,
+      };
+    } catch {
+      return undefined;
+    }
+  }
   if (values.get('t') === 'end') {
     try {
       return { type: 'end', outcome: JSON.parse(data) as RunOutcome };

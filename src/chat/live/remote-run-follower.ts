@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { AppLogger } from '../../common/logging/app-logger';
 import { RunStore } from '../run-store';
-import { outcomeOf } from '../stored-run';
+import { ToolExecutionsRepository } from '../../tools/run/tool-executions.repository';
+import { StoredRun } from '../chat-requests.repository';
+import { outcomeOf, storedAnswer, storedEvents } from '../stored-run';
 import { LiveBuffer } from './live-buffer';
 import { LiveEvent } from './live-event';
 import { LiveStreams } from './live-streams';
@@ -20,6 +22,7 @@ export class RemoteRunFollower {
   constructor(
     private readonly live: LiveStreams,
     private readonly store: RunStore,
+    private readonly executions: ToolExecutionsRepository,
     private readonly log: AppLogger,
   ) {}
 
@@ -32,6 +35,17 @@ export class RemoteRunFollower {
     return answer;
   }
 
+  /** A finished run's answer from the database: its text with its tool events among it, then its end. */
+  async finishedAnswerOf(
+    request: StoredRun,
+    mayHaveCalledTools: boolean,
+  ): Promise<LiveBuffer> {
+    const toolCalls = mayHaveCalledTools
+      ? ((await this.executions.ofRuns([request.id])).get(request.id) ?? [])
+      : [];
+    return storedAnswer(request, toolCalls);
+  }
+
   private async relayInto(
     answer: LiveBuffer,
     events: AsyncIterable<LiveEvent>,
@@ -39,6 +53,7 @@ export class RemoteRunFollower {
     try {
       for await (const event of events) {
         if (event.type === 'text') answer.append(event.text);
+        else if (event.type === 'tool') answer.tool(event.event);
         else if (event.type === 'end') answer.end(event.outcome);
       }
     } catch (error) {
@@ -59,12 +74,13 @@ export class RemoteRunFollower {
     runId: string,
     signal?: AbortSignal,
   ): AsyncGenerator<LiveEvent> {
-    let delivered = 0;
+    const delivered = { text: 0, tools: 0 };
     const checks = new QuietChecks();
     for await (const event of this.live.followElsewhere(runId, signal)) {
       if (event.type !== 'idle') {
         checks.reset();
-        if (event.type === 'text') delivered += event.text.length;
+        if (event.type === 'text') delivered.text += event.text.length;
+        if (event.type === 'tool') delivered.tools += 1;
         yield event;
         if (event.type === 'end') return;
         continue;
@@ -80,25 +96,53 @@ export class RemoteRunFollower {
   /** The rest of the run and its end, once the database says it finished; null while it streams. */
   private async endingFromDatabase(
     runId: string,
-    delivered: number,
+    delivered: { text: number; tools: number },
   ): Promise<LiveEvent[] | null> {
     let stored;
+    let toolCalls;
     try {
       stored = await this.store.findOutcome(runId);
+      if (stored?.status === 'streaming') return null;
+      toolCalls = (await this.executions.ofRuns([runId])).get(runId) ?? [];
     } catch (error) {
       this.log.warn({ err: error, runId }, 'could not read a followed run');
       return null;
     }
-    if (stored?.status === 'streaming') return null;
-    const rest = (stored?.responseBody ?? '').slice(delivered);
     const end: LiveEvent = {
       type: 'end',
       outcome: stored
         ? outcomeOf(stored)
         : { status: 'failed', errorCode: 'generation_interrupted' },
     };
-    return rest ? [{ type: 'text', text: rest }, end] : [end];
+    return [
+      ...undelivered(
+        storedEvents(stored?.responseBody ?? '', toolCalls),
+        delivered,
+      ),
+      end,
+    ];
   }
+}
+
+/** The events after the first `delivered.text` characters and `delivered.tools` tool events. */
+function undelivered(
+  events: LiveEvent[],
+  delivered: { text: number; tools: number },
+): LiveEvent[] {
+  let text = delivered.text;
+  let tools = delivered.tools;
+  const rest: LiveEvent[] = [];
+  for (const event of events) {
+    if (event.type === 'text') {
+      if (text >= event.text.length) text -= event.text.length;
+      else {
+        rest.push({ type: 'text', text: event.text.slice(text) });
+        text = 0;
+      }
+    } else if (event.type === 'tool' && tools > 0) tools -= 1;
+    else rest.push(event);
+  }
+  return rest;
 }
 
 /** When a quiet relay is checked: after 1, 2, 4, 8 quiet seconds, then every 8 (the count restarts on news). */

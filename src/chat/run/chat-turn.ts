@@ -3,6 +3,7 @@ import {
   ModelProvider,
 } from '../../models/providers/model-provider';
 import { FileContext } from '../../files/context/file-context.service';
+import { ToolBinding } from '../../tools/run/tool-binding';
 import { ModelPrice } from '../pricing';
 
 /** One chat turn or Skill run, as the pipeline receives it from POST /v1/chat or POST /v1/skills/:id/run. */
@@ -24,6 +25,8 @@ export interface ChatTurn {
   skill?: { skillId: string; skillVersionId: string };
   /** The caller's files whose text the model receives (a context section before the history). */
   fileIds?: string[];
+  /** Ids of the tools the model may call (docs/adr/0061-tools.md); none: a run without tools. */
+  tools?: string[];
   /**
    * Checks that apply only to a request not made before (a Skill's input against its input_schema), and
    * what such a request still needs to know (regenerate, edit: the branch point, its model and Skill): run
@@ -35,7 +38,7 @@ export interface ChatTurn {
 
 /** What `prepareNewRequest` may complete of a turn. */
 export type TurnCompletion = Partial<
-  Pick<ChatTurn, 'model' | 'system' | 'skill' | 'anchor' | 'fileIds'>
+  Pick<ChatTurn, 'model' | 'system' | 'skill' | 'anchor' | 'fileIds' | 'tools'>
 >;
 
 /** Everything decided before the claim: which model, what it costs at most, what the model receives. */
@@ -46,6 +49,8 @@ export interface RunPlan {
   conversationId: string;
   newConversation: boolean;
   prompt: ChatMessage[];
+  /** The tools offered to the model; undefined for a run without tools. */
+  tools?: ToolBinding;
   /** The attached files that went into the prompt. */
   files: FileContext['files'];
   estimatedInputTokens: number;

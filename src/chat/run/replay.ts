@@ -2,16 +2,20 @@ import { AppError } from '../../common/errors/app-error';
 import { StoredRun } from '../chat-requests.repository';
 import { ChatStream, toChatStream } from '../chat-stream';
 import { RemoteRunFollower } from '../live/remote-run-follower';
-import { storedAnswer } from '../stored-run';
 
 /**
  * The answer to a retry of the request that holds the key: its stored answer when it has ended, the
  * running one from its first byte when it has not. Refused when the key stood for another request (422)
  * or the conversation, and the answer with it, was deleted (410). Nothing is claimed or billed.
  */
-export function replay(
+export async function replay(
   request: StoredRun,
-  turn: { fingerprint: string; fileIds?: string[] },
+  turn: {
+    fingerprint: string;
+    fileIds?: string[];
+    tools?: string[];
+    skill?: unknown;
+  },
   follower: RemoteRunFollower,
   signal?: AbortSignal,
 ): Promise<ChatStream> {
@@ -29,7 +33,7 @@ export function replay(
   const answer =
     request.status === 'streaming'
       ? follower.answerOf(request.id, signal)
-      : storedAnswer(request);
+      : await follower.finishedAnswerOf(request, mayHaveCalledTools(turn));
   return toChatStream(
     {
       runId: request.id,
@@ -42,4 +46,15 @@ export function replay(
     },
     signal,
   );
+}
+
+/**
+ * Whether the request may have called tools: it named some (the fingerprint, which matched, covers them),
+ * or it ran a Skill (whose binding is not in the fingerprint). A plain chat's replay reads no executions.
+ */
+function mayHaveCalledTools(turn: {
+  tools?: string[];
+  skill?: unknown;
+}): boolean {
+  return (turn.tools?.length ?? 0) > 0 || turn.skill !== undefined;
 }

@@ -6,6 +6,8 @@ import { inSpan } from '../../common/tracing/spans';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { Metrics } from '../../infra/metrics/metrics';
+import { ChatMessage } from '../../models/providers/model-provider';
+import { ToolOutcome, ToolRunner } from '../../tools/run/tool-runner';
 import { generate, Generation } from '../generation';
 import { LeaseKeeper } from '../lease-keeper';
 import { RunOutcome } from '../live/live-event';
@@ -13,6 +15,7 @@ import { LiveWriter } from '../live/live-streams';
 import { RunStops } from '../stop/run-stops';
 import { ChatTurn, RunPlan } from './chat-turn';
 import { RunSettler } from './run-settler';
+import { resultText } from './tool-history';
 
 /**
  * Executing a claimed run, detached from the client (generation goes on after a disconnect, so the answer
@@ -26,6 +29,7 @@ export class RunExecutor {
     private readonly leases: LeaseKeeper,
     private readonly stops: RunStops,
     private readonly settler: RunSettler,
+    private readonly tools: ToolRunner,
     private readonly metrics: Metrics,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly log: AppLogger,
@@ -67,9 +71,8 @@ export class RunExecutor {
     this.leases.hold(plan.runId);
     const stop = this.stops.register(plan.runId);
     try {
-      // The run's steps. One model call today; the tool loop goes here: the model's answer, the tools it
-      // asked for run, and the model asked again, until it answers without a tool call.
-      const generation = await this.generateAnswer(
+      const generation = await this.runSteps(
+        user,
         plan,
         writer,
         stop,
@@ -89,9 +92,66 @@ export class RunExecutor {
     }
   }
 
+  /**
+   * The run's steps: the model's answer; when it asks for tools (and the run offers some), the calls run,
+   * their results go back to it and it is asked again, until it answers without a tool call, is stopped or
+   * fails, or TOOL_MAX_STEPS model calls were made. One Generation for the whole run: all text, summed usage.
+   * docs/adr/0061-tools.md
+   */
+  private async runSteps(
+    user: SessionUser,
+    plan: RunPlan,
+    writer: LiveWriter,
+    stop: AbortSignal,
+    requestId?: string,
+  ): Promise<Generation> {
+    const total: Generation = { text: '', chunks: 0 };
+    let prompt = plan.prompt;
+    for (let step = 0; ; step++) {
+      const generation = await this.generateAnswer(
+        plan,
+        prompt,
+        writer,
+        stop,
+        requestId,
+      );
+      addStep(total, generation);
+      const calls = generation.toolCalls ?? [];
+      if (!plan.tools || calls.length === 0 || generation.failure) return total;
+      if (generation.stopped || stop.aborted)
+        return { ...total, stopped: true };
+      if (step + 1 >= this.config.tools.maxSteps) return total;
+      let outcomes: ToolOutcome[];
+      try {
+        outcomes = await this.tools.runStep(
+          {
+            caller: user,
+            runId: plan.runId,
+            conversationId: plan.conversationId,
+            step,
+            textOffset: total.text.length,
+            emit: (event) => writer.tool(event),
+          },
+          plan.tools,
+          calls,
+        );
+      } catch (error) {
+        // The executions could not be recorded (database lost, conversation deleted): nothing was sent.
+        this.log.error(
+          { err: error, requestId, runId: plan.runId },
+          'tool calls could not be recorded',
+        );
+        return { ...total, failure: 'generation_interrupted' };
+      }
+      prompt = [...prompt, ...stepMessages(generation.text, outcomes)];
+      if (stop.aborted) return { ...total, stopped: true };
+    }
+  }
+
   /** One model call, streamed into the writer as it comes; a provider failure is in the result, not thrown. */
   private generateAnswer(
     plan: RunPlan,
+    prompt: ChatMessage[],
     writer: LiveWriter,
     stop: AbortSignal,
     requestId?: string,
@@ -110,8 +170,9 @@ export class RunExecutor {
         plan.provider,
         {
           upstreamModel: plan.model.upstreamModel,
-          messages: plan.prompt,
+          messages: prompt,
           maxOutputTokens: plan.model.maxOutputTokens,
+          ...(plan.tools ? { tools: plan.tools.specs() } : {}),
         },
         {
           timeoutMs: this.config.chat.providerTimeoutMs,
@@ -157,4 +218,40 @@ export class RunExecutor {
         message: outcome.errorCode,
       });
   }
+}
+
+/** Adds one model call to the run's generation: its text after the text so far, its usage to the sum. */
+function addStep(total: Generation, step: Generation): void {
+  total.text += step.text;
+  total.chunks += step.chunks;
+  if (step.usage)
+    total.usage = {
+      inputTokens: (total.usage?.inputTokens ?? 0) + step.usage.inputTokens,
+      outputTokens: (total.usage?.outputTokens ?? 0) + step.usage.outputTokens,
+    };
+  if (step.failure) {
+    total.failure = step.failure;
+    total.failureReason = step.failureReason;
+  }
+  if (step.stopped) total.stopped = true;
+}
+
+/** What the model reads back after a step: its own answer with the calls, then each call's result. */
+function stepMessages(text: string, outcomes: ToolOutcome[]): ChatMessage[] {
+  return [
+    {
+      role: 'assistant',
+      content: text,
+      toolCalls: outcomes.map((outcome) => ({
+        id: outcome.executionId,
+        name: outcome.call.name,
+        arguments: outcome.call.arguments,
+      })),
+    },
+    ...outcomes.map((outcome): ChatMessage => ({
+      role: 'tool',
+      toolCallId: outcome.executionId,
+      content: resultText(outcome),
+    })),
+  ];
 }

@@ -7,7 +7,13 @@ import { isUuid, uuidv7 } from '../../common/ids';
 import { utcDay } from '../../common/utc-day';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
-import { ConversationsRepository } from '../../conversations/conversations.repository';
+import {
+  BranchMessage,
+  ConversationsRepository,
+} from '../../conversations/conversations.repository';
+import { ToolsService } from '../../tools/tools.service';
+import { ToolBinding, wireNameOf } from '../../tools/run/tool-binding';
+import { toModelMessages } from './tool-history';
 import {
   FileContext,
   FileContextService,
@@ -39,6 +45,7 @@ export class RunPlanner {
     private readonly providers: ModelProviders,
     private readonly conversations: ConversationsRepository,
     private readonly fileContext: FileContextService,
+    private readonly tools: ToolsService,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -59,9 +66,17 @@ export class RunPlanner {
 
   async plan(user: SessionUser, turn: ChatTurn): Promise<RunPlan> {
     const model = await this.modelFor(user, turn.model);
+    const tools = turn.tools?.length
+      ? new ToolBinding(
+          await this.tools.usableOrRefuse(user, turn.tools, 'tools'),
+        )
+      : undefined;
     const provider = this.providers.configured(model.provider);
     const history = turn.conversationId
-      ? await this.history(user, turn.conversationId, turn.anchor)
+      ? toModelMessages(
+          await this.history(user, turn.conversationId, turn.anchor),
+          (toolId) => tools?.wireNameFor(toolId) ?? wireNameOf(toolId),
+        )
       : [];
     const system = turn.system
       ? [{ role: 'system' as const, content: turn.system }]
@@ -85,6 +100,7 @@ export class RunPlanner {
       conversationId: turn.conversationId ?? uuidv7(),
       newConversation: !turn.conversationId,
       prompt,
+      tools,
       files: context?.files ?? [],
       estimatedInputTokens,
       reservedCredits: reservationFor(model, estimatedInputTokens),
@@ -134,7 +150,7 @@ export class RunPlanner {
     user: SessionUser,
     conversationId: string,
     anchor?: { parentId: string | null },
-  ): Promise<ChatMessage[]> {
+  ): Promise<BranchMessage[]> {
     const conversation = isUuid(conversationId)
       ? await this.conversations.findOwnedBranchMessages(
           user.id,
@@ -145,9 +161,17 @@ export class RunPlanner {
       : null;
     if (!conversation) throw new AppError('not_found', 'No such conversation.');
     let budget = this.config.chat.maxInputChars;
-    const kept: ChatMessage[] = [];
+    const kept: BranchMessage[] = [];
     for (const message of conversation.messages) {
-      budget -= message.content.length;
+      budget -=
+        message.content.length +
+        (message.toolCalls ?? []).reduce(
+          (sum, call) =>
+            sum +
+            (call.content?.length ?? 0) +
+            JSON.stringify(call.arguments).length,
+          0,
+        );
       if (budget < 0) break;
       kept.push(message);
     }

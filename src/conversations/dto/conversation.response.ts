@@ -1,3 +1,4 @@
+import { ToolCallDto } from '../../tools/dto/tool-call.dto';
 import { ApiExtraModels, ApiProperty } from '@nestjs/swagger';
 import { ApiNullableObjectProperty } from '../../common/openapi/nullable-object.decorator';
 import { FILE_KINDS, FileKind } from '../../files/file-kind';
@@ -84,6 +85,9 @@ export class ConversationMessageDto {
   /** On assistant messages: what their run cost. Null on other messages. */
   @ApiNullableObjectProperty(MessageUsageDto)
   usage!: MessageUsageDto | null;
+
+  /** On assistant messages: the tools their run called, in order; empty otherwise. */
+  toolCalls!: ToolCallDto[];
 }
 
 export class ConversationDto extends ConversationSummaryDto {

@@ -1,14 +1,18 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  ChatMessage,
   GenerationEvent,
   GenerationRequest,
   ModelProvider,
+  ToolCall,
 } from './model-provider';
+import { wireNameOf } from './tool-names';
 
 /**
  * The built-in `local/echo` model: a real streaming provider that needs no key. It answers
  * "Echo: <last user message>" word by word with a small delay and reports token usage (one token per
- * whitespace-separated word), deterministically, so the service works and can be tried offline.
+ * whitespace-separated word), deterministically, so the service works and can be tried offline. With
+ * tools offered, `/tool <toolId> <JSON arguments>` calls that tool, and the echo then answers its result.
  */
 export class LocalEchoProvider implements ModelProvider {
   readonly name = 'local';
@@ -20,13 +24,31 @@ export class LocalEchoProvider implements ModelProvider {
   }
 
   async *stream(request: GenerationRequest): AsyncIterable<GenerationEvent> {
+    const last = request.messages.at(-1);
+    const call = request.tools?.length ? toolCommand(last) : undefined;
+    if (call) {
+      yield { type: 'tool_call', call };
+      yield {
+        type: 'usage',
+        inputTokens: countTokens(
+          request.messages.map((message) => message.content).join(' '),
+        ),
+        outputTokens: 1,
+      };
+      return;
+    }
     const lastUser = [...request.messages]
       .reverse()
       .find((message) => message.role === 'user');
-    const words = [
-      'Echo:',
-      ...(lastUser?.content ?? '').split(/\s+/).filter(Boolean),
-    ].slice(0, request.maxOutputTokens);
+    // After a tool's result, the echo answers with the result.
+    const echoed =
+      last?.role === 'tool'
+        ? `Tool result: ${last.content}`
+        : (lastUser?.content ?? '');
+    const words = ['Echo:', ...echoed.split(/\s+/).filter(Boolean)].slice(
+      0,
+      request.maxOutputTokens,
+    );
     let produced = 0;
     for (const word of words) {
       if (request.signal?.aborted) break;
@@ -42,6 +64,21 @@ export class LocalEchoProvider implements ModelProvider {
       outputTokens: produced,
     };
   }
+}
+
+/**
+ * `/tool <toolId> <JSON arguments>` as the latest user message (with tools offered): a call of that tool,
+ * so the whole tool loop can be seen without a key.
+ */
+function toolCommand(message: ChatMessage | undefined): ToolCall | undefined {
+  if (message?.role !== 'user') return undefined;
+  const command = /^\/tool\s+(\S+)\s*([\s\S]*)$/.exec(message.content.trim());
+  if (!command) return undefined;
+  return {
+    id: 'echo-call-1',
+    name: wireNameOf(command[1]),
+    arguments: command[2].trim() || '{}',
+  };
 }
 
 function countTokens(text: string): number {

@@ -3,7 +3,6 @@ import { SessionUser } from '../../auth/session-user';
 import { SecretCipher } from '../../auth/two-factor/secret-cipher';
 import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
-import { uuidv7 } from '../../common/ids';
 import { Tool, ToolError } from '../tool';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpConnector, McpEndpoint, McpWatch } from './mcp-connector';
@@ -91,13 +90,13 @@ export class McpToolSource {
       inputSchema: tool.inputSchema,
       source: server.name,
       approval: policyOf(server, tool),
-      execute: async (_caller, args) => {
+      execute: async (_caller, args, context) => {
         try {
           const client = await this.connector.connect(this.endpointOf(server));
           try {
             return await callTool(
               client,
-              { name: tool.name, args, executionId: uuidv7() },
+              { name: tool.name, args, executionId: context.executionId },
               this.config.tools.timeoutMs,
             );
           } finally {

@@ -661,6 +661,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/skills/{id}/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Set the tools the Skill’s runs offer the model (allowed_tools: ids from GET /v1/tools; empty for none) */
+        put: operations["Skills_setTools"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/skills/{id}/versions": {
         parameters: {
             query?: never;
@@ -1500,6 +1517,25 @@ export interface components {
             /** @description The name when it was attached (kept after the file is deleted). */
             name: string;
         };
+        ToolCallDto: {
+            /**
+             * Format: uuid
+             * @description The execution's id (the `id` of its `tool_call` and `tool_result` events).
+             */
+            id: string;
+            /** @example files.search */
+            tool: string;
+            arguments: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description `running` while out; `unknown` when its instance died while it was out (it is never run again).
+             * @enum {string}
+             */
+            status: "running" | "ok" | "error" | "denied" | "timeout" | "unknown";
+            /** @description What the model read back (cut at TOOL_RESULT_MAX_CHARS). */
+            content: string;
+        };
         ConversationMessageDto: {
             /** Format: uuid */
             id: string;
@@ -1523,6 +1559,8 @@ export interface components {
             content: string;
             /** @description The files the turn attached (`fileIds`), on its last user message; empty otherwise. */
             files: components["schemas"]["AttachedFileDto"][];
+            /** @description On assistant messages: the tools their run called, in order; empty otherwise. */
+            toolCalls: components["schemas"]["ToolCallDto"][];
         };
         ConversationDto: {
             /** Format: uuid */
@@ -1624,6 +1662,37 @@ export interface components {
             event: "delta";
             data: components["schemas"]["ChatDeltaEventDataDto"];
         };
+        ChatToolCallEventDataDto: {
+            /**
+             * Format: uuid
+             * @description The execution's id: its `tool_result` and the answer's `toolCalls` entry carry the same.
+             */
+            id: string;
+            /** @example files.search */
+            tool: string;
+            arguments: {
+                [key: string]: unknown;
+            };
+        };
+        ChatToolCallEventDto: {
+            /** @enum {string} */
+            event: "tool_call";
+            data: components["schemas"]["ChatToolCallEventDataDto"];
+        };
+        ChatToolResultEventDataDto: {
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: "ok" | "error" | "denied" | "timeout" | "unknown";
+            tool: string;
+            /** @description What the model reads back (cut at TOOL_RESULT_MAX_CHARS). */
+            content: string;
+        };
+        ChatToolResultEventDto: {
+            /** @enum {string} */
+            event: "tool_result";
+            data: components["schemas"]["ChatToolResultEventDataDto"];
+        };
         ChatErrorEventDataDto: {
             /** @enum {string} */
             code: "provider_error" | "provider_timeout" | "generation_interrupted";
@@ -1685,6 +1754,13 @@ export interface components {
             fileIds?: string[];
             /** @description The new turn, 1 to 100 messages, appended to the conversation's stored history. */
             messages: components["schemas"]["ChatMessageDto"][];
+            /**
+             * @description Tools the model may call in this run (ids from GET /v1/tools); without it, a run without tools.
+             * @example [
+             *       "files.search"
+             *     ]
+             */
+            tools?: string[];
         };
         StopRunDto: {
             /**
@@ -1726,6 +1802,13 @@ export interface components {
              * @example local/echo
              */
             model?: string;
+            /**
+             * @description Tools the model may call in this run (ids from GET /v1/tools); without it, a run without tools.
+             * @example [
+             *       "files.search"
+             *     ]
+             */
+            tools?: string[];
         };
         EditMessageDto: {
             /**
@@ -1739,6 +1822,13 @@ export interface components {
              * @example local/echo
              */
             model?: string;
+            /**
+             * @description Tools the model may call in this run (ids from GET /v1/tools); without it, a run without tools.
+             * @example [
+             *       "files.search"
+             *     ]
+             */
+            tools?: string[];
             /** @description The user message's new text, not empty. */
             content: string;
         };
@@ -1852,6 +1942,14 @@ export interface components {
             name: string;
             instruction: string;
             version: number;
+        };
+        SkillToolsDto: {
+            /**
+             * @example [
+             *       "files.search"
+             *     ]
+             */
+            allowed_tools: string[];
         };
         PublishVersionDto: {
             /** @description A JSON Schema, draft 2020-12 (an object or a boolean); null or absent for none. At most 32 KiB. */
@@ -2546,6 +2644,8 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             content: string;
+            /** @description On answers: the tools their run called, in order; empty otherwise. */
+            toolCalls: components["schemas"]["ToolCallDto"][];
         };
         AccountExportConversationDto: {
             /** Format: uuid */
@@ -5452,7 +5552,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The answer as a streamed text/plain body, each chunk as the model writes it. A connection that ends without the final chunk means the answer broke off (only what was delivered is billed); a stopped answer ends cleanly. With `Accept: text/event-stream`, server-sent events instead: `meta`, one `delta` per chunk, then `error` (only when it broke off), `usage` and `done`; each `data:` line is the JSON of the event schema named. A client joined to a live run gets the same events; a replay of a finished run sends its stored text as one `delta`. */
+            /** @description The answer as a streamed text/plain body, each chunk as the model writes it. A connection that ends without the final chunk means the answer broke off (only what was delivered is billed); a stopped answer ends cleanly. With `Accept: text/event-stream`, server-sent events instead: `meta`, one `delta` per chunk (with `tools`: `tool_call` and `tool_result` among them; plain text carries the text only), then `error` (only when it broke off), `usage` and `done`; each `data:` line is the JSON of the event schema named. A client joined to a live run gets the same events; a replay of a finished run sends its stored text as one `delta`. */
             200: {
                 headers: {
                     /** @description The conversation the turn belongs to. */
@@ -5709,7 +5809,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The answer as a streamed text/plain body, each chunk as the model writes it. A connection that ends without the final chunk means the answer broke off (only what was delivered is billed); a stopped answer ends cleanly. With `Accept: text/event-stream`, server-sent events instead: `meta`, one `delta` per chunk, then `error` (only when it broke off), `usage` and `done`; each `data:` line is the JSON of the event schema named. A client joined to a live run gets the same events; a replay of a finished run sends its stored text as one `delta`. */
+            /** @description The answer as a streamed text/plain body, each chunk as the model writes it. A connection that ends without the final chunk means the answer broke off (only what was delivered is billed); a stopped answer ends cleanly. With `Accept: text/event-stream`, server-sent events instead: `meta`, one `delta` per chunk (with `tools`: `tool_call` and `tool_result` among them; plain text carries the text only), then `error` (only when it broke off), `usage` and `done`; each `data:` line is the JSON of the event schema named. A client joined to a live run gets the same events; a replay of a finished run sends its stored text as one `delta`. */
             200: {
                 headers: {
                     /** @description The conversation the turn belongs to. */
@@ -5870,7 +5970,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The answer as a streamed text/plain body, each chunk as the model writes it. A connection that ends without the final chunk means the answer broke off (only what was delivered is billed); a stopped answer ends cleanly. With `Accept: text/event-stream`, server-sent events instead: `meta`, one `delta` per chunk, then `error` (only when it broke off), `usage` and `done`; each `data:` line is the JSON of the event schema named. A client joined to a live run gets the same events; a replay of a finished run sends its stored text as one `delta`. */
+            /** @description The answer as a streamed text/plain body, each chunk as the model writes it. A connection that ends without the final chunk means the answer broke off (only what was delivered is billed); a stopped answer ends cleanly. With `Accept: text/event-stream`, server-sent events instead: `meta`, one `delta` per chunk (with `tools`: `tool_call` and `tool_result` among them; plain text carries the text only), then `error` (only when it broke off), `usage` and `done`; each `data:` line is the JSON of the event schema named. A client joined to a live run gets the same events; a replay of a finished run sends its stored text as one `delta`. */
             200: {
                 headers: {
                     /** @description The conversation the turn belongs to. */
@@ -6663,6 +6763,116 @@ export interface operations {
             };
         };
     };
+    Skills_setTools: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillToolsDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillDto"];
+                };
+            };
+            /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description No valid session cookie. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body has an unsupported type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (see the Retry-After header). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+        };
+    };
     Skills_publish: {
         parameters: {
             query?: never;
@@ -6788,7 +6998,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The answer as a streamed text/plain body, each chunk as the model writes it. A connection that ends without the final chunk means the answer broke off (only what was delivered is billed); a stopped answer ends cleanly. With `Accept: text/event-stream`, server-sent events instead: `meta`, one `delta` per chunk, then `error` (only when it broke off), `usage` and `done`; each `data:` line is the JSON of the event schema named. A client joined to a live run gets the same events; a replay of a finished run sends its stored text as one `delta`. */
+            /** @description The answer as a streamed text/plain body, each chunk as the model writes it. A connection that ends without the final chunk means the answer broke off (only what was delivered is billed); a stopped answer ends cleanly. With `Accept: text/event-stream`, server-sent events instead: `meta`, one `delta` per chunk (with `tools`: `tool_call` and `tool_result` among them; plain text carries the text only), then `error` (only when it broke off), `usage` and `done`; each `data:` line is the JSON of the event schema named. A client joined to a live run gets the same events; a replay of a finished run sends its stored text as one `delta`. */
             200: {
                 headers: {
                     /** @description The conversation the turn belongs to. */

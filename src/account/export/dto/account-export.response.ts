@@ -1,3 +1,4 @@
+import { ToolCallDto } from '../../../tools/dto/tool-call.dto';
 import { ApiProperty } from '@nestjs/swagger';
 import { FILE_KINDS, FileKind } from '../../../files/file-kind';
 
@@ -102,6 +103,9 @@ export class AccountExportMessageDto {
 
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
+
+  /** On answers: the tools their run called, in order; empty otherwise. */
+  toolCalls!: ToolCallDto[];
 }
 
 export class AccountExportConversationDto {

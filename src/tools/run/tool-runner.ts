@@ -1,0 +1,240 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { SessionUser } from '../../auth/session-user';
+import { sha256Hex } from '../../common/hashing';
+import { uuidv7 } from '../../common/ids';
+import { storableJson, storableText } from '../../common/text/storable';
+import { AppLogger } from '../../common/logging/app-logger';
+import { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { ToolCall } from '../../models/providers/model-provider';
+import { JsonSchemaService } from '../../skills/json-schema.service';
+import { Tool, ToolError } from '../tool';
+import { ToolBinding } from './tool-binding';
+import { ToolEvent, ToolStatus } from './tool-events';
+import { ToolExecutionsRepository } from './tool-executions.repository';
+
+/** Where a step's calls belong. */
+export interface StepContext {
+  caller: SessionUser;
+  runId: string;
+  conversationId: string;
+  step: number;
+  /** Characters of the answer's text so far: where the step's events stand. */
+  textOffset: number;
+  /** Sends each event to the run's clients as it happens. */
+  emit: (event: ToolEvent) => void;
+}
+
+/** One call's outcome, as the model reads it back. */
+export interface ToolOutcome {
+  call: ToolCall;
+  executionId: string;
+  status: ToolStatus;
+  content: string;
+}
+
+/** A call checked and ready, or already answered (unknown tool, arguments that do not fit). */
+interface Prepared {
+  call: ToolCall;
+  executionId: string;
+  tool?: Tool;
+  toolId: string;
+  args: Record<string, unknown>;
+  refusal?: { status: ToolStatus; content: string };
+}
+
+/**
+ * Runs the tool calls of one model answer (docs/adr/0061-tools.md): every call is recorded before it is
+ * sent (unique per run, step and call: what is recorded already is never sent again), its arguments are
+ * checked against the tool's schema (a mismatch is an error the model reads, not a failed run), the calls
+ * run at once, each bounded by TOOL_TIMEOUT_MS, and each outcome is stored before the model sees it. The
+ * clients get every `tool_call`, then every `tool_result`, in call order, so a replay tells the same story.
+ */
+@Injectable()
+export class ToolRunner {
+  constructor(
+    private readonly executions: ToolExecutionsRepository,
+    private readonly schemas: JsonSchemaService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly log: AppLogger,
+  ) {}
+
+  async runStep(
+    context: StepContext,
+    binding: ToolBinding,
+    calls: ToolCall[],
+  ): Promise<ToolOutcome[]> {
+    const prepared = await Promise.all(
+      calls.map((call) => this.prepare(binding, call)),
+    );
+    const fresh = await this.executions.start(
+      prepared.map((entry, callIndex) => ({
+        id: entry.executionId,
+        chatRequestId: context.runId,
+        conversationId: context.conversationId,
+        userId: context.caller.id,
+        step: context.step,
+        callIndex,
+        callId: entry.call.id,
+        toolId: entry.toolId,
+        arguments: entry.args,
+        textOffset: context.textOffset,
+      })),
+    );
+    for (const entry of prepared)
+      context.emit({
+        type: 'tool_call',
+        id: entry.executionId,
+        tool: entry.toolId,
+        arguments: entry.args,
+      });
+    const outcomes = await Promise.all(
+      prepared.map(async (entry) =>
+        fresh.has(entry.executionId)
+          ? this.execute(context.caller, entry)
+          : {
+              call: entry.call,
+              executionId: entry.executionId,
+              status: 'unknown' as const,
+              content: 'This call was recorded before and is not run again.',
+            },
+      ),
+    );
+    for (const outcome of outcomes)
+      context.emit({
+        type: 'tool_result',
+        id: outcome.executionId,
+        tool: prepared.find(
+          (entry) => entry.executionId === outcome.executionId,
+        )!.toolId,
+        status: outcome.status,
+        content: outcome.content,
+      });
+    return outcomes;
+  }
+
+  private async prepare(
+    binding: ToolBinding,
+    call: ToolCall,
+  ): Promise<Prepared> {
+    const executionId = uuidv7();
+    const tool = binding.toolNamed(call.name);
+    const toolId = tool?.id ?? call.name;
+    const parsed = parseArguments(call.arguments);
+    const base = { call, executionId, tool, toolId, args: parsed.args };
+    if (!tool)
+      return {
+        ...base,
+        refusal: {
+          status: 'error',
+          content: `There is no tool named ${call.name} in this conversation.`,
+        },
+      };
+    if (parsed.problem)
+      return { ...base, refusal: { status: 'error', content: parsed.problem } };
+    if (tool.approval === 'confirm')
+      // Approvals are not built yet (issue 29, next slice): a call that needs one is denied, as it is for
+      // a client that cannot approve.
+      return {
+        ...base,
+        refusal: {
+          status: 'denied',
+          content:
+            "This call needs the user's approval, which was not given; it was not run.",
+        },
+      };
+    const problems = await this.schemas.valueProblems(
+      'arguments',
+      tool.inputSchema,
+      parsed.args,
+      `tool:${tool.id}:${sha256Hex(JSON.stringify(tool.inputSchema))}`,
+    );
+    if (problems.length > 0)
+      return {
+        ...base,
+        refusal: {
+          status: 'error',
+          content: `The arguments do not fit the tool's input schema: ${problems
+            .slice(0, 5)
+            .map((problem) => problem.message)
+            .join('; ')}`,
+        },
+      };
+    return base;
+  }
+
+  private async execute(
+    caller: SessionUser,
+    entry: Prepared,
+  ): Promise<ToolOutcome> {
+    const { status, content } =
+      entry.refusal ?? (await this.call(caller, entry));
+    const bounded = this.bounded(storableText(content));
+    await this.executions.finish(entry.executionId, status, bounded);
+    return {
+      call: entry.call,
+      executionId: entry.executionId,
+      status,
+      content: bounded,
+    };
+  }
+
+  /** The tool's answer, or why there is none: never throws. */
+  private async call(
+    caller: SessionUser,
+    entry: Prepared,
+  ): Promise<{ status: ToolStatus; content: string }> {
+    const timeoutMs = this.config.tools.timeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    });
+    try {
+      const answer = await Promise.race([
+        entry.tool!.execute(caller, entry.args, {
+          executionId: entry.executionId,
+        }),
+        timedOut,
+      ]);
+      if (answer === 'timeout')
+        return {
+          status: 'timeout',
+          content: `The tool did not answer within ${timeoutMs} ms.`,
+        };
+      return { status: 'ok', content: answer };
+    } catch (error) {
+      if (error instanceof ToolError)
+        return { status: 'error', content: error.message };
+      this.log.warn(
+        { err: error, tool: entry.toolId, executionId: entry.executionId },
+        'tool call failed',
+      );
+      return { status: 'error', content: 'The tool failed.' };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** TOOL_RESULT_MAX_CHARS at most, with a marker saying how much was cut. */
+  private bounded(content: string): string {
+    const max = this.config.tools.resultMaxChars;
+    if (content.length <= max) return content;
+    return `${content.slice(0, max)}\n[cut: ${content.length - max} more characters not shown]`;
+  }
+}
+
+/** The model's arguments as an object, or why they are not one. */
+function parseArguments(text: string): {
+  args: Record<string, unknown>;
+  problem?: string;
+} {
+  if (text.trim() === '') return { args: {} };
+  try {
+    const value: unknown = JSON.parse(text);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value))
+      return { args: storableJson(value) as Record<string, unknown> };
+    return { args: {}, problem: 'The arguments must be a JSON object.' };
+  } catch {
+    return { args: {}, problem: 'The arguments are not valid JSON.' };
+  }
+}

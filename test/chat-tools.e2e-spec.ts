@@ -1,0 +1,578 @@
+import { randomUUID } from 'node:crypto';
+import { ScratchDatabase } from '../scripts/lib/scratch-database';
+import {
+  listen,
+  parseEvents,
+  post,
+  ReceivedEvent,
+} from './support/chat-client';
+import { eventually } from './support/eventually';
+import { echoTool, FakeMcpServer } from './support/fake-mcp-server';
+import { FakeModelServer } from './support/fake-model-servers';
+import { registerVerifiedUser, uniqueEmail } from './support/factories';
+import { sql } from './support/sql';
+import { createMigratedDatabase } from './support/test-database';
+import { bootTestApp, TestApp } from './support/test-app';
+
+type User = Awaited<ReturnType<typeof registerVerifiedUser>>;
+
+const EVENTS: Record<string, string> = { Accept: 'text/event-stream' };
+const LIVENESS_MS = 15_000;
+
+/**
+ * The tool loop of a run (docs/adr/0061-tools.md) with the built-in `local/echo` model, whose
+ * `/tool <id> <json>` calls a tool: events, executions recorded once, replays and joins that run nothing
+ * again, the conversation's toolCalls. Two instances share the database and Redis. On a database of its
+ * own: MCP servers are global.
+ */
+describe('tools in a run', () => {
+  const adminEmail = uniqueEmail('tools-admin');
+  let database: ScratchDatabase;
+  let a: TestApp;
+  let b: TestApp;
+  let baseA: string;
+  let baseB: string;
+  let user: User;
+  let fake: FakeMcpServer;
+  let model: FakeModelServer;
+  let releaseSlow: () => void = () => undefined;
+  const query = <T = Record<string, unknown>>(
+    text: string,
+    values: unknown[] = [],
+  ) => sql<T>(text, values, database.url);
+
+  beforeAll(async () => {
+    database = await createMigratedDatabase('chat_tools_runs');
+    fake = await new FakeMcpServer([
+      echoTool(),
+      {
+        name: 'slow',
+        description: 'Answers once the test lets it',
+        annotations: { readOnlyHint: true },
+        run: () =>
+          new Promise<string>((resolve) => {
+            releaseSlow = () => resolve('slow done');
+          }),
+      },
+      {
+        name: 'wipe',
+        description: 'Destroys things',
+        annotations: { destructiveHint: true },
+      },
+      {
+        name: 'huge',
+        description: 'Answers a lot',
+        annotations: { readOnlyHint: true },
+        run: () => 'x'.repeat(50_000),
+      },
+    ]).start();
+    model = await new FakeModelServer().start();
+    const env = {
+      OPENAI_API_KEY: 'sk-test',
+      OPENAI_BASE_URL: model.baseUrl,
+      ANTHROPIC_API_KEY: 'sk-ant-test',
+      ANTHROPIC_BASE_URL: model.baseUrl,
+      DATABASE_URL: database.url,
+      ADMIN_EMAILS: adminEmail,
+      MCP_ALLOWED_HOSTS: '127.0.0.1',
+      TOOL_RESULT_MAX_CHARS: '1000',
+    };
+    [a, b] = [await bootTestApp(env), await bootTestApp(env)];
+    [baseA, baseB] = [await listen(a), await listen(b)];
+    const admin = await registerVerifiedUser(a.http, {
+      email: adminEmail,
+      databaseUrl: database.url,
+    });
+    await a.http
+      .post('/v1/admin/mcp-servers')
+      .set('Cookie', admin.cookie)
+      .send({ name: 'box', url: fake.url })
+      .expect(201);
+    user = await registerVerifiedUser(a.http, { databaseUrl: database.url });
+  });
+  afterAll(async () => {
+    releaseSlow();
+    await a?.close();
+    await b?.close();
+    await fake?.close();
+    await model?.close();
+    await database?.drop();
+  });
+
+  const turn = (
+    content: string,
+    tools: string[] | undefined,
+    idempotencyKey = randomUUID(),
+    conversationId?: string,
+  ) => ({
+    model: 'local/echo',
+    idempotencyKey,
+    messages: [{ role: 'user', content }],
+    ...(tools ? { tools } : {}),
+    ...(conversationId ? { conversationId } : {}),
+  });
+  const send = (base: string, body: unknown, headers = EVENTS) =>
+    post(base, '/v1/chat', user.cookie, body, headers).response;
+  const named = (events: ReceivedEvent[], name: string) =>
+    events.filter((event) => event.event === name).map((event) => event.data);
+  const executions = (runId: string) =>
+    query<{ status: string; toolId: string; content: string }>(
+      `SELECT status, "toolId", content FROM "ToolExecution" WHERE "chatRequestId" = $1 ORDER BY step, "callIndex"`,
+      [runId],
+    );
+
+  it('calls an MCP tool once, streams tool_call and tool_result among the text, and stores the call on the answer', async () => {
+    const key = randomUUID();
+    const body = turn(
+      '/tool mcp.box.echo {"text":"hello"}',
+      ['mcp.box.echo'],
+      key,
+    );
+    const res = await send(baseA, body);
+    expect(res.status).toBe(200);
+    const events = parseEvents(res.body);
+    expect(events.map((event) => event.event)).toEqual([
+      'meta',
+      'tool_call',
+      'tool_result',
+      ...Array<string>(
+        events.filter((event) => event.event === 'delta').length,
+      ).fill('delta'),
+      'usage',
+      'done',
+    ]);
+    const [call] = named(events, 'tool_call');
+    const [result] = named(events, 'tool_result');
+    expect(call).toEqual({
+      id: expect.any(String),
+      tool: 'mcp.box.echo',
+      arguments: { text: 'hello' },
+    });
+    expect(result).toEqual({
+      id: call.id,
+      tool: 'mcp.box.echo',
+      status: 'ok',
+      content: 'echo: hello',
+    });
+    const text = named(events, 'delta')
+      .map((delta) => delta.text)
+      .join('');
+    expect(text).toBe('Echo: Tool result: echo: hello');
+    expect(named(events, 'done')).toEqual([{ status: 'completed' }]);
+    expect(fake.executions('echo')).toBe(1);
+    expect(fake.calls.at(-1)?.meta).toEqual(
+      expect.objectContaining({ executionId: call.id }),
+    );
+
+    const runId = named(events, 'meta')[0].requestId as string;
+    expect(await executions(runId)).toEqual([
+      { status: 'ok', toolId: 'mcp.box.echo', content: 'echo: hello' },
+    ]);
+
+    // A replay, on either instance, tells the same story and runs nothing again.
+    for (const base of [baseA, baseB]) {
+      const replay = await send(base, body);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      const again = parseEvents(replay.body);
+      expect(named(again, 'tool_call')).toEqual([call]);
+      expect(named(again, 'tool_result')).toEqual([result]);
+      expect(
+        named(again, 'delta')
+          .map((delta) => delta.text)
+          .join(''),
+      ).toBe(text);
+    }
+    const plain = await send(baseB, body, {});
+    expect(plain.body).toBe(text);
+    expect(fake.executions('echo')).toBe(1);
+
+    const conversationId = named(events, 'meta')[0].conversationId as string;
+    const conversation = await a.http
+      .get(`/v1/conversations/${conversationId}`)
+      .set('Cookie', user.cookie)
+      .expect(200);
+    const answer = conversation.body.messages.at(-1);
+    expect(answer).toMatchObject({
+      role: 'assistant',
+      content: text,
+      toolCalls: [
+        {
+          id: call.id,
+          tool: 'mcp.box.echo',
+          arguments: { text: 'hello' },
+          status: 'ok',
+          content: 'echo: hello',
+        },
+      ],
+    });
+    expect(conversation.body.messages[0].toolCalls).toEqual([]);
+  });
+
+  it('refuses a tool the caller may not use with a 400 naming it, storing and billing nothing', async () => {
+    const key = randomUUID();
+    for (const tools of [['mcp.box.nope'], ['files.search', 'no.such']]) {
+      const res = await a.http
+        .post('/v1/chat')
+        .set('Cookie', user.cookie)
+        .send(turn('hi', tools, key))
+        .expect(400);
+      expect(res.headers['content-type']).toMatch(/problem\+json/);
+      expect(JSON.stringify(res.body)).toContain(tools.at(-1));
+    }
+    for (const tools of [
+      'files.search',
+      ['bad id!'],
+      Array.from({ length: 33 }, (_, index) => `t.${index}`),
+      ['files.search', 'files.search'],
+    ])
+      await a.http
+        .post('/v1/chat')
+        .set('Cookie', user.cookie)
+        .send({ ...turn('hi', undefined, key), tools })
+        .expect(400);
+    const rows = await query(
+      `SELECT 1 FROM "ChatRequest" WHERE "idempotencyKey" = $1`,
+      [key],
+    );
+    expect(rows).toEqual([]);
+  });
+
+  it('without tools, a chat is what it always was: /tool is just text', async () => {
+    const res = await send(baseA, turn('/tool mcp.box.echo {}', undefined));
+    const events = parseEvents(res.body);
+    expect(named(events, 'tool_call')).toEqual([]);
+    expect(
+      named(events, 'delta')
+        .map((delta) => delta.text)
+        .join(''),
+    ).toBe('Echo: /tool mcp.box.echo {}');
+  });
+
+  it('tells the model about arguments that do not fit, unknown tools, denied calls and cut results, and completes', async () => {
+    const cases: [string, string, string][] = [
+      ['/tool mcp.box.echo {"text": 5}', 'error', 'input schema'],
+      ['/tool mcp.box.echo not json', 'error', 'not valid JSON'],
+      ['/tool mcp.box.wipe {}', 'denied', 'approval'],
+      ['/tool mcp.box.absent {}', 'error', 'no tool named'],
+    ];
+    const before = fake.calls.length;
+    for (const [content, status, words] of cases) {
+      const events = parseEvents(
+        (
+          await send(
+            baseA,
+            turn(content, ['mcp.box.echo', 'mcp.box.wipe', 'files.search']),
+          )
+        ).body,
+      );
+      const [result] = named(events, 'tool_result');
+      expect({ content, status: result.status }).toEqual({ content, status });
+      expect(result.content).toContain(words);
+      expect(named(events, 'done')).toEqual([{ status: 'completed' }]);
+    }
+    expect(fake.calls.length).toBe(before);
+
+    const huge = parseEvents(
+      (await send(baseA, turn('/tool mcp.box.huge {}', ['mcp.box.huge']))).body,
+    );
+    const [cut] = named(huge, 'tool_result');
+    expect(cut.status).toBe('ok');
+    expect(String(cut.content)).toMatch(
+      /^x{1000}\n\[cut: 49000 more characters/,
+    );
+  });
+
+  it('runs the built-in files.search with the caller as its owner', async () => {
+    const events = parseEvents(
+      (
+        await send(
+          baseA,
+          turn('/tool files.search {"query":"nothing here"}', ['files.search']),
+        )
+      ).body,
+    );
+    const [result] = named(events, 'tool_result');
+    expect(result).toMatchObject({ tool: 'files.search', status: 'ok' });
+    expect(JSON.parse(String(result.content))).toEqual({ passages: [] });
+  });
+
+  it('a client joined on the other instance while a call is out gets the same events; the call runs once', async () => {
+    const key = randomUUID();
+    const body = turn('/tool mcp.box.slow {}', ['mcp.box.slow'], key);
+    const first = send(baseA, body);
+    await eventually(() => fake.executions('slow') === 1, LIVENESS_MS);
+    const joined = send(baseB, body);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    releaseSlow();
+    const [original, follower] = await Promise.all([first, joined]);
+    // Text may arrive in other pieces through the relay: consecutive deltas are compared joined.
+    const strip = (events: ReceivedEvent[]) =>
+      events
+        .filter((event) => event.event !== 'meta')
+        .reduce<ReceivedEvent[]>((merged, event) => {
+          const last = merged.at(-1);
+          if (event.event === 'delta' && last?.event === 'delta')
+            last.data = {
+              text: `${String(last.data.text)}${String(event.data.text)}`,
+            };
+          else merged.push({ ...event, data: { ...event.data } });
+          return merged;
+        }, []);
+    expect(strip(parseEvents(follower.body))).toEqual(
+      strip(parseEvents(original.body)),
+    );
+    expect(named(parseEvents(follower.body), 'tool_result')).toEqual([
+      expect.objectContaining({ status: 'ok', content: 'slow done' }),
+    ]);
+    expect(fake.executions('slow')).toBe(1);
+  });
+
+  it('binds tools to a Skill (owner only, ids checked): its runs offer them; export leaves them out', async () => {
+    const skill = (
+      await a.http
+        .post('/v1/skills')
+        .set('Cookie', user.cookie)
+        .send({ name: 'Echoer', instruction: 'Use the tools.' })
+        .expect(201)
+    ).body;
+    expect(skill.allowed_tools).toEqual([]);
+    const bound = await a.http
+      .put(`/v1/skills/${skill.id}/tools`)
+      .set('Cookie', user.cookie)
+      .send({ allowed_tools: ['mcp.box.echo', 'files.search'] })
+      .expect(200);
+    expect(bound.body).toMatchObject({
+      id: skill.id,
+      allowed_tools: ['mcp.box.echo', 'files.search'],
+    });
+    const shown = await a.http
+      .get(`/v1/skills/${skill.id}`)
+      .set('Cookie', user.cookie)
+      .expect(200);
+    expect(shown.body.allowed_tools).toEqual(['mcp.box.echo', 'files.search']);
+    const exported = await a.http
+      .get(`/v1/skills/${skill.id}/export`)
+      .set('Cookie', user.cookie)
+      .expect(200);
+    expect(exported.body).not.toHaveProperty('allowed_tools');
+
+    const refused = await a.http
+      .put(`/v1/skills/${skill.id}/tools`)
+      .set('Cookie', user.cookie)
+      .send({ allowed_tools: ['files.search', 'mcp.box.gone'] })
+      .expect(400);
+    expect(refused.body.errors).toEqual([
+      expect.objectContaining({ field: 'allowed_tools.1' }),
+    ]);
+    for (const body of [
+      {},
+      { allowed_tools: 'files.search' },
+      { allowed_tools: [1] },
+    ])
+      await a.http
+        .put(`/v1/skills/${skill.id}/tools`)
+        .set('Cookie', user.cookie)
+        .send(body)
+        .expect(400);
+    const stranger = await registerVerifiedUser(a.http, {
+      databaseUrl: database.url,
+    });
+    await a.http
+      .put(`/v1/skills/${skill.id}/tools`)
+      .set('Cookie', stranger.cookie)
+      .send({ allowed_tools: [] })
+      .expect(404);
+
+    const before = fake.executions('echo');
+    const run = await post(
+      baseA,
+      `/v1/skills/${skill.id}/run`,
+      user.cookie,
+      {
+        model: 'local/echo',
+        idempotencyKey: randomUUID(),
+        input: '/tool mcp.box.echo {"text":"from a skill"}',
+      },
+      EVENTS,
+    ).response;
+    const events = parseEvents(run.body);
+    expect(named(events, 'tool_result')).toEqual([
+      expect.objectContaining({
+        tool: 'mcp.box.echo',
+        status: 'ok',
+        content: 'echo: from a skill',
+      }),
+    ]);
+    expect(fake.executions('echo')).toBe(before + 1);
+
+    // Unbound: the Skill's runs offer nothing, and `/tool` is just text.
+    await a.http
+      .put(`/v1/skills/${skill.id}/tools`)
+      .set('Cookie', user.cookie)
+      .send({ allowed_tools: [] })
+      .expect(200);
+    const plain = parseEvents(
+      (
+        await post(
+          baseA,
+          `/v1/skills/${skill.id}/run`,
+          user.cookie,
+          {
+            model: 'local/echo',
+            idempotencyKey: randomUUID(),
+            input: '/tool mcp.box.echo {"text":"x"}',
+          },
+          EVENTS,
+        ).response
+      ).body,
+    );
+    expect(named(plain, 'tool_call')).toEqual([]);
+  });
+
+  it('exports the calls with their answers', async () => {
+    const events = parseEvents(
+      (
+        await send(
+          baseA,
+          turn('/tool mcp.box.echo {"text":"export me"}', ['mcp.box.echo']),
+        )
+      ).body,
+    );
+    const conversationId = named(events, 'meta')[0].conversationId as string;
+    const [call] = named(events, 'tool_call');
+    const doc = (
+      await a.http
+        .get('/v1/auth/me/export')
+        .set('Cookie', user.cookie)
+        .expect(200)
+    ).body as {
+      conversations: {
+        id: string;
+        messages: { role: string; toolCalls: unknown[] }[];
+      }[];
+    };
+    const exported = doc.conversations.find(
+      (conversation) => conversation.id === conversationId,
+    );
+    expect(exported?.messages.map((message) => message.toolCalls)).toEqual([
+      [],
+      [
+        {
+          id: call.id,
+          tool: 'mcp.box.echo',
+          arguments: { text: 'export me' },
+          status: 'ok',
+          content: 'echo: export me',
+        },
+      ],
+    ]);
+  });
+
+  it('sends the earlier calls back to the model in a later turn, and deleting the conversation removes them', async () => {
+    const first = parseEvents(
+      (
+        await send(
+          baseA,
+          turn('/tool mcp.box.echo {"text":"remember"}', ['mcp.box.echo']),
+        )
+      ).body,
+    );
+    const conversationId = named(first, 'meta')[0].conversationId as string;
+    const [call] = named(first, 'tool_call');
+    const asked = (request: Record<string, unknown>) =>
+      request.messages as Record<string, unknown>[];
+
+    // OpenAI-compatible: the answer's calls as tool_calls, each result as a `tool` message.
+    const second = await send(baseA, {
+      ...turn('and now?', ['mcp.box.echo'], randomUUID(), conversationId),
+      model: 'openai/gpt-4o-mini',
+    });
+    expect(second.status).toBe(200);
+    const openai = model.requests.at(-1)!;
+    expect(asked(openai)).toEqual([
+      { role: 'user', content: '/tool mcp.box.echo {"text":"remember"}' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: call.id,
+            type: 'function',
+            function: {
+              name: 'mcp_box_echo',
+              arguments: '{"text":"remember"}',
+            },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: call.id, content: 'echo: remember' },
+      { role: 'assistant', content: 'Echo: Tool result: echo: remember' },
+      { role: 'user', content: 'and now?' },
+    ]);
+    expect(openai.tools).toEqual([
+      expect.objectContaining({
+        type: 'function',
+        function: expect.objectContaining({ name: 'mcp_box_echo' }),
+      }),
+    ]);
+
+    // Anthropic: tool_use blocks in the assistant turn, tool_result blocks in the next user turn.
+    await query(`UPDATE "User" SET "planCode" = 'pro' WHERE id = $1`, [
+      user.id,
+    ]);
+    await eventually(
+      async () =>
+        (
+          await send(baseA, {
+            ...turn(
+              'and then?',
+              ['mcp.box.echo'],
+              randomUUID(),
+              conversationId,
+            ),
+            model: 'anthropic/claude-haiku-4-5',
+          })
+        ).status === 200,
+      LIVENESS_MS,
+    );
+    const anthropic = asked(model.requests.at(-1)!);
+    expect(anthropic.slice(0, 3)).toEqual([
+      { role: 'user', content: '/tool mcp.box.echo {"text":"remember"}' },
+      {
+        role: 'assistant',
+        content: [
+          {
+            type: 'tool_use',
+            id: call.id,
+            name: 'mcp_box_echo',
+            input: { text: 'remember' },
+          },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          expect.objectContaining({
+            type: 'tool_result',
+            tool_use_id: call.id,
+            content: 'echo: remember',
+          }),
+        ],
+      },
+    ]);
+    const [{ count }] = await query<{ count: string }>(
+      `SELECT count(*) FROM "ToolExecution" WHERE "conversationId" = $1`,
+      [conversationId],
+    );
+    expect(Number(count)).toBe(1);
+    await a.http
+      .delete(`/v1/conversations/${conversationId}`)
+      .set('Cookie', user.cookie)
+      .expect(204);
+    const left = await query(
+      `SELECT 1 FROM "ToolExecution" WHERE "conversationId" = $1`,
+      [conversationId],
+    );
+    expect(left).toEqual([]);
+  });
+});
