@@ -252,7 +252,6 @@ describe('tools in a run', () => {
     const cases: [string, string, string][] = [
       ['/tool mcp.box.echo {"text": 5}', 'error', 'input schema'],
       ['/tool mcp.box.echo not json', 'error', 'not valid JSON'],
-      ['/tool mcp.box.wipe {}', 'denied', 'approval'],
       ['/tool mcp.box.absent {}', 'error', 'no tool named'],
     ];
     const before = fake.calls.length;
@@ -280,6 +279,169 @@ describe('tools in a run', () => {
     expect(String(cut.content)).toMatch(
       /^x{1000}\n\[cut: 49000 more characters/,
     );
+  });
+
+  it('denies at once a call that needs approval when the client reads plain text', async () => {
+    const before = fake.executions('wipe');
+    const res = await send(
+      baseA,
+      turn('/tool mcp.box.wipe {}', ['mcp.box.wipe']),
+      {},
+    );
+    expect(res.status).toBe(200);
+    expect(res.body).toMatch(/^Echo: Tool result: \[denied\] .*approval/);
+    expect(fake.executions('wipe')).toBe(before);
+  });
+
+  describe('approvals', () => {
+    const pendingApproval = async () => {
+      let id = '';
+      await eventually(async () => {
+        const rows = await query<{ id: string }>(
+          `SELECT id FROM "ToolApproval" WHERE "userId" = $1 AND status = 'pending'`,
+          [user.id],
+        );
+        id = rows[0]?.id ?? '';
+        return id !== '';
+      }, LIVENESS_MS);
+      return id;
+    };
+    const decide = (
+      base: TestApp,
+      approvalId: string,
+      decision: unknown,
+      cookie = user.cookie,
+    ) =>
+      base.http
+        .post(`/v1/chat/approvals/${approvalId}`)
+        .set('Cookie', cookie)
+        .send({ decision });
+
+    it('waits for the owner: approved on the other instance, the call runs once; a replay shows the same approval', async () => {
+      const key = randomUUID();
+      const body = turn(
+        '/tool mcp.box.wipe {"all":true}',
+        ['mcp.box.wipe'],
+        key,
+      );
+      const before = fake.executions('wipe');
+      const running = send(baseA, body);
+      const approvalId = await pendingApproval();
+      expect(fake.executions('wipe')).toBe(before);
+
+      const stranger = await registerVerifiedUser(b.http, {
+        databaseUrl: database.url,
+      });
+      await decide(b, approvalId, 'approve', stranger.cookie).expect(404);
+      await decide(b, approvalId, 'maybe').expect(400);
+      await decide(b, 'not-an-id', 'approve').expect(404);
+      expect((await decide(b, approvalId, 'approve').expect(200)).body).toEqual(
+        { approvalId, status: 'approved' },
+      );
+      await decide(b, approvalId, 'deny').expect(409);
+
+      const events = parseEvents((await running).body);
+      expect(events.map((event) => event.event).slice(0, 4)).toEqual([
+        'meta',
+        'tool_call',
+        'tool_approval',
+        'tool_result',
+      ]);
+      const [call] = named(events, 'tool_call');
+      expect(named(events, 'tool_approval')).toEqual([
+        {
+          approvalId,
+          id: call.id,
+          tool: 'mcp.box.wipe',
+          arguments: { all: true },
+          expiresAt: expect.any(String),
+        },
+      ]);
+      expect(named(events, 'tool_result')).toEqual([
+        expect.objectContaining({ id: call.id, status: 'ok' }),
+      ]);
+      expect(fake.executions('wipe')).toBe(before + 1);
+
+      const replay = parseEvents((await send(baseB, body)).body);
+      expect(named(replay, 'tool_approval')).toEqual(
+        named(events, 'tool_approval'),
+      );
+      expect(fake.executions('wipe')).toBe(before + 1);
+    });
+
+    it('a denied call is not run and the model is told', async () => {
+      const before = fake.executions('wipe');
+      const running = send(
+        baseA,
+        turn('/tool mcp.box.wipe {}', ['mcp.box.wipe']),
+      );
+      const approvalId = await pendingApproval();
+      await decide(a, approvalId, 'deny').expect(200);
+      const events = parseEvents((await running).body);
+      expect(named(events, 'tool_result')).toEqual([
+        expect.objectContaining({ status: 'denied' }),
+      ]);
+      expect(
+        named(events, 'delta')
+          .map((delta) => delta.text)
+          .join(''),
+      ).toContain('[denied]');
+      expect(fake.executions('wipe')).toBe(before);
+    });
+
+    it('a stop denies the call waiting for approval', async () => {
+      const key = randomUUID();
+      const before = fake.executions('wipe');
+      const running = send(
+        baseA,
+        turn('/tool mcp.box.wipe {}', ['mcp.box.wipe'], key),
+      );
+      const approvalId = await pendingApproval();
+      await b.http
+        .post('/v1/chat/stop')
+        .set('Cookie', user.cookie)
+        .send({ idempotencyKey: key })
+        .expect(200);
+      const events = parseEvents((await running).body);
+      expect(named(events, 'tool_result')).toEqual([
+        expect.objectContaining({ status: 'denied' }),
+      ]);
+      expect(named(events, 'done')).toEqual([{ status: 'stopped' }]);
+      await decide(a, approvalId, 'approve').expect(409);
+      expect(fake.executions('wipe')).toBe(before);
+    });
+
+    it('an approval nobody decides in time is denied', async () => {
+      const quick = await bootTestApp({
+        DATABASE_URL: database.url,
+        MCP_ALLOWED_HOSTS: '127.0.0.1',
+        TOOL_APPROVAL_TIMEOUT_MS: '1000',
+      });
+      try {
+        const before = fake.executions('wipe');
+        const res = await post(
+          await listen(quick),
+          '/v1/chat',
+          user.cookie,
+          turn('/tool mcp.box.wipe {}', ['mcp.box.wipe']),
+          EVENTS,
+        ).response;
+        const events = parseEvents(res.body);
+        const [approval] = named(events, 'tool_approval');
+        expect(named(events, 'tool_result')).toEqual([
+          expect.objectContaining({ status: 'denied' }),
+        ]);
+        await decide(a, String(approval.approvalId), 'approve').expect(409);
+        const [row] = await query<{ status: string }>(
+          `SELECT status FROM "ToolApproval" WHERE id = $1`,
+          [approval.approvalId],
+        );
+        expect(row.status).toBe('expired');
+        expect(fake.executions('wipe')).toBe(before);
+      } finally {
+        await quick.close();
+      }
+    });
   });
 
   it('runs the built-in files.search with the caller as its owner', async () => {

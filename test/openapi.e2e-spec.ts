@@ -269,6 +269,7 @@ describe('API docs', () => {
         'ChatMetaEventDto',
         'ChatDeltaEventDto',
         'ChatToolCallEventDto',
+        'ChatToolApprovalEventDto',
         'ChatToolResultEventDto',
         'ChatErrorEventDto',
         'ChatUsageEventDto',

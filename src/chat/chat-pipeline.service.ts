@@ -66,7 +66,14 @@ export class ChatPipelineService implements OnModuleDestroy {
     const requestId = requestContext.getStore()?.requestId;
     this.track(
       requestContext.exit(() =>
-        this.executor.execute(user, begun.turn, plan, writer, requestId),
+        this.executor.execute(
+          user,
+          begun.turn,
+          plan,
+          writer,
+          requestId,
+          request.canApprove,
+        ),
       ),
     );
     return toChatStream(

@@ -28,7 +28,8 @@ export function writeAnswer(
     : writeChatStream(res, stream);
 }
 
-function wantsEvents(req: Request): boolean {
+/** The client asked for server-sent events (`Accept: text/event-stream`). */
+export function wantsEvents(req: Request): boolean {
   return /(^|[\s,])text\/event-stream\s*(;|,|$)/i.test(
     req.headers.accept ?? '',
   );

@@ -94,6 +94,8 @@ export interface AppConfig {
   tools: {
     /** Longest one tool call (or one reading of an MCP server's tools) may take. */
     timeoutMs: number;
+    /** How long a `confirm` call waits for its owner's decision before it is denied. */
+    approvalTimeoutMs: number;
     /** Most model calls in one run that uses tools. */
     maxSteps: number;
     /** A tool's answer is cut to this many characters (with a marker) before the model reads it. */

@@ -5,6 +5,10 @@ import { McpConnector } from './mcp/mcp-connector';
 import { McpServersRepository } from './mcp/mcp-servers.repository';
 import { McpToolSource } from './mcp/mcp-tool-source';
 import { McpWatcher } from './mcp/mcp-watcher';
+import { ApprovalSignals } from './approvals/approval-signals';
+import { ApprovalsController } from './approvals/approvals.controller';
+import { ToolApprovalsRepository } from './approvals/tool-approvals.repository';
+import { ToolApprovals } from './approvals/tool-approvals.service';
 import { JsonSchemaModule } from '../skills/json-schema.module';
 import { ToolExecutionsRepository } from './run/tool-executions.repository';
 import { ToolRunner } from './run/tool-runner';
@@ -15,13 +19,16 @@ import { ToolsService } from './tools.service';
 /** The tools a model may call in a run: the registry, the built-ins, GET /v1/tools (docs/adr/0061-tools.md). */
 @Module({
   imports: [FilesModule, JsonSchemaModule],
-  controllers: [ToolsController],
+  controllers: [ToolsController, ApprovalsController],
   providers: [
+    ApprovalSignals,
     FilesSearchTool,
     McpConnector,
     McpServersRepository,
     McpToolSource,
     McpWatcher,
+    ToolApprovals,
+    ToolApprovalsRepository,
     ToolExecutionsRepository,
     ToolRegistry,
     ToolRunner,

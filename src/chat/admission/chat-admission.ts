@@ -1,3 +1,4 @@
+import { wantsEvents } from '../chat-response.writer';
 import { performance } from 'node:perf_hooks';
 import { Inject, Injectable } from '@nestjs/common';
 import { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -27,6 +28,8 @@ export interface RunRequest {
   startBy?: number;
   /** Called once the start is over, whatever its outcome. */
   started?: () => void;
+  /** The client reads server-sent events, so it can approve tool calls (a plain-text one cannot). */
+  canApprove?: boolean;
 }
 
 /** The routes that start runs: POST /v1/chat, /v1/skills/:id/run, /v1/conversations/:id/regenerate and …/messages/:messageId/edit. */
@@ -92,6 +95,7 @@ export class ChatAdmission {
       startBy:
         (admission?.at ?? performance.now()) + this.config.chat.startTimeoutMs,
       started: admission?.started,
+      canApprove: wantsEvents(req),
     };
   }
 }

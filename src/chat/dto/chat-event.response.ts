@@ -100,6 +100,33 @@ export class ChatToolCallEventDto {
   data!: ChatToolCallEventDataDto;
 }
 
+export class ChatToolApprovalEventDataDto {
+  /** What POST /v1/chat/approvals/:approvalId decides. */
+  @ApiProperty({ format: 'uuid' })
+  approvalId!: string;
+
+  /** The call's id (its `tool_call`). */
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  tool!: string;
+
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  arguments!: Record<string, unknown>;
+
+  /** Without a decision by then, the call is denied. */
+  @ApiProperty({ format: 'date-time' })
+  expiresAt!: string;
+}
+
+/** A call needs the user's approval: the run waits for POST /v1/chat/approvals/:approvalId. */
+export class ChatToolApprovalEventDto {
+  @ApiProperty({ enum: ['tool_approval'] })
+  event!: 'tool_approval';
+
+  data!: ChatToolApprovalEventDataDto;
+}
+
 export class ChatToolResultEventDataDto {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -125,6 +152,7 @@ export const CHAT_EVENT_TYPES = [
   ChatMetaEventDto,
   ChatDeltaEventDto,
   ChatToolCallEventDto,
+  ChatToolApprovalEventDto,
   ChatToolResultEventDto,
   ChatErrorEventDto,
   ChatUsageEventDto,

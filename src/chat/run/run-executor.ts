@@ -41,6 +41,7 @@ export class RunExecutor {
     plan: RunPlan,
     writer: LiveWriter,
     requestId?: string,
+    canApprove = false,
   ): Promise<void> {
     const attributes = {
       'chat.run_id': plan.runId,
@@ -55,6 +56,7 @@ export class RunExecutor {
         plan,
         writer,
         requestId,
+        canApprove,
       );
       this.record(plan, outcome, span);
       await writer.end(outcome);
@@ -66,7 +68,8 @@ export class RunExecutor {
     turn: ChatTurn,
     plan: RunPlan,
     writer: LiveWriter,
-    requestId?: string,
+    requestId: string | undefined,
+    canApprove: boolean,
   ): Promise<RunOutcome> {
     this.leases.hold(plan.runId);
     const stop = this.stops.register(plan.runId);
@@ -77,6 +80,7 @@ export class RunExecutor {
         writer,
         stop,
         requestId,
+        canApprove,
       );
       return await this.settler.settle(user, turn, plan, generation, requestId);
     } catch (error) {
@@ -103,7 +107,8 @@ export class RunExecutor {
     plan: RunPlan,
     writer: LiveWriter,
     stop: AbortSignal,
-    requestId?: string,
+    requestId: string | undefined,
+    canApprove: boolean,
   ): Promise<Generation> {
     const total: Generation = { text: '', chunks: 0 };
     let prompt = plan.prompt;
@@ -131,6 +136,8 @@ export class RunExecutor {
             step,
             textOffset: total.text.length,
             emit: (event) => writer.tool(event),
+            canApprove,
+            stop,
           },
           plan.tools,
           calls,

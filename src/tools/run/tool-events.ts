@@ -14,6 +14,14 @@ export type ToolEvent =
       arguments: Record<string, unknown>;
     }
   | {
+      type: 'tool_approval';
+      approvalId: string;
+      id: string;
+      tool: string;
+      arguments: Record<string, unknown>;
+      expiresAt: string;
+    }
+  | {
       type: 'tool_result';
       id: string;
       tool: string;
@@ -32,11 +40,14 @@ export interface RecordedToolCall {
   status: ToolStatus | 'running';
   content: string | null;
   textOffset: number;
+  /** The approval it waited for (a `confirm` call asked of a client that can approve). */
+  approval?: { id: string; expiresAt: string };
 }
 
 /**
  * The events of stored executions in the order a live run sent them: by text offset, then step; within
- * a step every call, then every result (in call order). An execution still `running` has no result yet.
+ * a step every call, then every approval asked, then every result (each in call order). An execution
+ * still `running` has no result yet.
  */
 export function eventsOf(
   calls: RecordedToolCall[],
@@ -63,6 +74,19 @@ export function eventsOf(
           arguments: call.arguments,
         },
       });
+    for (const call of step)
+      if (call.approval)
+        events.push({
+          offset: call.textOffset,
+          event: {
+            type: 'tool_approval',
+            approvalId: call.approval.id,
+            id: call.id,
+            tool: call.tool,
+            arguments: call.arguments,
+            expiresAt: call.approval.expiresAt,
+          },
+        });
     for (const call of step)
       if (call.status !== 'running')
         events.push({

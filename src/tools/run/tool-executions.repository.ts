@@ -28,6 +28,7 @@ const RECORDED = {
   status: true,
   content: true,
   textOffset: true,
+  approval: { select: { id: true, expiresAt: true } },
 } as const;
 
 type Row = Prisma.ToolExecutionGetPayload<{ select: typeof RECORDED }>;
@@ -113,5 +114,13 @@ function toRecorded(row: Row): RecordedToolCall {
     status: row.status as RecordedToolCall['status'],
     content: row.content,
     textOffset: row.textOffset,
+    ...(row.approval
+      ? {
+          approval: {
+            id: row.approval.id,
+            expiresAt: row.approval.expiresAt.toISOString(),
+          },
+        }
+      : {}),
   };
 }

@@ -8,6 +8,7 @@ import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { ToolCall } from '../../models/providers/model-provider';
 import { JsonSchemaService } from '../../skills/json-schema.service';
+import { ToolApprovals } from '../approvals/tool-approvals.service';
 import { Tool, ToolError } from '../tool';
 import { ToolBinding } from './tool-binding';
 import { ToolEvent, ToolStatus } from './tool-events';
@@ -23,6 +24,10 @@ export interface StepContext {
   textOffset: number;
   /** Sends each event to the run's clients as it happens. */
   emit: (event: ToolEvent) => void;
+  /** The run's client takes events (it can approve); a plain-text client's `confirm` calls are denied. */
+  canApprove: boolean;
+  /** The run's stop: a call waiting for approval is denied. */
+  stop: AbortSignal;
 }
 
 /** One call's outcome, as the model reads it back. */
@@ -41,6 +46,9 @@ interface Prepared {
   toolId: string;
   args: Record<string, unknown>;
   refusal?: { status: ToolStatus; content: string };
+  /** Waits for its owner's decision before it runs. */
+  needsApproval?: boolean;
+  approval?: { id: string; expiresAt: Date };
 }
 
 /**
@@ -55,6 +63,7 @@ export class ToolRunner {
   constructor(
     private readonly executions: ToolExecutionsRepository,
     private readonly schemas: JsonSchemaService,
+    private readonly approvals: ToolApprovals,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly log: AppLogger,
   ) {}
@@ -65,7 +74,7 @@ export class ToolRunner {
     calls: ToolCall[],
   ): Promise<ToolOutcome[]> {
     const prepared = await Promise.all(
-      calls.map((call) => this.prepare(binding, call)),
+      calls.map((call) => this.prepare(binding, call, context.canApprove)),
     );
     const fresh = await this.executions.start(
       prepared.map((entry, callIndex) => ({
@@ -88,10 +97,13 @@ export class ToolRunner {
         tool: entry.toolId,
         arguments: entry.args,
       });
+    for (const entry of prepared)
+      if (entry.needsApproval && fresh.has(entry.executionId))
+        await this.askApproval(context, entry);
     const outcomes = await Promise.all(
       prepared.map(async (entry) =>
         fresh.has(entry.executionId)
-          ? this.execute(context.caller, entry)
+          ? this.execute(context, entry)
           : {
               call: entry.call,
               executionId: entry.executionId,
@@ -116,6 +128,7 @@ export class ToolRunner {
   private async prepare(
     binding: ToolBinding,
     call: ToolCall,
+    canApprove: boolean,
   ): Promise<Prepared> {
     const executionId = uuidv7();
     const tool = binding.toolNamed(call.name);
@@ -132,17 +145,6 @@ export class ToolRunner {
       };
     if (parsed.problem)
       return { ...base, refusal: { status: 'error', content: parsed.problem } };
-    if (tool.approval === 'confirm')
-      // Approvals are not built yet (issue 29, next slice): a call that needs one is denied, as it is for
-      // a client that cannot approve.
-      return {
-        ...base,
-        refusal: {
-          status: 'denied',
-          content:
-            "This call needs the user's approval, which was not given; it was not run.",
-        },
-      };
     const problems = await this.schemas.valueProblems(
       'arguments',
       tool.inputSchema,
@@ -160,15 +162,49 @@ export class ToolRunner {
             .join('; ')}`,
         },
       };
-    return base;
+    if (tool.approval === 'confirm' && !canApprove)
+      return {
+        ...base,
+        refusal: {
+          status: 'denied',
+          content:
+            "This call needs the user's approval, and this client cannot give it (it reads plain text): it was not run.",
+        },
+      };
+    return { ...base, needsApproval: tool.approval === 'confirm' };
+  }
+
+  /** Opens the approval and tells the client (`tool_approval`); the call waits for it in execute. */
+  private async askApproval(
+    context: StepContext,
+    entry: Prepared,
+  ): Promise<void> {
+    const id = uuidv7();
+    const expiresAt = await this.approvals.open({
+      id,
+      executionId: entry.executionId,
+      chatRequestId: context.runId,
+      userId: context.caller.id,
+    });
+    entry.approval = { id, expiresAt };
+    context.emit({
+      type: 'tool_approval',
+      approvalId: id,
+      id: entry.executionId,
+      tool: entry.toolId,
+      arguments: entry.args,
+      expiresAt: expiresAt.toISOString(),
+    });
   }
 
   private async execute(
-    caller: SessionUser,
+    context: StepContext,
     entry: Prepared,
   ): Promise<ToolOutcome> {
     const { status, content } =
-      entry.refusal ?? (await this.call(caller, entry));
+      entry.refusal ??
+      (await this.approved(context, entry)) ??
+      (await this.call(context.caller, entry));
     const bounded = this.bounded(storableText(content));
     await this.executions.finish(entry.executionId, status, bounded);
     return {
@@ -176,6 +212,27 @@ export class ToolRunner {
       executionId: entry.executionId,
       status,
       content: bounded,
+    };
+  }
+
+  /** Undefined when the call may run; else its denial (by the owner, at expiry, or by a stop). */
+  private async approved(
+    context: StepContext,
+    entry: Prepared,
+  ): Promise<{ status: ToolStatus; content: string } | undefined> {
+    if (!entry.needsApproval) return undefined;
+    const decision = entry.approval
+      ? await this.approvals.waitFor(
+          entry.approval.id,
+          entry.approval.expiresAt,
+          context.stop,
+        )
+      : 'denied';
+    if (decision === 'approved') return undefined;
+    return {
+      status: 'denied',
+      content:
+        'The user did not approve this call (denied, no decision in time, or the run was stopped): it was not run.',
     };
   }
 

@@ -782,6 +782,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/chat/approvals/{approvalId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or deny a tool call a run is waiting on (its tool_approval event)
+         * @description Only the run’s owner; the run goes on at once on whichever instance runs it. 404 for an approval not yours; 409 once it was decided or expired (an expired one was denied).
+         */
+        post: operations["Approvals_decide"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/billing/checkout": {
         parameters: {
             query?: never;
@@ -1679,6 +1699,32 @@ export interface components {
             event: "tool_call";
             data: components["schemas"]["ChatToolCallEventDataDto"];
         };
+        ChatToolApprovalEventDataDto: {
+            /**
+             * Format: uuid
+             * @description What POST /v1/chat/approvals/:approvalId decides.
+             */
+            approvalId: string;
+            /**
+             * Format: uuid
+             * @description The call's id (its `tool_call`).
+             */
+            id: string;
+            arguments: {
+                [key: string]: unknown;
+            };
+            /**
+             * Format: date-time
+             * @description Without a decision by then, the call is denied.
+             */
+            expiresAt: string;
+            tool: string;
+        };
+        ChatToolApprovalEventDto: {
+            /** @enum {string} */
+            event: "tool_approval";
+            data: components["schemas"]["ChatToolApprovalEventDataDto"];
+        };
         ChatToolResultEventDataDto: {
             /** Format: uuid */
             id: string;
@@ -2060,6 +2106,16 @@ export interface components {
         };
         ToolListDto: {
             data: components["schemas"]["ToolDto"][];
+        };
+        ApprovalDecisionDto: {
+            /** @enum {string} */
+            decision: "approve" | "deny";
+        };
+        ApprovalDecisionResponseDto: {
+            /** Format: uuid */
+            approvalId: string;
+            /** @enum {string} */
+            status: "approved" | "denied";
         };
         CheckoutRequestDto: {
             /** @example pro */
@@ -7633,6 +7689,114 @@ export interface operations {
             };
             /** @description No valid session cookie. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body has an unsupported type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+        };
+    };
+    Approvals_decide: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                approvalId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApprovalDecisionDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalDecisionResponseDto"];
+                };
+            };
+            /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description No valid session cookie. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
