@@ -89,6 +89,10 @@ describe('tools in a run', () => {
       .send({ name: 'box', url: fake.url })
       .expect(201);
     user = await registerVerifiedUser(a.http, { databaseUrl: database.url });
+    // Many runs below, each of two model calls: more than the free plan's daily credits.
+    await query(`UPDATE "User" SET "planCode" = 'pro' WHERE id = $1`, [
+      user.id,
+    ]);
   });
   afterAll(async () => {
     releaseSlow();
@@ -253,6 +257,12 @@ describe('tools in a run', () => {
       ['/tool mcp.box.echo {"text": 5}', 'error', 'input schema'],
       ['/tool mcp.box.echo not json', 'error', 'not valid JSON'],
       ['/tool mcp.box.absent {}', 'error', 'no tool named'],
+      // Nested deeper than a recursive reader can follow: still a tool error, not a failed run.
+      [
+        `/tool mcp.box.echo {"text":"t","deep":${'['.repeat(15_000)}${']'.repeat(15_000)}}`,
+        'error',
+        '',
+      ],
     ];
     const before = fake.calls.length;
     for (const [content, status, words] of cases) {
@@ -444,6 +454,128 @@ describe('tools in a run', () => {
     });
   });
 
+  describe('money', () => {
+    it('keeps one ledger entry per run listing its steps and calls, each model call priced as a request', async () => {
+      const payer = await registerVerifiedUser(a.http, {
+        databaseUrl: database.url,
+      });
+      const res = await post(
+        baseA,
+        '/v1/chat',
+        payer.cookie,
+        turn('/tool mcp.box.echo {"text":"bill me"}', ['mcp.box.echo']),
+        EVENTS,
+      ).response;
+      const events = parseEvents(res.body);
+      const [call] = named(events, 'tool_call');
+      const [usage] = named(events, 'usage');
+      // local/echo costs 1 credit a request: two model calls.
+      expect(usage.credits).toBe(2);
+      const ledger = (
+        await a.http
+          .get('/v1/billing/usage')
+          .set('Cookie', payer.cookie)
+          .expect(200)
+      ).body.data as Record<string, unknown>[];
+      expect(ledger).toHaveLength(1);
+      expect(ledger[0]).toMatchObject({
+        status: 'completed',
+        credits: 2,
+        steps: [
+          { inputTokens: expect.any(Number), outputTokens: expect.any(Number) },
+          { inputTokens: expect.any(Number), outputTokens: expect.any(Number) },
+        ],
+        toolCalls: [{ id: call.id, tool: 'mcp.box.echo', status: 'ok' }],
+      });
+      const [day] = await query<{ used: number; reserved: number }>(
+        `SELECT used, reserved FROM "DailyUsage" WHERE "userId" = $1`,
+        [payer.id],
+      );
+      expect(day).toEqual({ used: 2, reserved: 0 });
+    });
+
+    it('ends with quota_exceeded when the credits run out between steps, billing what was used', async () => {
+      const payer = await registerVerifiedUser(a.http, {
+        databaseUrl: database.url,
+      });
+      const running = post(
+        baseA,
+        '/v1/chat',
+        payer.cookie,
+        turn('/tool mcp.box.slow {}', ['mcp.box.slow']),
+        EVENTS,
+      ).response;
+      const before = fake.executions('slow');
+      await eventually(() => fake.executions('slow') > before, LIVENESS_MS);
+      // Another run of the same day spends the rest meanwhile.
+      await query(
+        `UPDATE "DailyUsage" SET used = 50 - reserved WHERE "userId" = $1`,
+        [payer.id],
+      );
+      releaseSlow();
+      const events = parseEvents((await running).body);
+      expect(named(events, 'tool_result')).toEqual([
+        expect.objectContaining({ status: 'ok', content: 'slow done' }),
+      ]);
+      expect(named(events, 'error')).toEqual([
+        expect.objectContaining({ code: 'quota_exceeded' }),
+      ]);
+      expect(named(events, 'done')).toEqual([{ status: 'failed' }]);
+      expect(named(events, 'usage')[0].credits).toBe(1);
+      const [day] = await query<{ used: number; reserved: number }>(
+        `SELECT used, reserved FROM "DailyUsage" WHERE "userId" = $1`,
+        [payer.id],
+      );
+      expect(day.reserved).toBe(0);
+      const [entry] = await query<{ status: string; credits: number }>(
+        `SELECT status::text, credits FROM "LedgerEntry" WHERE "userId" = $1`,
+        [payer.id],
+      );
+      expect(entry).toEqual({ status: 'partial', credits: 1 });
+    });
+  });
+
+  it('limits tool calls per user (RATE_LIMIT_TOOLS): a call over the limit is an error the model reads, not run', async () => {
+    const limited = await bootTestApp({
+      DATABASE_URL: database.url,
+      MCP_ALLOWED_HOSTS: '127.0.0.1',
+      RATE_LIMIT_TOOLS: '1/600',
+    });
+    try {
+      const caller = await registerVerifiedUser(limited.http, {
+        databaseUrl: database.url,
+      });
+      const base = await listen(limited);
+      const results = [];
+      const before = fake.executions('echo');
+      for (const text of ['one', 'two'])
+        results.push(
+          named(
+            parseEvents(
+              (
+                await post(
+                  base,
+                  '/v1/chat',
+                  caller.cookie,
+                  turn(`/tool mcp.box.echo {"text":"${text}"}`, [
+                    'mcp.box.echo',
+                  ]),
+                  EVENTS,
+                ).response
+              ).body,
+            ),
+            'tool_result',
+          )[0],
+        );
+      expect(results[0]).toMatchObject({ status: 'ok', content: 'echo: one' });
+      expect(results[1]).toMatchObject({ status: 'error' });
+      expect(String(results[1].content)).toMatch(/^Too many tool calls/);
+      expect(fake.executions('echo')).toBe(before + 1);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('runs the built-in files.search with the caller as its owner', async () => {
     const events = parseEvents(
       (
@@ -461,8 +593,12 @@ describe('tools in a run', () => {
   it('a client joined on the other instance while a call is out gets the same events; the call runs once', async () => {
     const key = randomUUID();
     const body = turn('/tool mcp.box.slow {}', ['mcp.box.slow'], key);
+    const slowBefore = fake.executions('slow');
     const first = send(baseA, body);
-    await eventually(() => fake.executions('slow') === 1, LIVENESS_MS);
+    await eventually(
+      () => fake.executions('slow') === slowBefore + 1,
+      LIVENESS_MS,
+    );
     const joined = send(baseB, body);
     await new Promise((resolve) => setTimeout(resolve, 300));
     releaseSlow();
@@ -486,7 +622,7 @@ describe('tools in a run', () => {
     expect(named(parseEvents(follower.body), 'tool_result')).toEqual([
       expect.objectContaining({ status: 'ok', content: 'slow done' }),
     ]);
-    expect(fake.executions('slow')).toBe(1);
+    expect(fake.executions('slow')).toBe(slowBefore + 1);
   });
 
   it('binds tools to a Skill (owner only, ids checked): its runs offer them; export leaves them out', async () => {
@@ -722,6 +858,25 @@ describe('tools in a run', () => {
         ],
       },
     ]);
+    // A turn without tools: the calls as text (Anthropic refuses tool blocks in a request without tools).
+    expect(
+      (
+        await send(baseA, {
+          ...turn('no tools now', undefined, randomUUID(), conversationId),
+          model: 'anthropic/claude-haiku-4-5',
+        })
+      ).status,
+    ).toBe(200);
+    const plain = model.requests.at(-1)!;
+    expect(plain.tools).toBeUndefined();
+    expect(JSON.stringify(plain.messages)).not.toContain('tool_use');
+    expect(asked(plain)[1]).toEqual({
+      role: 'assistant',
+      content: expect.stringContaining(
+        'mcp.box.echo({"text":"remember"}) answered: echo: remember',
+      ),
+    });
+
     const [{ count }] = await query<{ count: string }>(
       `SELECT count(*) FROM "ToolExecution" WHERE "conversationId" = $1`,
       [conversationId],

@@ -7,7 +7,8 @@
 -- once append one after the other. The last message becomes the current one. A run whose conversation was
 -- deleted meanwhile keeps no text and no messages; its ledger entry and usage are written all the same.
 -- `p_runs` is a JSON array of objects with the fields named below, each with its `messages` ({id, role,
--- content}, in order). Answers the positions (from 1) of the runs settled. Callers sort the runs by user.
+-- content}, in order), and for a run that used tools its `steps` and `toolCalls` for the ledger entry
+-- (absent in the previous release's calls: null). Answers the positions (from 1) of the runs settled. Callers sort the runs by user.
 CREATE OR REPLACE FUNCTION "chat_settle_many"(p_runs jsonb) RETURNS TABLE (n integer)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -22,10 +23,10 @@ BEGIN
                    id uuid, status text, "responseBody" text, "errorCode" text, "finishedAt" timestamptz,
                    billed boolean, "skillId" uuid, "skillVersionId" uuid, "modelId" text, "inputTokens" integer,
                    "outputTokens" integer, credits integer, "ledgerId" uuid, anchored boolean, "parentId" uuid,
-                   messages jsonb))
+                   messages jsonb, steps jsonb, "toolCalls" jsonb))
                WITH ORDINALITY AS s(id, status, "responseBody", "errorCode", "finishedAt", billed, "skillId",
                                     "skillVersionId", "modelId", "inputTokens", "outputTokens", credits,
-                                    "ledgerId", anchored, "parentId", messages, k)
+                                    "ledgerId", anchored, "parentId", messages, steps, "toolCalls", k)
          ORDER BY s.k
     LOOP
         UPDATE "ChatRequest" r
@@ -65,11 +66,13 @@ BEGIN
 
         IF v_input.billed THEN
             INSERT INTO "LedgerEntry" (id, "userId", kind, status, "chatRequestId", "modelId", "conversationId", "skillId",
-                                       "skillVersionId", "inputTokens", "outputTokens", credits, "createdAt")
+                                       "skillVersionId", "inputTokens", "outputTokens", credits, steps, "toolCalls",
+                                       "createdAt")
             VALUES (v_input."ledgerId", v_run."userId", 'usage',
                     (CASE WHEN v_input.status = 'completed' THEN 'completed' ELSE 'partial' END)::"LedgerStatus",
                     v_input.id, v_input."modelId", v_run."conversationId", v_input."skillId", v_input."skillVersionId",
-                    v_input."inputTokens", v_input."outputTokens", v_input.credits, v_input."finishedAt");
+                    v_input."inputTokens", v_input."outputTokens", v_input.credits, v_input.steps, v_input."toolCalls",
+                    v_input."finishedAt");
         END IF;
 
         UPDATE "DailyUsage" d

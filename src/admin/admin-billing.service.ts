@@ -1,3 +1,4 @@
+import { runDetails } from '../ledger/ledger.repository';
 import { Injectable } from '@nestjs/common';
 import { accountDeleted } from '../account/deletion/account-deletion.service';
 import { SessionUser } from '../auth/session-user';
@@ -155,9 +156,16 @@ function toFilter(query: UsageFilterDto): UsageFilter {
 function toLedgerEntry({
   modelId,
   createdAt,
+  steps,
+  toolCalls,
   ...row
 }: AdminLedgerRow): AdminLedgerEntryDto {
-  return { ...row, model: modelId, createdAt: createdAt.toISOString() };
+  return {
+    ...row,
+    ...runDetails({ steps, toolCalls }),
+    model: modelId,
+    createdAt: createdAt.toISOString(),
+  };
 }
 
 /** A real calendar day (the pattern lets 2026-02-31 through), as its UTC midnight. */

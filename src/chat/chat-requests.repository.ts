@@ -71,6 +71,9 @@ export interface Settlement {
   inputTokens: number;
   outputTokens: number;
   credits: number;
+  /** A run that used tools: each model call's tokens, and its calls, for its ledger entry. */
+  steps?: { inputTokens: number; outputTokens: number }[];
+  toolCalls?: { id: string; tool: string; status: string }[];
 }
 
 interface RunRow extends StoredRequest {
@@ -130,12 +133,20 @@ export class ChatRequestsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   /** Which of the functions and views this code calls the database lacks (prisma/sql not applied). */
+  /** Reserves `credits` more for a streaming run within its user's limit; false when the limit refuses. */
+  async growReservation(runId: string, credits: number): Promise<boolean> {
+    const [row] = await this.prisma.$queryRaw<{ grown: boolean }[]>`
+      SELECT "chat_grow_reservation"(${runId}::uuid, ${credits}::int) AS grown`;
+    return row?.grown === true;
+  }
+
   async missingDefinitions(): Promise<string[]> {
     const [row] = await this.prisma.$queryRaw<{ missing: string[] }[]>`
       SELECT array_remove(ARRAY[
         CASE WHEN to_regprocedure('chat_claim_many(jsonb)') IS NULL THEN 'chat_claim_many(jsonb)' END,
         CASE WHEN to_regprocedure('chat_settle_many(jsonb)') IS NULL THEN 'chat_settle_many(jsonb)' END,
         CASE WHEN to_regprocedure('chat_request_by_key(uuid, text)') IS NULL THEN 'chat_request_by_key(uuid, text)' END,
+        CASE WHEN to_regprocedure('chat_grow_reservation(uuid, integer)') IS NULL THEN 'chat_grow_reservation(uuid, integer)' END,
         CASE WHEN to_regclass('chat_stored_runs') IS NULL THEN 'chat_stored_runs' END
       ], NULL) AS missing`;
     return row?.missing ?? [];
@@ -267,6 +278,9 @@ export class ChatRequestsRepository {
         role: message.role,
         content: wellFormed(message.content),
       })),
+      // Left out for a run without tools: the statement is what it was.
+      ...(run.steps ? { steps: run.steps } : {}),
+      ...(run.toolCalls ? { toolCalls: run.toolCalls } : {}),
     }));
     const rows = await this.prisma.statement<{ n: number }>(SETTLE_MANY, [
       JSON.stringify(settlements),

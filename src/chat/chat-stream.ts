@@ -24,6 +24,8 @@ const FAILURE_DETAILS: Record<FailureCode, string> = {
     'The model provider did not answer in time; nothing was billed.',
   generation_interrupted:
     'The answer was interrupted (the instance generating it stopped or lost its database) and nothing of it was stored; nothing was billed.',
+  quota_exceeded:
+    'The daily credits ran out before the answer could go on; nothing was billed.',
 };
 
 const MID_STREAM_DETAILS: Record<FailureCode, string> = {
@@ -33,6 +35,8 @@ const MID_STREAM_DETAILS: Record<FailureCode, string> = {
     'The model provider stopped answering in time; only what was delivered is billed.',
   generation_interrupted:
     'The answer was interrupted (the instance generating it stopped or lost its database).',
+  quota_exceeded:
+    'The daily credits ran out before the model could take its next step (after its tool calls); only what was used is billed.',
 };
 
 /** Why an answer broke off after its first byte (the `error` event). */

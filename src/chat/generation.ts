@@ -14,6 +14,12 @@ export interface Generation {
   usage?: { inputTokens: number; outputTokens: number };
   /** The tools the model asked to call (only when it was offered tools), in the order it wrote them. */
   toolCalls?: ToolCall[];
+  /** A run's steps whose tool calls were run (0 or absent: the model never called a tool). */
+  toolSteps?: number;
+  /** A run's tool calls as they ended (a run that used tools). */
+  toolOutcomes?: { id: string; tool: string; status: string }[];
+  /** A run's model calls, each with its usage (a run of one call may leave it out). */
+  steps?: { inputTokens: number; outputTokens: number }[];
   failure?: FailureCode;
   /** The run was stopped (POST /v1/chat/stop): the text so far is the answer. */
   stopped?: boolean;

@@ -16,7 +16,16 @@ export const BYTES_PER_TOKEN = 3;
 /** An upper-leaning estimate of the input tokens of a prompt, before the provider reports the real count. */
 export function estimateInputTokens(messages: ChatMessage[]): number {
   const bytes = messages.reduce(
-    (sum, message) => sum + Buffer.byteLength(message.content, 'utf8'),
+    (sum, message) =>
+      sum +
+      Buffer.byteLength(message.content, 'utf8') +
+      (message.toolCalls ?? []).reduce(
+        (calls, call) =>
+          calls +
+          Buffer.byteLength(call.name, 'utf8') +
+          Buffer.byteLength(call.arguments, 'utf8'),
+        0,
+      ),
     0,
   );
   return (

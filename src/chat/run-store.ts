@@ -81,6 +81,11 @@ export class RunStore implements OnModuleInit {
     return this.settlements.submit({ ...run, userId });
   }
 
+  /** Reserves `credits` more for a run about to take another step; false when the day's limit refuses. */
+  growReservation(runId: string, credits: number): Promise<boolean> {
+    return this.requests.growReservation(runId, credits);
+  }
+
   findByKey(userId: string, idempotencyKey: string): Promise<StoredRun | null> {
     return this.requests.findByKey(userId, idempotencyKey);
   }

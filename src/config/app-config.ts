@@ -96,6 +96,8 @@ export interface AppConfig {
     timeoutMs: number;
     /** How long a `confirm` call waits for its owner's decision before it is denied. */
     approvalTimeoutMs: number;
+    /** Tool calls one user may make per window (RATE_LIMIT_TOOLS); a call over it is an error the model reads. */
+    rateLimit: RateLimitConfig;
     /** Most model calls in one run that uses tools. */
     maxSteps: number;
     /** A tool's answer is cut to this many characters (with a marker) before the model reads it. */

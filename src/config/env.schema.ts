@@ -234,6 +234,7 @@ export const envSchema = z.object({
   MCP_ALLOWED_HOSTS: commaList,
   TOOL_TIMEOUT_MS: integer(100, 600_000).default(30_000),
   TOOL_MAX_STEPS: integer(1, 64).default(8),
+  RATE_LIMIT_TOOLS: rateLimit.default({ max: 120, windowSeconds: 60 }),
   TOOL_APPROVAL_TIMEOUT_MS: integer(1_000, 3_600_000).default(300_000),
   TOOL_RESULT_MAX_CHARS: integer(100, 1_000_000).default(20_000),
 

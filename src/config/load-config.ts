@@ -159,6 +159,7 @@ function toAppConfig(env: Env): AppConfig {
     tools: {
       timeoutMs: env.TOOL_TIMEOUT_MS,
       maxSteps: env.TOOL_MAX_STEPS,
+      rateLimit: env.RATE_LIMIT_TOOLS,
       approvalTimeoutMs: env.TOOL_APPROVAL_TIMEOUT_MS,
       resultMaxChars: env.TOOL_RESULT_MAX_CHARS,
       mcpAllowedHosts: env.MCP_ALLOWED_HOSTS.map((host) => host.toLowerCase()),

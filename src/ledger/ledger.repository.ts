@@ -15,8 +15,25 @@ export const LEDGER_LINE = {
   outputTokens: true,
   credits: true,
   reason: true,
+  steps: true,
+  toolCalls: true,
   createdAt: true,
 } as const;
+
+/** A run's steps and tool calls as a line shows them: empty for a run without tools and for grants. */
+export function runDetails(row: { steps: unknown; toolCalls: unknown }): {
+  steps: { inputTokens: number; outputTokens: number }[];
+  toolCalls: { id: string; tool: string; status: string }[];
+} {
+  return {
+    steps: Array.isArray(row.steps)
+      ? (row.steps as { inputTokens: number; outputTokens: number }[])
+      : [],
+    toolCalls: Array.isArray(row.toolCalls)
+      ? (row.toolCalls as { id: string; tool: string; status: string }[])
+      : [],
+  };
+}
 
 @Injectable()
 export class LedgerRepository {

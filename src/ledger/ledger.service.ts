@@ -7,7 +7,7 @@ import {
   toPage,
 } from '../common/pagination';
 import { LedgerPageDto } from './dto/ledger-entry.response';
-import { LedgerRepository } from './ledger.repository';
+import { LedgerRepository, runDetails } from './ledger.repository';
 
 @Injectable()
 export class LedgerService {
@@ -27,8 +27,9 @@ export class LedgerService {
       rows,
       limit,
       (row) => ({ at: row.createdAt, id: row.id }),
-      ({ modelId, createdAt, ...row }) => ({
+      ({ modelId, createdAt, steps, toolCalls, ...row }) => ({
         ...row,
+        ...runDetails({ steps, toolCalls }),
         model: modelId,
         createdAt: createdAt.toISOString(),
       }),

@@ -1,3 +1,4 @@
+import { runDetails } from '../../ledger/ledger.repository';
 import { toolCallsOf } from '../../tools/dto/tool-call.dto';
 import {
   AccountExportAccountDto,
@@ -127,6 +128,7 @@ export function toLedgerEntry(row: LedgerRow): AccountExportLedgerEntryDto {
     inputTokens: row.inputTokens,
     outputTokens: row.outputTokens,
     credits: row.credits,
+    ...runDetails(row),
     reason: row.reason,
     createdAt: iso(row.createdAt),
   };

@@ -87,6 +87,8 @@ const LEDGER_ENTRY = {
   inputTokens: true,
   outputTokens: true,
   credits: true,
+  steps: true,
+  toolCalls: true,
   reason: true,
   createdAt: true,
 } as const;

@@ -37,9 +37,18 @@ export class ChatDeltaEventDto {
 
 export class ChatErrorEventDataDto {
   @ApiProperty({
-    enum: ['provider_error', 'provider_timeout', 'generation_interrupted'],
+    enum: [
+      'provider_error',
+      'provider_timeout',
+      'generation_interrupted',
+      'quota_exceeded',
+    ],
   })
-  code!: 'provider_error' | 'provider_timeout' | 'generation_interrupted';
+  code!:
+    | 'provider_error'
+    | 'provider_timeout'
+    | 'generation_interrupted'
+    | 'quota_exceeded';
 
   detail!: string;
 }

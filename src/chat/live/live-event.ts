@@ -21,7 +21,10 @@ export type RunStatus = RunOutcome['status'];
 
 export type FailureCode = Extract<
   ErrorCode,
-  'provider_error' | 'provider_timeout' | 'generation_interrupted'
+  | 'provider_error'
+  | 'provider_timeout'
+  | 'generation_interrupted'
+  | 'quota_exceeded'
 >;
 
 /**
@@ -41,6 +44,7 @@ export function isFailureCode(code: string | null): code is FailureCode {
   return (
     code === 'provider_error' ||
     code === 'provider_timeout' ||
-    code === 'generation_interrupted'
+    code === 'generation_interrupted' ||
+    code === 'quota_exceeded'
   );
 }

@@ -146,6 +146,7 @@ export class LiveStreams implements OnModuleDestroy {
 /** Appends to a run's Redis stream in order, at most one entry per RELAY_FLUSH_MS, each with its offset. */
 class Relay {
   private offset = 0;
+  private tools = 0;
   private pending = '';
   private timer: NodeJS.Timeout | undefined;
 
@@ -163,7 +164,8 @@ class Relay {
   /** Sent after the text before it, at its offset, so a follower places it exactly. */
   tool(event: ToolEvent): void {
     this.flush();
-    this.remote.appendTool(this.runId, this.offset, event);
+    this.remote.appendTool(this.runId, this.offset, this.tools, event);
+    this.tools += 1;
   }
 
   async end(outcome: RunOutcome): Promise<void> {

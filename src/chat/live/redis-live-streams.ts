@@ -56,8 +56,16 @@ export class RedisLiveStreams {
       .catch(this.onError);
   }
 
-  /** A tool event after `offset` characters of text (same order guarantee as append). */
-  appendTool(runId: string, offset: number, event: ToolEvent): void {
+  /**
+   * The run's `sequence`-th tool event (from 0), after `offset` characters of text (same order guarantee
+   * as append): a follower that misses one sees the gap.
+   */
+  appendTool(
+    runId: string,
+    offset: number,
+    sequence: number,
+    event: ToolEvent,
+  ): void {
     this.redis
       .eval(
         APPEND_SCRIPT,
@@ -65,7 +73,7 @@ export class RedisLiveStreams {
         streamKey(runId),
         this.channel(runId),
         'tool',
-        String(offset),
+        `${offset}:${sequence}`,
         JSON.stringify(event),
         String(this.liveTtlMs),
       )
@@ -129,6 +137,7 @@ export class RedisLiveStreams {
     try {
       let after = '-';
       let delivered = 0;
+      let deliveredTools = 0;
       let trusted = true;
       while (!signal?.aborted) {
         pending = false;
@@ -146,10 +155,14 @@ export class RedisLiveStreams {
             delivered += event.text.length;
             yield { type: 'text', text: event.text };
           } else if (event.type === 'tool') {
-            if (event.offset !== delivered) {
+            if (
+              event.offset !== delivered ||
+              event.sequence !== deliveredTools
+            ) {
               trusted = false;
               break;
             }
+            deliveredTools += 1;
             yield { type: 'tool', event: event.event };
           } else {
             yield event;
@@ -251,7 +264,7 @@ function streamKey(runId: string): string {
 
 type StreamEntry =
   | { type: 'text'; offset: number; text: string }
-  | { type: 'tool'; offset: number; event: ToolEvent }
+  | { type: 'tool'; offset: number; sequence: number; event: ToolEvent }
   | { type: 'end'; outcome: RunOutcome };
 
 function parseEntry(fields: string[]): StreamEntry | undefined {
@@ -262,10 +275,12 @@ function parseEntry(fields: string[]): StreamEntry | undefined {
   if (values.get('t') === 'text')
     return { type: 'text', offset: Number(values.get('o')), text: data };
   if (values.get('t') === 'tool') {
+    const [offset, sequence] = (values.get('o') ?? '').split(':').map(Number);
     try {
       return {
         type: 'tool',
-        offset: Number(values.get('o')),
+        offset,
+        sequence,
         event: JSON.parse(data) as ToolEvent,
       };
     } catch {

@@ -16,6 +16,8 @@ import { RunStops } from '../stop/run-stops';
 import { ChatTurn, RunPlan } from './chat-turn';
 import { RunSettler } from './run-settler';
 import { resultText } from './tool-history';
+import { estimateInputTokens, reservationFor } from '../pricing';
+import { RunStore } from '../run-store';
 
 /**
  * Executing a claimed run, detached from the client (generation goes on after a disconnect, so the answer
@@ -30,6 +32,7 @@ export class RunExecutor {
     private readonly stops: RunStops,
     private readonly settler: RunSettler,
     private readonly tools: ToolRunner,
+    private readonly store: RunStore,
     private readonly metrics: Metrics,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly log: AppLogger,
@@ -113,6 +116,10 @@ export class RunExecutor {
     const total: Generation = { text: '', chunks: 0 };
     let prompt = plan.prompt;
     for (let step = 0; ; step++) {
+      if (step > 0) {
+        const refusal = await this.reserveNextStep(plan, prompt, requestId);
+        if (refusal) return { ...total, failure: refusal };
+      }
       const generation = await this.generateAnswer(
         plan,
         prompt,
@@ -120,13 +127,20 @@ export class RunExecutor {
         stop,
         requestId,
       );
-      addStep(total, generation);
       const calls = generation.toolCalls ?? [];
+      // A step that said nothing of its usage still used tokens (when other steps did say, the sum would
+      // leave them out): estimated as the settlement estimates a run.
+      if (!generation.usage && (generation.chunks > 0 || calls.length > 0))
+        generation.usage = {
+          inputTokens: estimateInputTokens(prompt),
+          outputTokens: generation.chunks + calls.length,
+        };
+      addStep(total, generation);
       if (!plan.tools || calls.length === 0 || generation.failure) return total;
       if (generation.stopped || stop.aborted)
         return { ...total, stopped: true };
       if (step + 1 >= this.config.tools.maxSteps) return total;
-      let outcomes: ToolOutcome[];
+      let outcomes: ToolOutcome[] | null;
       try {
         outcomes = await this.tools.runStep(
           {
@@ -150,9 +164,47 @@ export class RunExecutor {
         );
         return { ...total, failure: 'generation_interrupted' };
       }
+      if (!outcomes) {
+        // Nothing was recorded, so nothing was sent: the run ended meanwhile (swept).
+        return { ...total, failure: 'generation_interrupted' };
+      }
+      total.toolSteps = (total.toolSteps ?? 0) + 1;
+      (total.toolOutcomes ??= []).push(
+        ...outcomes.map((outcome) => ({
+          id: outcome.executionId,
+          tool: outcome.toolId,
+          status: outcome.status,
+        })),
+      );
       prompt = [...prompt, ...stepMessages(generation.text, outcomes)];
       if (stop.aborted) return { ...total, stopped: true };
     }
+  }
+
+  /**
+   * Reserves what the next model call may cost (its estimated input and its most output), in one
+   * conditional statement; the settlement bills the run's actual cost, never above all it reserved.
+   * Answers why the run cannot go on, or undefined when it can.
+   */
+  private async reserveNextStep(
+    plan: RunPlan,
+    prompt: ChatMessage[],
+    requestId: string | undefined,
+  ): Promise<'quota_exceeded' | 'generation_interrupted' | undefined> {
+    const credits = reservationFor(plan.model, estimateInputTokens(prompt));
+    try {
+      if (!(await this.store.growReservation(plan.runId, credits)))
+        return 'quota_exceeded';
+    } catch (error) {
+      this.log.error(
+        { err: error, requestId, runId: plan.runId },
+        'the next step could not be reserved',
+      );
+      return 'generation_interrupted';
+    }
+    // The plan's reservation is the settlement's cap: it now holds this step too.
+    plan.reservedCredits += credits;
+    return undefined;
   }
 
   /** One model call, streamed into the writer as it comes; a provider failure is in the result, not thrown. */
@@ -231,6 +283,7 @@ export class RunExecutor {
 function addStep(total: Generation, step: Generation): void {
   total.text += step.text;
   total.chunks += step.chunks;
+  if (step.usage) (total.steps ??= []).push(step.usage);
   if (step.usage)
     total.usage = {
       inputTokens: (total.usage?.inputTokens ?? 0) + step.usage.inputTokens,

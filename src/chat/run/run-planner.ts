@@ -12,7 +12,7 @@ import {
   ConversationsRepository,
 } from '../../conversations/conversations.repository';
 import { ToolsService } from '../../tools/tools.service';
-import { ToolBinding, wireNameOf } from '../../tools/run/tool-binding';
+import { ToolBinding } from '../../tools/run/tool-binding';
 import { toModelMessages } from './tool-history';
 import {
   FileContext,
@@ -75,7 +75,8 @@ export class RunPlanner {
     const history = turn.conversationId
       ? toModelMessages(
           await this.history(user, turn.conversationId, turn.anchor),
-          (toolId) => tools?.wireNameFor(toolId) ?? wireNameOf(toolId),
+          // Native tool messages only when the run offers tools (see tool-history.ts).
+          tools ? (toolId) => tools.wireNameFor(toolId) : null,
         )
       : [];
     const system = turn.system

@@ -10,7 +10,7 @@ import { APP_CONFIG } from '../../config/config.module';
 import { Settlement } from '../chat-requests.repository';
 import { Generation } from '../generation';
 import { RunOutcome, RunUsage } from '../live/live-event';
-import { settledCredits } from '../pricing';
+import { creditsFor, settledCredits } from '../pricing';
 import { RunStore } from '../run-store';
 import { NO_USAGE } from '../stored-run';
 import { ChatTurn, RunPlan } from './chat-turn';
@@ -94,8 +94,8 @@ export class RunSettler {
 }
 
 /**
- * How the run is settled (messages, ledger entry and quota in one statement): billed when it completed or
- * produced text (a stopped or broken-off answer pays for what was produced).
+ * How the run is settled (messages, ledger entry and quota in one statement): billed when it completed,
+ * produced text or ran tools (a stopped or broken-off answer pays for what was produced).
  */
 export function settlementOf(
   turn: ChatTurn,
@@ -104,7 +104,11 @@ export function settlementOf(
   outcome: RunOutcome,
   finishedAt: Date,
 ): Settlement {
-  const billed = outcome.status === 'completed' || generation.text.length > 0;
+  // Tools that ran are work done (and model calls made) even when no text followed.
+  const billed =
+    outcome.status === 'completed' ||
+    generation.text.length > 0 ||
+    (generation.toolSteps ?? 0) > 0;
   const inputTokens =
     generation.usage?.inputTokens ?? plan.estimatedInputTokens;
   const outputTokens = generation.usage?.outputTokens ?? generation.chunks;
@@ -125,14 +129,43 @@ export function settlementOf(
     inputTokens,
     outputTokens,
     credits: billed
-      ? settledCredits(
-          plan.model,
-          plan.reservedCredits,
-          inputTokens,
-          outputTokens,
-        )
+      ? creditsOf(plan, generation, inputTokens, outputTokens)
       : 0,
+    ...((generation.toolSteps ?? 0) > 0
+      ? {
+          steps: generation.steps ?? [],
+          toolCalls: generation.toolOutcomes ?? [],
+        }
+      : {}),
   };
+}
+
+/**
+ * The run's cost, never above what it reserved: each model call of a run that used tools is priced as the
+ * request it was (its per-request price included); a run of one call as before.
+ */
+function creditsOf(
+  plan: RunPlan,
+  generation: Generation,
+  inputTokens: number,
+  outputTokens: number,
+): number {
+  const steps = generation.steps ?? [];
+  if ((generation.toolSteps ?? 0) === 0 || steps.length < 2)
+    return settledCredits(
+      plan.model,
+      plan.reservedCredits,
+      inputTokens,
+      outputTokens,
+    );
+  return Math.min(
+    plan.reservedCredits,
+    steps.reduce(
+      (sum, step) =>
+        sum + creditsFor(plan.model, step.inputTokens, step.outputTokens),
+      0,
+    ),
+  );
 }
 
 /** What a settled run reports: its ledger entry's figures, or zeros when nothing was billed. */

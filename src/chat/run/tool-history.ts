@@ -10,11 +10,12 @@ import { RecordedToolCall } from '../../tools/run/tool-events';
  */
 export function toModelMessages(
   messages: BranchMessage[],
-  wireNameFor: (toolId: string) => string,
+  wireNameFor: ((toolId: string) => string) | null,
 ): ChatMessage[] {
   return messages.flatMap((message): ChatMessage[] => {
     if (!message.toolCalls?.length)
       return [{ role: message.role, content: message.content }];
+    if (!wireNameFor) return [asText(message, message.toolCalls)];
     const expanded: ChatMessage[] = [];
     for (const step of byStep(message.toolCalls)) {
       expanded.push({
@@ -37,6 +38,24 @@ export function toModelMessages(
       expanded.push({ role: 'assistant', content: message.content });
     return expanded;
   });
+}
+
+/**
+ * A run without tools: the calls as text before the answer (Anthropic refuses tool blocks in a request
+ * that defines no tools, and the model needs no tool format to read what happened).
+ */
+function asText(
+  message: BranchMessage,
+  calls: RecordedToolCall[],
+): ChatMessage {
+  const lines = calls.map(
+    (call) =>
+      `- ${call.tool}(${JSON.stringify(call.arguments)}) answered: ${resultText(call)}`,
+  );
+  return {
+    role: 'assistant',
+    content: `[Tools called for this answer]\n${lines.join('\n')}\n\n${message.content}`,
+  };
 }
 
 /** What the model reads as a call's result: the content, its status named when it is not `ok`. */

@@ -1,6 +1,22 @@
 import { ApiProperty } from '@nestjs/swagger';
 
 /** One line of the caller's ledger: a billed chat or Skill run, or credits granted by an admin. */
+export class LedgerStepDto {
+  inputTokens!: number;
+  outputTokens!: number;
+}
+
+export class LedgerToolCallDto {
+  /** The execution's id (the `id` of its events and of the answer's `toolCalls`). */
+  @ApiProperty({ format: 'uuid' })
+  id!: string;
+
+  tool!: string;
+
+  @ApiProperty({ enum: ['ok', 'error', 'denied', 'timeout', 'unknown'] })
+  status!: string;
+}
+
 export class LedgerEntryDto {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -31,6 +47,12 @@ export class LedgerEntryDto {
 
   /** Credits charged (usage) or added (grant). */
   credits!: number;
+
+  /** A run that used tools: each model call's tokens, in order; empty otherwise. */
+  steps!: LedgerStepDto[];
+
+  /** A run that used tools: its tool calls and how each ended; empty otherwise. */
+  toolCalls!: LedgerToolCallDto[];
 
   /** The admin's reason, for grants. */
   @ApiProperty({ nullable: true, type: String })

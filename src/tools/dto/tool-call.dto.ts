@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Prisma } from '../../infra/prisma/generated/client';
+import { canonicalArguments } from '../run/tool-events';
 
 /** One tool call a run made, as GET /v1/conversations/:id shows it on the answer. */
 export class ToolCallDto {
@@ -52,7 +53,7 @@ export function toolCallsOf(
   return (rows ?? []).map((row) => ({
     id: row.id,
     tool: row.toolId,
-    arguments: row.arguments as Record<string, unknown>,
+    arguments: canonicalArguments(row.arguments),
     status: row.status as ToolCallDto['status'],
     content: row.content ?? '',
   }));

@@ -15,6 +15,15 @@ describe('isPrivateAddress', () => {
       'fe80::1',
       'fd00:ec2::254',
       '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '::127.0.0.1',
+      '::7f00:1',
+      '64:ff9b::a9fe:a9fe',
+      '64:ff9b::10.0.0.1',
+      '64:ff9b:1::1',
+      '2002:7f00:1::1',
+      '2002:a9fe:a9fe::',
+      'fec0::1',
       'not-an-address',
     ])
       expect([address, isPrivateAddress(address)]).toEqual([address, true]);
@@ -26,6 +35,8 @@ describe('isPrivateAddress', () => {
       '1.1.1.1',
       '2606:4700:4700::1111',
       '::ffff:8.8.8.8',
+      '64:ff9b::808:808',
+      '2002:808:808::1',
     ])
       expect([address, isPrivateAddress(address)]).toEqual([address, false]);
   });

@@ -109,12 +109,28 @@ export class McpConnector implements OnModuleDestroy {
     return client;
   }
 
-  /** Fetch through the guarded agent. The SDK types its fetch with the DOM's types, undici has its own. */
-  private readonly fetch = ((url: string | URL, init?: RequestInit) =>
-    undiciFetch(url, {
+  /**
+   * Fetch through the guarded agent. The answer to a request (a POST: a call's result, a tool list) may
+   * weigh MAX_RESPONSE_BYTES at most, or it fails: the SDK reads a whole answer before the result is cut to
+   * TOOL_RESULT_MAX_CHARS. The server's event stream (GET) carries only notifications and is not counted.
+   * The SDK types its fetch with the DOM's types, undici has its own.
+   */
+  private readonly fetch = (async (url: string | URL, init?: RequestInit) => {
+    const response = await undiciFetch(url, {
       ...(init as Parameters<typeof undiciFetch>[1]),
       dispatcher: this.agent,
-    })) as unknown as typeof globalThis.fetch;
+    });
+    if ((init?.method ?? 'GET').toUpperCase() !== 'POST' || !response.body)
+      return response;
+    return new Response(
+      limited(response.body as ReadableStream<Uint8Array>, MAX_RESPONSE_BYTES),
+      {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers as unknown as Headers,
+      },
+    );
+  }) as unknown as typeof globalThis.fetch;
 
   private readonly guardedLookup: LookupFunction = (
     hostname,
@@ -146,6 +162,29 @@ export class McpConnector implements OnModuleDestroy {
       },
     );
   };
+}
+
+/** The most one answer of an MCP server may weigh. */
+const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+/** The stream, failing once more than `max` bytes went through. */
+function limited(
+  body: ReadableStream<Uint8Array>,
+  max: number,
+): ReadableStream<Uint8Array> {
+  let seen = 0;
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        seen += chunk.byteLength;
+        if (seen > max)
+          controller.error(
+            new Error(`the MCP server's answer is over ${max} bytes`),
+          );
+        else controller.enqueue(chunk);
+      },
+    }),
+  );
 }
 
 /** The URL's host without IPv6 brackets. */

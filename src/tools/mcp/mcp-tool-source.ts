@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { SessionUser } from '../../auth/session-user';
 import { SecretCipher } from '../../auth/two-factor/secret-cipher';
 import { AppConfig } from '../../config/app-config';
@@ -20,6 +20,7 @@ import { callTool, McpToolInfo, readTools } from './mcp-tools';
 @Injectable()
 export class McpToolSource {
   private readonly cipher: SecretCipher;
+  private readonly logger = new Logger(McpToolSource.name);
 
   constructor(
     private readonly servers: McpServersRepository,
@@ -69,17 +70,21 @@ export class McpToolSource {
     return this.connector.connect(this.endpointOf(server), watch);
   }
 
-  /** Reads the server's tools over an open connection and keeps them (or why that failed). */
+  /**
+   * Reads the server's tools over an open connection and keeps them (or why that failed). Rejects only
+   * when the database cannot record either.
+   */
   async readInto(
     server: StoredMcpServer,
     client: Client,
   ): Promise<StoredMcpServer | null> {
+    let outcome: { tools: McpToolInfo[] } | { error: string };
     try {
-      const tools = await readTools(client, this.config.tools.timeoutMs);
-      return await this.servers.recordTools(server.id, { tools });
+      outcome = { tools: await readTools(client, this.config.tools.timeoutMs) };
     } catch (error) {
-      return this.servers.recordTools(server.id, { error: describe(error) });
+      outcome = { error: describe(error) };
     }
+    return this.servers.recordTools(server.id, outcome);
   }
 
   private toolOf(server: StoredMcpServer, tool: McpToolInfo): Tool {
@@ -104,8 +109,13 @@ export class McpToolSource {
           }
         } catch (error) {
           if (error instanceof ToolError) throw error;
+          // The details (an upstream error body, a resolved address) are for operators, not for the
+          // user, the model or the stored conversation.
+          this.logger.warn(
+            `MCP server ${server.name}, tool ${tool.name}: ${describe(error)}`,
+          );
           throw new ToolError(
-            `the MCP server ${server.name} failed: ${describe(error)}`,
+            `The MCP server ${server.name} could not be reached or did not answer the call.`,
           );
         }
       },

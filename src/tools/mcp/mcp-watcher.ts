@@ -10,7 +10,7 @@ import {
   McpServersRepository,
   StoredMcpServer,
 } from './mcp-servers.repository';
-import { McpToolSource } from './mcp-tool-source';
+import { describe, McpToolSource } from './mcp-tool-source';
 
 /** How often an instance compares its watches with the servers' rows (another instance may have changed them). */
 const SYNC_INTERVAL_MS = 30_000;
@@ -18,8 +18,8 @@ const SYNC_INTERVAL_MS = 30_000;
 const REREAD_AFTER_MS = 5 * 60_000;
 
 interface Watched {
-  /** The row's updatedAt when the watch opened: a changed row (url, headers) opens a new one. */
-  version: number;
+  /** What the connection was opened with (url, headers): a change opens a new one. */
+  version: string;
   client?: Client;
   lost: boolean;
 }
@@ -53,6 +53,8 @@ export class McpWatcher implements OnApplicationBootstrap, OnModuleDestroy {
     this.timer.unref();
   }
 
+  /** Never rejects: a failed pass is logged, and the next tick tries again. */
+
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
@@ -62,7 +64,11 @@ export class McpWatcher implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** Brings the watches in line with the rows now (after an admin's change on this instance, and on a timer). */
   sync(): Promise<void> {
-    this.syncing ??= this.syncOnce().finally(() => (this.syncing = undefined));
+    this.syncing ??= this.syncOnce()
+      .catch((error: unknown) =>
+        this.logger.warn(`MCP watch pass failed: ${describe(error)}`),
+      )
+      .finally(() => (this.syncing = undefined));
     return this.syncing;
   }
 
@@ -82,7 +88,8 @@ export class McpWatcher implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async follow(server: StoredMcpServer): Promise<void> {
     const watched = this.watched.get(server.id);
-    const version = server.updatedAt.getTime();
+    // Not updatedAt: every reading of the tools changes the row, and must not reopen the watch.
+    const version = JSON.stringify([server.url, server.headers]);
     if (!watched || watched.lost || watched.version !== version) {
       await this.unwatch(server.id);
       await this.open(server, version);
@@ -93,14 +100,20 @@ export class McpWatcher implements OnApplicationBootstrap, OnModuleDestroy {
       await this.source.readInto(server, watched.client);
   }
 
-  private async open(server: StoredMcpServer, version: number): Promise<void> {
+  private async open(server: StoredMcpServer, version: string): Promise<void> {
     const entry: Watched = { version, lost: false };
     this.watched.set(server.id, entry);
     try {
       entry.client = await this.source.watch(server, {
         onToolsChanged: () => {
           if (entry.client && !entry.lost)
-            void this.source.readInto(server, entry.client);
+            this.source
+              .readInto(server, entry.client)
+              .catch((error: unknown) =>
+                this.logger.warn(
+                  `MCP server ${server.name}: its tools could not be read again: ${describe(error)}`,
+                ),
+              );
         },
         onLost: () => (entry.lost = true),
       });
@@ -111,7 +124,7 @@ export class McpWatcher implements OnApplicationBootstrap, OnModuleDestroy {
       entry.lost = true;
       if (!this.failing.has(server.id))
         this.logger.warn(
-          `MCP server ${server.name} cannot be watched: ${error instanceof Error ? error.message.split('\n')[0] : 'unknown error'}`,
+          `MCP server ${server.name} cannot be watched: ${describe(error)}`,
         );
       this.failing.add(server.id);
       // Records why on the row, for GET /v1/admin/mcp-servers.

@@ -103,3 +103,22 @@ export function eventsOf(
   }
   return events;
 }
+
+/**
+ * A call's arguments with every object's keys in one order (sorted): the database (jsonb) keeps its own
+ * order, so live events and replays both show this one.
+ */
+export function canonicalArguments(value: unknown): Record<string, unknown> {
+  return sortKeys(value) as Record<string, unknown>;
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]),
+    );
+  return value;
+}

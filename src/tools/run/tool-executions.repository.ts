@@ -1,7 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { Prisma } from '../../infra/prisma/generated/client';
 import { PrismaService } from '../../infra/prisma/prisma.service';
-import { RecordedToolCall, ToolStatus } from './tool-events';
+import {
+  canonicalArguments,
+  RecordedToolCall,
+  ToolStatus,
+} from './tool-events';
 
 /** An execution about to be sent. */
 export interface NewToolExecution {
@@ -39,19 +43,24 @@ export class ToolExecutionsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
   /**
-   * Records the executions of one step; answers the ids that were new. An execution already recorded for
-   * the same run, step and call (the unique key) is not answered, so it is never sent again.
+   * Records the executions of one step while their run is still streaming; answers the ids recorded. An
+   * execution already recorded for the same run, step and call (the unique key) is not recorded again, and
+   * nothing is recorded for a run that ended meanwhile (swept while its instance had lost the database):
+   * what is not answered is never sent.
    */
   async start(executions: NewToolExecution[]): Promise<Set<string>> {
     if (executions.length === 0) return new Set();
-    const rows = await this.prisma.toolExecution.createManyAndReturn({
-      data: executions.map((execution) => ({
-        ...execution,
-        arguments: execution.arguments as Prisma.InputJsonValue,
-      })),
-      skipDuplicates: true,
-      select: { id: true },
-    });
+    const rows = await this.prisma.$queryRaw<{ id: string }[]>`
+      INSERT INTO "ToolExecution" (id, "chatRequestId", "conversationId", "userId", step, "callIndex", "callId",
+                                   "toolId", arguments, "textOffset")
+      SELECT e.id, e."chatRequestId", e."conversationId", e."userId", e.step, e."callIndex", e."callId", e."toolId",
+             e.arguments, e."textOffset"
+        FROM jsonb_to_recordset(${JSON.stringify(executions)}::jsonb) AS e(
+               id uuid, "chatRequestId" uuid, "conversationId" uuid, "userId" uuid, step integer,
+               "callIndex" integer, "callId" text, "toolId" text, arguments jsonb, "textOffset" integer)
+       WHERE EXISTS (SELECT 1 FROM "ChatRequest" r WHERE r.id = e."chatRequestId" AND r.status = 'streaming')
+      ON CONFLICT ("chatRequestId", step, "callIndex") DO NOTHING
+      RETURNING id::text`;
     return new Set(rows.map((row) => row.id));
   }
 
@@ -110,7 +119,7 @@ function toRecorded(row: Row): RecordedToolCall {
     callIndex: row.callIndex,
     callId: row.callId,
     tool: row.toolId,
-    arguments: row.arguments as Record<string, unknown>,
+    arguments: canonicalArguments(row.arguments),
     status: row.status as RecordedToolCall['status'],
     content: row.content,
     textOffset: row.textOffset,

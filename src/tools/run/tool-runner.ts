@@ -2,6 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SessionUser } from '../../auth/session-user';
 import { sha256Hex } from '../../common/hashing';
 import { uuidv7 } from '../../common/ids';
+import { RATE_LIMIT_STORE } from '../../common/rate-limit/rate-limit.module';
+import { RateLimitStore } from '../../common/rate-limit/rate-limit.store';
 import { storableJson, storableText } from '../../common/text/storable';
 import { AppLogger } from '../../common/logging/app-logger';
 import { AppConfig } from '../../config/app-config';
@@ -11,7 +13,7 @@ import { JsonSchemaService } from '../../skills/json-schema.service';
 import { ToolApprovals } from '../approvals/tool-approvals.service';
 import { Tool, ToolError } from '../tool';
 import { ToolBinding } from './tool-binding';
-import { ToolEvent, ToolStatus } from './tool-events';
+import { canonicalArguments, ToolEvent, ToolStatus } from './tool-events';
 import { ToolExecutionsRepository } from './tool-executions.repository';
 
 /** Where a step's calls belong. */
@@ -34,6 +36,8 @@ export interface StepContext {
 export interface ToolOutcome {
   call: ToolCall;
   executionId: string;
+  /** The tool's id (the model's name for it when it named none of the run's). */
+  toolId: string;
   status: ToolStatus;
   content: string;
 }
@@ -65,16 +69,18 @@ export class ToolRunner {
     private readonly schemas: JsonSchemaService,
     private readonly approvals: ToolApprovals,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(RATE_LIMIT_STORE) private readonly counters: RateLimitStore,
     private readonly log: AppLogger,
   ) {}
 
+  /** The step's outcomes, in call order; null when nothing could be recorded (the run has ended). */
   async runStep(
     context: StepContext,
     binding: ToolBinding,
     calls: ToolCall[],
-  ): Promise<ToolOutcome[]> {
+  ): Promise<ToolOutcome[] | null> {
     const prepared = await Promise.all(
-      calls.map((call) => this.prepare(binding, call, context.canApprove)),
+      calls.map((call) => this.prepare(binding, call, context)),
     );
     const fresh = await this.executions.start(
       prepared.map((entry, callIndex) => ({
@@ -90,6 +96,7 @@ export class ToolRunner {
         textOffset: context.textOffset,
       })),
     );
+    if (fresh.size === 0) return null;
     for (const entry of prepared)
       context.emit({
         type: 'tool_call',
@@ -107,6 +114,7 @@ export class ToolRunner {
           : {
               call: entry.call,
               executionId: entry.executionId,
+              toolId: entry.toolId,
               status: 'unknown' as const,
               content: 'This call was recorded before and is not run again.',
             },
@@ -116,19 +124,42 @@ export class ToolRunner {
       context.emit({
         type: 'tool_result',
         id: outcome.executionId,
-        tool: prepared.find(
-          (entry) => entry.executionId === outcome.executionId,
-        )!.toolId,
+        tool: outcome.toolId,
         status: outcome.status,
         content: outcome.content,
       });
     return outcomes;
   }
 
+  /** Never rejects: a call that cannot even be read is an error the model reads. */
   private async prepare(
     binding: ToolBinding,
+    modelCall: ToolCall,
+    context: StepContext,
+  ): Promise<Prepared> {
+    const call = {
+      id: storableText(modelCall.id).slice(0, 200),
+      name: storableText(modelCall.name).slice(0, 200),
+      arguments: modelCall.arguments,
+    };
+    try {
+      return await this.check(binding, call, context);
+    } catch (error) {
+      this.log.warn({ err: error, tool: call.name }, 'tool call not readable');
+      return {
+        call,
+        executionId: uuidv7(),
+        toolId: call.name,
+        args: {},
+        refusal: { status: 'error', content: 'The call could not be read.' },
+      };
+    }
+  }
+
+  private async check(
+    binding: ToolBinding,
     call: ToolCall,
-    canApprove: boolean,
+    { caller, canApprove }: StepContext,
   ): Promise<Prepared> {
     const executionId = uuidv7();
     const tool = binding.toolNamed(call.name);
@@ -145,6 +176,9 @@ export class ToolRunner {
       };
     if (parsed.problem)
       return { ...base, refusal: { status: 'error', content: parsed.problem } };
+    const limited = await this.overRateLimit(caller);
+    if (limited)
+      return { ...base, refusal: { status: 'error', content: limited } };
     const problems = await this.schemas.valueProblems(
       'arguments',
       tool.inputSchema,
@@ -205,11 +239,22 @@ export class ToolRunner {
       entry.refusal ??
       (await this.approved(context, entry)) ??
       (await this.call(context.caller, entry));
-    const bounded = this.bounded(storableText(content));
-    await this.executions.finish(entry.executionId, status, bounded);
+    // Cut first: a cut through a surrogate pair leaves half of it, which storableText replaces, so the
+    // client sees what the database keeps.
+    const bounded = storableText(this.bounded(content));
+    await this.executions
+      .finish(entry.executionId, status, bounded)
+      .catch((error: unknown) =>
+        // Still `running` in the database: once the run ends the sweeper marks it `unknown`.
+        this.log.warn(
+          { err: error, executionId: entry.executionId },
+          'tool outcome not recorded',
+        ),
+      );
     return {
       call: entry.call,
       executionId: entry.executionId,
+      toolId: entry.toolId,
       status,
       content: bounded,
     };
@@ -234,6 +279,19 @@ export class ToolRunner {
       content:
         'The user did not approve this call (denied, no decision in time, or the run was stopped): it was not run.',
     };
+  }
+
+  /** Why `caller` may not make another tool call now (RATE_LIMIT_TOOLS), or undefined. */
+  private async overRateLimit(
+    caller: SessionUser,
+  ): Promise<string | undefined> {
+    const { max, windowSeconds } = this.config.tools.rateLimit;
+    const { count, resetInMs } = await this.counters.hit(
+      `tools-user:${caller.id}`,
+      windowSeconds * 1000,
+    );
+    if (count <= max) return undefined;
+    return `Too many tool calls: at most ${max} per ${windowSeconds} s; the next one in ${Math.ceil(resetInMs / 1000)} s. It was not run.`;
   }
 
   /** The tool's answer, or why there is none: never throws. */
@@ -289,7 +347,7 @@ function parseArguments(text: string): {
   try {
     const value: unknown = JSON.parse(text);
     if (typeof value === 'object' && value !== null && !Array.isArray(value))
-      return { args: storableJson(value) as Record<string, unknown> };
+      return { args: canonicalArguments(storableJson(value)) };
     return { args: {}, problem: 'The arguments must be a JSON object.' };
   } catch {
     return { args: {}, problem: 'The arguments are not valid JSON.' };

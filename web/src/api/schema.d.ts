@@ -1622,6 +1622,20 @@ export interface components {
              */
             currentMessageId?: string;
         };
+        LedgerStepDto: {
+            inputTokens: number;
+            outputTokens: number;
+        };
+        LedgerToolCallDto: {
+            /**
+             * Format: uuid
+             * @description The execution's id (the `id` of its events and of the answer's `toolCalls`).
+             */
+            id: string;
+            /** @enum {string} */
+            status: "ok" | "error" | "denied" | "timeout" | "unknown";
+            tool: string;
+        };
         LedgerEntryDto: {
             /** Format: uuid */
             id: string;
@@ -1651,6 +1665,10 @@ export interface components {
             outputTokens: number;
             /** @description Credits charged (usage) or added (grant). */
             credits: number;
+            /** @description A run that used tools: each model call's tokens, in order; empty otherwise. */
+            steps: components["schemas"]["LedgerStepDto"][];
+            /** @description A run that used tools: its tool calls and how each ended; empty otherwise. */
+            toolCalls: components["schemas"]["LedgerToolCallDto"][];
         };
         LedgerPageDto: {
             /** @description Pass as `cursor` to get the next page; null on the last page. */
@@ -1741,7 +1759,7 @@ export interface components {
         };
         ChatErrorEventDataDto: {
             /** @enum {string} */
-            code: "provider_error" | "provider_timeout" | "generation_interrupted";
+            code: "provider_error" | "provider_timeout" | "generation_interrupted" | "quota_exceeded";
             detail: string;
         };
         ChatErrorEventDto: {
@@ -2330,6 +2348,10 @@ export interface components {
             outputTokens: number;
             /** @description Credits charged (usage) or added (grant). */
             credits: number;
+            /** @description A run that used tools: each model call's tokens, in order; empty otherwise. */
+            steps: components["schemas"]["LedgerStepDto"][];
+            /** @description A run that used tools: its tool calls and how each ended; empty otherwise. */
+            toolCalls: components["schemas"]["LedgerToolCallDto"][];
         };
         AdminLedgerPageDto: {
             nextCursor: string | null;
@@ -2771,6 +2793,10 @@ export interface components {
             inputTokens: number;
             outputTokens: number;
             credits: number;
+            /** @description A run that used tools: each model call's tokens; empty otherwise. */
+            steps: components["schemas"]["LedgerStepDto"][];
+            /** @description A run that used tools: its tool calls and how each ended; empty otherwise. */
+            toolCalls: components["schemas"]["LedgerToolCallDto"][];
         };
         AccountExportCreditGrantDto: {
             /** Format: uuid */

@@ -1,3 +1,7 @@
+import {
+  LedgerStepDto,
+  LedgerToolCallDto,
+} from '../../../ledger/dto/ledger-entry.response';
 import { ToolCallDto } from '../../../tools/dto/tool-call.dto';
 import { ApiProperty } from '@nestjs/swagger';
 import { FILE_KINDS, FileKind } from '../../../files/file-kind';
@@ -197,6 +201,12 @@ export class AccountExportLedgerEntryDto {
   outputTokens!: number;
 
   credits!: number;
+
+  /** A run that used tools: each model call's tokens; empty otherwise. */
+  steps!: LedgerStepDto[];
+
+  /** A run that used tools: its tool calls and how each ended; empty otherwise. */
+  toolCalls!: LedgerToolCallDto[];
 
   @ApiProperty({ nullable: true, type: String })
   reason!: string | null;

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "LedgerEntry" ADD COLUMN     "steps" JSONB,
+ADD COLUMN     "toolCalls" JSONB;

@@ -1,0 +1,32 @@
+-- A run that goes on after its model asked for tools reserves the next step before it asks again
+-- (docs/adr/0061-tools.md): `p_credits` more on the run and on its user's day, in one conditional
+-- statement, only while the run is still streaming and the day's limit (the plan's daily credits plus the
+-- grants of that day) still holds it. Answers whether it did; false leaves everything as it was. The run's
+-- row is locked first, as the sweeper and the settlement take it, so they wait for this and see its
+-- reservation.
+CREATE OR REPLACE FUNCTION "chat_grow_reservation"(p_run uuid, p_credits integer) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_run record;
+    v_limit bigint;
+BEGIN
+    SELECT r."userId", r."usageDay" INTO v_run
+      FROM "ChatRequest" r WHERE r.id = p_run AND r.status = 'streaming' FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    SELECT p."dailyCredits" + COALESCE((
+               SELECT SUM(g.credits) FROM "CreditGrant" g
+               WHERE g."userId" = v_run."userId" AND g."firstDay" <= v_run."usageDay" AND g."lastDay" >= v_run."usageDay"), 0)
+      INTO v_limit
+      FROM "User" u JOIN "Plan" p ON p.code = u."planCode"
+     WHERE u.id = v_run."userId";
+    UPDATE "DailyUsage" d SET reserved = d.reserved + p_credits
+     WHERE d."userId" = v_run."userId" AND d.day = v_run."usageDay" AND d.used + d.reserved + p_credits <= v_limit;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    UPDATE "ChatRequest" r SET "reservedCredits" = r."reservedCredits" + p_credits WHERE r.id = p_run;
+    RETURN true;
+END;
+$$;
