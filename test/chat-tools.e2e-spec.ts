@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ScratchDatabase } from '../scripts/lib/scratch-database';
+import { ChatSweeperService } from '../src/chat/chat-sweeper.service';
 import {
   listen,
   parseEvents,
@@ -33,6 +34,7 @@ describe('tools in a run', () => {
   let baseA: string;
   let baseB: string;
   let user: User;
+  let admin: User;
   let fake: FakeMcpServer;
   let model: FakeModelServer;
   let releaseSlow: () => void = () => undefined;
@@ -79,7 +81,7 @@ describe('tools in a run', () => {
     };
     [a, b] = [await bootTestApp(env), await bootTestApp(env)];
     [baseA, baseB] = [await listen(a), await listen(b)];
-    const admin = await registerVerifiedUser(a.http, {
+    admin = await registerVerifiedUser(a.http, {
       email: adminEmail,
       databaseUrl: database.url,
     });
@@ -494,6 +496,93 @@ describe('tools in a run', () => {
       expect(day).toEqual({ used: 2, reserved: 0 });
     });
 
+    it('charges a priced tool once per call that runs, held by the reservation first', async () => {
+      const servers = (
+        await a.http
+          .get('/v1/admin/mcp-servers')
+          .set('Cookie', admin.cookie)
+          .expect(200)
+      ).body.data as { id: string; name: string }[];
+      const box = servers.find((server) => server.name === 'box')!;
+      const setPrices = (toolPrices: Record<string, unknown>) =>
+        a.http
+          .patch(`/v1/admin/mcp-servers/${box.id}`)
+          .set('Cookie', admin.cookie)
+          .send({ toolPrices });
+      await setPrices({ echo: -1 }).expect(400);
+      await setPrices({ echo: 1.5 }).expect(400);
+      const priced = await setPrices({ echo: 3 }).expect(200);
+      expect(priced.body.toolPrices).toEqual({ echo: 3 });
+      expect(
+        (priced.body.tools as { name: string; price: number }[]).find(
+          (tool) => tool.name === 'echo',
+        )?.price,
+      ).toBe(3);
+      try {
+        const payer = await registerVerifiedUser(a.http, {
+          databaseUrl: database.url,
+        });
+        const listed = (
+          await a.http.get('/v1/tools').set('Cookie', payer.cookie).expect(200)
+        ).body.data as { id: string; price: number }[];
+        expect(listed.find((tool) => tool.id === 'mcp.box.echo')?.price).toBe(
+          3,
+        );
+        expect(listed.find((tool) => tool.id === 'files.search')?.price).toBe(
+          0,
+        );
+
+        const before = fake.executions('echo');
+        const events = parseEvents(
+          (
+            await post(
+              baseA,
+              '/v1/chat',
+              payer.cookie,
+              turn('/tool mcp.box.echo {"text":"paid"}', ['mcp.box.echo']),
+              EVENTS,
+            ).response
+          ).body,
+        );
+        expect(named(events, 'usage')[0].credits).toBe(2 + 3);
+        const [entry] = (
+          await a.http
+            .get('/v1/billing/usage')
+            .set('Cookie', payer.cookie)
+            .expect(200)
+        ).body.data as { toolCalls: { credits: number }[] }[];
+        expect(entry.toolCalls).toEqual([
+          expect.objectContaining({ status: 'ok', credits: 3 }),
+        ]);
+        expect(fake.executions('echo')).toBe(before + 1);
+
+        // More than the day's credits: not run, the model is told, the run completes.
+        await setPrices({ echo: 1000 }).expect(200);
+        const refused = parseEvents(
+          (
+            await post(
+              baseA,
+              '/v1/chat',
+              payer.cookie,
+              turn('/tool mcp.box.echo {"text":"too dear"}', ['mcp.box.echo']),
+              EVENTS,
+            ).response
+          ).body,
+        );
+        expect(named(refused, 'tool_result')).toEqual([
+          expect.objectContaining({
+            status: 'error',
+            content: expect.stringContaining('credits cannot pay'),
+          }),
+        ]);
+        expect(named(refused, 'done')).toEqual([{ status: 'completed' }]);
+        expect(named(refused, 'usage')[0].credits).toBe(2);
+        expect(fake.executions('echo')).toBe(before + 1);
+      } finally {
+        await setPrices({}).expect(200);
+      }
+    });
+
     it('ends with quota_exceeded when the credits run out between steps, billing what was used', async () => {
       const payer = await registerVerifiedUser(a.http, {
         databaseUrl: database.url,
@@ -764,6 +853,41 @@ describe('tools in a run', () => {
         },
       ],
     ]);
+  });
+
+  it('a call out when its run is swept (its instance died) ends unknown and is never recorded as anything else', async () => {
+    const key = randomUUID();
+    const slowBefore = fake.executions('slow');
+    const running = send(
+      baseA,
+      turn('/tool mcp.box.slow {}', ['mcp.box.slow'], key),
+    );
+    await eventually(
+      () => fake.executions('slow') === slowBefore + 1,
+      LIVENESS_MS,
+    );
+    // What the sweeper does to a run whose instance stopped renewing its lease.
+    await query(
+      `UPDATE "ChatRequest" SET status = 'failed', "errorCode" = 'generation_interrupted', "finishedAt" = now()
+        WHERE "userId" = $1 AND "idempotencyKey" = $2`,
+      [user.id, key],
+    );
+    await b.app.get(ChatSweeperService).sweep();
+    const [swept] = await query<{ status: string }>(
+      `SELECT t.status FROM "ToolExecution" t JOIN "ChatRequest" r ON r.id = t."chatRequestId"
+        WHERE r."idempotencyKey" = $1`,
+      [key],
+    );
+    expect(swept.status).toBe('unknown');
+    releaseSlow();
+    await running;
+    const [after] = await query<{ status: string }>(
+      `SELECT t.status FROM "ToolExecution" t JOIN "ChatRequest" r ON r.id = t."chatRequestId"
+        WHERE r."idempotencyKey" = $1`,
+      [key],
+    );
+    expect(after.status).toBe('unknown');
+    expect(fake.executions('slow')).toBe(slowBefore + 1);
   });
 
   it('sends the earlier calls back to the model in a later turn, and deleting the conversation removes them', async () => {

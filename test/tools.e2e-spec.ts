@@ -30,6 +30,7 @@ describe('GET /v1/tools', () => {
         }),
         source: 'builtin',
         approval: 'auto',
+        price: 0,
       },
     ]);
   });

@@ -10,7 +10,7 @@ import {
   McpServersRepository,
   StoredMcpServer,
 } from '../tools/mcp/mcp-servers.repository';
-import { McpToolSource, policyOf } from '../tools/mcp/mcp-tool-source';
+import { McpToolSource, policyOf, priceOf } from '../tools/mcp/mcp-tool-source';
 import { McpWatcher } from '../tools/mcp/mcp-watcher';
 import { AdminActionsGate } from './admin-actions.gate';
 import { AdminCatalogRepository } from './admin-catalog.repository';
@@ -62,6 +62,7 @@ export class AdminMcpService {
         plans: input.plans ?? [],
         approval: input.approval ?? null,
         toolPolicies: input.toolPolicies ?? {},
+        toolPrices: input.toolPrices ?? {},
       });
       if (!row) throw nameTaken(input.name);
       await this.record(
@@ -95,6 +96,7 @@ export class AdminMcpService {
       plans: input.plans,
       approval: input.approval,
       toolPolicies: input.toolPolicies,
+      toolPrices: input.toolPrices,
     };
     const updated = await this.servers.inTransaction(async (db) => {
       await this.gate.enter(db, admin);
@@ -216,6 +218,7 @@ function toDto(row: StoredMcpServer): AdminMcpServerDto {
     plans: row.plans,
     approval: row.approval,
     toolPolicies: row.toolPolicies,
+    toolPrices: row.toolPrices,
     tools: row.tools.map((tool) => ({
       id: `mcp.${row.name}.${tool.name}`,
       name: tool.name,
@@ -225,6 +228,7 @@ function toDto(row: StoredMcpServer): AdminMcpServerDto {
       readOnly: tool.readOnly,
       destructive: tool.destructive,
       approval: policyOf(row, tool),
+      price: priceOf(row, tool.name),
     })),
     toolsReadAt: row.toolsReadAt?.toISOString() ?? null,
     toolsError: row.toolsError,

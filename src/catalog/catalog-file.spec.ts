@@ -55,6 +55,34 @@ describe('catalog file', () => {
     ).toEqual(['pro', 'team']);
   });
 
+  it('prices built-in tools per call in its optional tools section; MCP tools are not priced here', () => {
+    expect(loadCatalogFile('config/catalog.json').tools).toEqual({
+      'files.search': { perCall: 0 },
+    });
+    expect(
+      parseCatalog(
+        JSON.stringify({
+          ...shipped,
+          tools: { 'files.search': { perCall: 2 } },
+        }),
+      ).tools,
+    ).toEqual({ 'files.search': { perCall: 2 } });
+    expect(
+      parseCatalog(
+        JSON.stringify({ plans: shipped.plans, models: shipped.models }),
+      ).tools,
+    ).toEqual({});
+    expect(
+      errorOf({
+        ...shipped,
+        tools: { 'mcp.github.create_issue': { perCall: 1 } },
+      }),
+    ).toContain('built-in tool id');
+    expect(
+      errorOf({ ...shipped, tools: { 'files.search': { perCall: -1 } } }),
+    ).toContain('tools');
+  });
+
   it('names the bad entry by index and code', () => {
     const message = errorOf(
       withPlan(1, {

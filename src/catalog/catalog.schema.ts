@@ -58,9 +58,27 @@ export const catalogPlanSchema = z.strictObject({
   models: z.array(z.string()).min(1),
 });
 
+/** Prices of the built-in tools, per call (MCP tools are priced in their server's settings). */
+const BUILTIN_TOOL_ID = /^(?!mcp\.)[a-z][a-z0-9_-]*\.[a-z0-9_.-]+$/;
+
+export const catalogToolsSchema = z
+  .record(z.string(), z.strictObject({ perCall: credits }))
+  .superRefine((tools, context) => {
+    for (const id of Object.keys(tools))
+      if (!BUILTIN_TOOL_ID.test(id))
+        context.addIssue({
+          code: 'custom',
+          path: [id],
+          message:
+            'must be a built-in tool id such as files.search (MCP tools are priced on their server)',
+        });
+  })
+  .default({});
+
 export const catalogSchema = z.strictObject({
   models: z.array(catalogModelSchema).min(1),
   plans: z.array(catalogPlanSchema).min(1),
+  tools: catalogToolsSchema,
 });
 
 export type Catalog = z.infer<typeof catalogSchema>;

@@ -73,7 +73,7 @@ export interface Settlement {
   credits: number;
   /** A run that used tools: each model call's tokens, and its calls, for its ledger entry. */
   steps?: { inputTokens: number; outputTokens: number }[];
-  toolCalls?: { id: string; tool: string; status: string }[];
+  toolCalls?: { id: string; tool: string; status: string; credits: number }[];
 }
 
 interface RunRow extends StoredRequest {

@@ -16,8 +16,15 @@ export interface Generation {
   toolCalls?: ToolCall[];
   /** A run's steps whose tool calls were run (0 or absent: the model never called a tool). */
   toolSteps?: number;
-  /** A run's tool calls as they ended (a run that used tools). */
-  toolOutcomes?: { id: string; tool: string; status: string }[];
+  /** A run's tool calls as they ended, with the credits each is charged (a run that used tools). */
+  toolOutcomes?: {
+    id: string;
+    tool: string;
+    status: string;
+    credits: number;
+  }[];
+  /** Credits the run's tool calls cost, on top of its model calls. */
+  toolCredits?: number;
   /** A run's model calls, each with its usage (a run of one call may leave it out). */
   steps?: { inputTokens: number; outputTokens: number }[];
   failure?: FailureCode;

@@ -23,14 +23,21 @@ export const LEDGER_LINE = {
 /** A run's steps and tool calls as a line shows them: empty for a run without tools and for grants. */
 export function runDetails(row: { steps: unknown; toolCalls: unknown }): {
   steps: { inputTokens: number; outputTokens: number }[];
-  toolCalls: { id: string; tool: string; status: string }[];
+  toolCalls: { id: string; tool: string; status: string; credits: number }[];
 } {
   return {
     steps: Array.isArray(row.steps)
       ? (row.steps as { inputTokens: number; outputTokens: number }[])
       : [],
     toolCalls: Array.isArray(row.toolCalls)
-      ? (row.toolCalls as { id: string; tool: string; status: string }[])
+      ? (
+          row.toolCalls as {
+            id: string;
+            tool: string;
+            status: string;
+            credits?: number;
+          }[]
+        ).map((call) => ({ ...call, credits: call.credits ?? 0 }))
       : [],
   };
 }

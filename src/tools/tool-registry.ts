@@ -1,8 +1,12 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { FilesSearchTool } from './builtin/files-search.tool';
 import { McpToolSource } from './mcp/mcp-tool-source';
 import { Tool } from './tool';
 import { SessionUser } from '../auth/session-user';
+
+/** The built-in tools' prices per call, from the catalog file's `tools` section. */
+export const BUILTIN_TOOL_PRICES = Symbol('BUILTIN_TOOL_PRICES');
+export type BuiltinToolPrices = Record<string, { perCall: number }>;
 
 /**
  * Every tool there is, by id: the built-ins (always available, also on the two-command start); the tools of
@@ -15,8 +19,9 @@ export class ToolRegistry {
   constructor(
     filesSearch: FilesSearchTool,
     private readonly mcp: McpToolSource,
+    @Inject(BUILTIN_TOOL_PRICES) prices: BuiltinToolPrices,
   ) {
-    this.builtins = [filesSearch];
+    this.builtins = [filesSearch].map((tool) => priced(tool, prices));
   }
 
   /**
@@ -42,4 +47,11 @@ export class ToolRegistry {
   async find(caller: SessionUser, id: string): Promise<Tool | undefined> {
     return (await this.available(caller)).find((tool) => tool.id === id);
   }
+}
+
+/** The tool with its catalog price (its methods kept: the object is its prototype). */
+function priced(tool: Tool, prices: BuiltinToolPrices): Tool {
+  const price = prices[tool.id]?.perCall;
+  if (price === undefined || price === tool.price) return tool;
+  return Object.assign(Object.create(tool) as Tool, { price });
 }

@@ -17,6 +17,8 @@ export interface Tool {
   source: string;
   /** `confirm`: the run waits for its owner to approve each call. */
   approval: 'auto' | 'confirm';
+  /** Credits charged per call that runs (the catalog's for built-ins, the server's settings for MCP). */
+  price: number;
   /** Runs one call for `caller`; what it answers goes back to the model as the call's result. */
   execute(
     caller: SessionUser,

@@ -12,7 +12,14 @@ import { ToolApprovals } from './approvals/tool-approvals.service';
 import { JsonSchemaModule } from '../skills/json-schema.module';
 import { ToolExecutionsRepository } from './run/tool-executions.repository';
 import { ToolRunner } from './run/tool-runner';
-import { ToolRegistry } from './tool-registry';
+import {
+  BUILTIN_TOOL_PRICES,
+  BuiltinToolPrices,
+  ToolRegistry,
+} from './tool-registry';
+import { loadCatalogFile } from '../catalog/catalog-file';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
 import { ToolsController } from './tools.controller';
 import { ToolsService } from './tools.service';
 
@@ -21,6 +28,12 @@ import { ToolsService } from './tools.service';
   imports: [FilesModule, JsonSchemaModule],
   controllers: [ToolsController, ApprovalsController],
   providers: [
+    {
+      provide: BUILTIN_TOOL_PRICES,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig): BuiltinToolPrices =>
+        loadCatalogFile(config.catalogFile).tools,
+    },
     ApprovalSignals,
     FilesSearchTool,
     McpConnector,

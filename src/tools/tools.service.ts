@@ -52,6 +52,7 @@ export class ToolsService {
         inputSchema: tool.inputSchema,
         source: tool.source,
         approval: tool.approval,
+        price: tool.price,
       })),
     };
   }

@@ -73,6 +73,25 @@ export function checkToolPolicies(value: unknown): string | null {
   return null;
 }
 
+/** Why `toolPrices` is not acceptable, or null: tool names to whole credits per call (0 to 1,000,000). */
+export function checkToolPrices(value: unknown): string | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return 'toolPrices must be an object of tool names to credits per call';
+  const entries = Object.entries(value);
+  if (entries.length > 200) return 'toolPrices may name at most 200 tools';
+  for (const [name, price] of entries) {
+    if (!MCP_TOOL_NAME.test(name) || OBJECT_KEYS.has(name))
+      return `toolPrices.${name} is not a valid MCP tool name`;
+    if (
+      !Number.isInteger(price) ||
+      (price as number) < 0 ||
+      (price as number) > 1_000_000
+    )
+      return `toolPrices.${name} must be a whole number of credits from 0 to 1000000`;
+  }
+  return null;
+}
+
 class McpServerSettingsDto extends AuditReasonDto {
   /** Header values are secrets: stored encrypted, never shown again (only their names). */
   @ApiPropertyOptional({
@@ -109,6 +128,15 @@ class McpServerSettingsDto extends AuditReasonDto {
   })
   @RawJson({ check: checkToolPolicies })
   toolPolicies?: Record<string, 'auto' | 'confirm'>;
+
+  /** Per tool name: credits charged per call that runs (0 when not listed). */
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'integer', minimum: 0 },
+    example: { create_issue: 2 },
+  })
+  @RawJson({ check: checkToolPrices })
+  toolPrices?: Record<string, number>;
 }
 
 export class CreateMcpServerDto extends McpServerSettingsDto {
@@ -167,6 +195,9 @@ export class AdminMcpToolDto {
   /** The policy in force for it. */
   @ApiProperty({ enum: POLICIES })
   approval!: 'auto' | 'confirm';
+
+  /** Credits per call that runs. */
+  price!: number;
 }
 
 export class AdminMcpServerDto {
@@ -192,6 +223,12 @@ export class AdminMcpServerDto {
     additionalProperties: { type: 'string', enum: [...POLICIES] },
   })
   toolPolicies!: Record<string, 'auto' | 'confirm'>;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'integer', minimum: 0 },
+  })
+  toolPrices!: Record<string, number>;
 
   /** Its tools as it listed them last. */
   tools!: AdminMcpToolDto[];

@@ -152,6 +152,7 @@ export class RunExecutor {
             emit: (event) => writer.tool(event),
             canApprove,
             stop,
+            reserve: (credits) => this.reserveCredits(plan, credits),
           },
           plan.tools,
           calls,
@@ -174,8 +175,12 @@ export class RunExecutor {
           id: outcome.executionId,
           tool: outcome.toolId,
           status: outcome.status,
+          credits: outcome.credits,
         })),
       );
+      total.toolCredits =
+        (total.toolCredits ?? 0) +
+        outcomes.reduce((sum, outcome) => sum + outcome.credits, 0);
       prompt = [...prompt, ...stepMessages(generation.text, outcomes)];
       if (stop.aborted) return { ...total, stopped: true };
     }
@@ -193,8 +198,7 @@ export class RunExecutor {
   ): Promise<'quota_exceeded' | 'generation_interrupted' | undefined> {
     const credits = reservationFor(plan.model, estimateInputTokens(prompt));
     try {
-      if (!(await this.store.growReservation(plan.runId, credits)))
-        return 'quota_exceeded';
+      if (!(await this.reserveCredits(plan, credits))) return 'quota_exceeded';
     } catch (error) {
       this.log.error(
         { err: error, requestId, runId: plan.runId },
@@ -202,9 +206,18 @@ export class RunExecutor {
       );
       return 'generation_interrupted';
     }
-    // The plan's reservation is the settlement's cap: it now holds this step too.
-    plan.reservedCredits += credits;
     return undefined;
+  }
+
+  /** Reserves credits more on the run, in one conditional statement; false when the day's limit refuses. */
+  private async reserveCredits(
+    plan: RunPlan,
+    credits: number,
+  ): Promise<boolean> {
+    if (!(await this.store.growReservation(plan.runId, credits))) return false;
+    // The plan's reservation is the settlement's cap: it now holds these credits too.
+    plan.reservedCredits += credits;
+    return true;
   }
 
   /** One model call, streamed into the writer as it comes; a provider failure is in the result, not thrown. */

@@ -151,7 +151,7 @@ function creditsOf(
   outputTokens: number,
 ): number {
   const steps = generation.steps ?? [];
-  if ((generation.toolSteps ?? 0) === 0 || steps.length < 2)
+  if ((generation.toolSteps ?? 0) === 0)
     return settledCredits(
       plan.model,
       plan.reservedCredits,
@@ -163,7 +163,7 @@ function creditsOf(
     steps.reduce(
       (sum, step) =>
         sum + creditsFor(plan.model, step.inputTokens, step.outputTokens),
-      0,
+      generation.toolCredits ?? 0,
     ),
   );
 }

@@ -15,6 +15,9 @@ export class LedgerToolCallDto {
 
   @ApiProperty({ enum: ['ok', 'error', 'denied', 'timeout', 'unknown'] })
   status!: string;
+
+  /** Its tool's price when it ran; 0 when it did not. */
+  credits!: number;
 }
 
 export class LedgerEntryDto {

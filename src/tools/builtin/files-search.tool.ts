@@ -13,6 +13,8 @@ export class FilesSearchTool implements Tool {
     'best passages, each with its file id, file name and position (chunk number and character offset).';
   readonly source = 'builtin';
   readonly approval = 'auto';
+  /** Set from the catalog's `tools` section by the registry. */
+  readonly price = 0;
   readonly inputSchema = {
     type: 'object',
     properties: {

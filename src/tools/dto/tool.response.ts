@@ -21,6 +21,9 @@ export class ToolDto {
   /** `confirm`: a run waits for its owner to approve each call of this tool. */
   @ApiProperty({ enum: ['auto', 'confirm'] })
   approval!: 'auto' | 'confirm';
+
+  /** Credits charged per call that runs, on top of the model's price. */
+  price!: number;
 }
 
 export class ToolListDto {

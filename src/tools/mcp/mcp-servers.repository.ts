@@ -13,6 +13,7 @@ export interface StoredMcpServer {
   plans: string[];
   approval: 'auto' | 'confirm' | null;
   toolPolicies: Record<string, 'auto' | 'confirm'>;
+  toolPrices: Record<string, number>;
   tools: McpToolInfo[];
   toolsReadAt: Date | null;
   toolsError: string | null;
@@ -22,7 +23,14 @@ export interface StoredMcpServer {
 
 export type McpServerFields = Pick<
   StoredMcpServer,
-  'name' | 'url' | 'headers' | 'enabled' | 'plans' | 'approval' | 'toolPolicies'
+  | 'name'
+  | 'url'
+  | 'headers'
+  | 'enabled'
+  | 'plans'
+  | 'approval'
+  | 'toolPolicies'
+  | 'toolPrices'
 >;
 
 const SERVER = {
@@ -34,6 +42,7 @@ const SERVER = {
   plans: true,
   approval: true,
   toolPolicies: true,
+  toolPrices: true,
   tools: true,
   toolsReadAt: true,
   toolsError: true,
@@ -166,6 +175,7 @@ function toStored(row: Row): StoredMcpServer {
     headers: row.headers as Record<string, string>,
     approval: row.approval as StoredMcpServer['approval'],
     toolPolicies: row.toolPolicies as StoredMcpServer['toolPolicies'],
+    toolPrices: row.toolPrices as StoredMcpServer['toolPrices'],
     tools: row.tools as unknown as McpToolInfo[],
   };
 }

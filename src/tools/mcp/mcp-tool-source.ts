@@ -95,6 +95,7 @@ export class McpToolSource {
       inputSchema: tool.inputSchema,
       source: server.name,
       approval: policyOf(server, tool),
+      price: priceOf(server, tool.name),
       execute: async (_caller, args, context) => {
         try {
           const client = await this.connector.connect(this.endpointOf(server));
@@ -147,6 +148,16 @@ export function policyOf(
     server.approval ??
     (tool.destructive && !tool.readOnly ? 'confirm' : 'auto')
   );
+}
+
+/** Credits per call of a server's tool: its price in the server's settings, else 0. */
+export function priceOf(
+  server: Pick<StoredMcpServer, 'toolPrices'>,
+  toolName: string,
+): number {
+  return Object.hasOwn(server.toolPrices, toolName)
+    ? server.toolPrices[toolName]
+    : 0;
 }
 
 /** One line on what went wrong (with its causes: fetch hides the reason there), without stack or internals. */

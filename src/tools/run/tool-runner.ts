@@ -30,6 +30,8 @@ export interface StepContext {
   canApprove: boolean;
   /** The run's stop: a call waiting for approval is denied. */
   stop: AbortSignal;
+  /** Reserves credits for the step's priced calls on the run (false: the day's limit refuses them). */
+  reserve: (credits: number) => Promise<boolean>;
 }
 
 /** One call's outcome, as the model reads it back. */
@@ -38,6 +40,8 @@ export interface ToolOutcome {
   executionId: string;
   /** The tool's id (the model's name for it when it named none of the run's). */
   toolId: string;
+  /** Credits charged for it: its tool's price when it ran, else 0. */
+  credits: number;
   status: ToolStatus;
   content: string;
 }
@@ -104,8 +108,9 @@ export class ToolRunner {
         tool: entry.toolId,
         arguments: entry.args,
       });
+    await this.reservePrices(context, prepared);
     for (const entry of prepared)
-      if (entry.needsApproval && fresh.has(entry.executionId))
+      if (entry.needsApproval && fresh.has(entry.executionId) && !entry.refusal)
         await this.askApproval(context, entry);
     const outcomes = await Promise.all(
       prepared.map(async (entry) =>
@@ -115,6 +120,7 @@ export class ToolRunner {
               call: entry.call,
               executionId: entry.executionId,
               toolId: entry.toolId,
+              credits: 0,
               status: 'unknown' as const,
               content: 'This call was recorded before and is not run again.',
             },
@@ -208,6 +214,26 @@ export class ToolRunner {
     return { ...base, needsApproval: tool.approval === 'confirm' };
   }
 
+  /**
+   * Holds the prices of the calls that may run, all together, before any runs; when the day's credits
+   * cannot, none of them runs (each is an error the model reads).
+   */
+  private async reservePrices(
+    context: StepContext,
+    prepared: Prepared[],
+  ): Promise<void> {
+    const priced = prepared.filter(
+      (entry) => !entry.refusal && (entry.tool?.price ?? 0) > 0,
+    );
+    const credits = priced.reduce((sum, entry) => sum + entry.tool!.price, 0);
+    if (credits === 0 || (await context.reserve(credits))) return;
+    for (const entry of priced)
+      entry.refusal = {
+        status: 'error',
+        content: "The day's credits cannot pay for this call: it was not run.",
+      };
+  }
+
   /** Opens the approval and tells the client (`tool_approval`); the call waits for it in execute. */
   private async askApproval(
     context: StepContext,
@@ -235,10 +261,11 @@ export class ToolRunner {
     context: StepContext,
     entry: Prepared,
   ): Promise<ToolOutcome> {
+    const refused = entry.refusal ?? (await this.approved(context, entry));
     const { status, content } =
-      entry.refusal ??
-      (await this.approved(context, entry)) ??
-      (await this.call(context.caller, entry));
+      refused ?? (await this.call(context.caller, entry));
+    // A call that was sent is charged, whatever it answered.
+    const credits = refused ? 0 : (entry.tool?.price ?? 0);
     // Cut first: a cut through a surrogate pair leaves half of it, which storableText replaces, so the
     // client sees what the database keeps.
     const bounded = storableText(this.bounded(content));
@@ -255,6 +282,7 @@ export class ToolRunner {
       call: entry.call,
       executionId: entry.executionId,
       toolId: entry.toolId,
+      credits,
       status,
       content: bounded,
     };

@@ -1635,6 +1635,8 @@ export interface components {
             /** @enum {string} */
             status: "ok" | "error" | "denied" | "timeout" | "unknown";
             tool: string;
+            /** @description Its tool's price when it ran; 0 when it did not. */
+            credits: number;
         };
         LedgerEntryDto: {
             /** Format: uuid */
@@ -2121,6 +2123,8 @@ export interface components {
             title: string;
             /** @description What the tool does, as the model reads it. */
             description: string;
+            /** @description Credits charged per call that runs, on top of the model's price. */
+            price: number;
         };
         ToolListDto: {
             data: components["schemas"]["ToolDto"][];
@@ -2490,6 +2494,8 @@ export interface components {
             /** @description The server's annotations. */
             readOnly: boolean;
             destructive: boolean;
+            /** @description Credits per call that runs. */
+            price: number;
         };
         AdminMcpServerDto: {
             /** Format: uuid */
@@ -2498,6 +2504,9 @@ export interface components {
             approval: "auto" | "confirm" | null;
             toolPolicies: {
                 [key: string]: "auto" | "confirm";
+            };
+            toolPrices: {
+                [key: string]: number;
             };
             /**
              * Format: date-time
@@ -2559,6 +2568,15 @@ export interface components {
                 [key: string]: "auto" | "confirm";
             };
             /**
+             * @description Per tool name: credits charged per call that runs (0 when not listed).
+             * @example {
+             *       "create_issue": 2
+             *     }
+             */
+            toolPrices?: {
+                [key: string]: number;
+            };
+            /**
              * @description Part of its tools' ids (`mcp.<name>.<tool>`): a-z, 0-9 and dashes, 1 to 32 characters.
              * @example github
              */
@@ -2604,6 +2622,15 @@ export interface components {
              */
             toolPolicies?: {
                 [key: string]: "auto" | "confirm";
+            };
+            /**
+             * @description Per tool name: credits charged per call that runs (0 when not listed).
+             * @example {
+             *       "create_issue": 2
+             *     }
+             */
+            toolPrices?: {
+                [key: string]: number;
             };
             /** @example github */
             name?: string;

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "McpServer" ADD COLUMN     "toolPrices" JSONB NOT NULL DEFAULT '{}';
