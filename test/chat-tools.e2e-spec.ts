@@ -665,6 +665,51 @@ describe('tools in a run', () => {
     }
   });
 
+  it('a server that hangs, answers garbage or is gone yields a tool error, never a stuck or failed run', async () => {
+    const quick = await bootTestApp({
+      DATABASE_URL: database.url,
+      MCP_ALLOWED_HOSTS: '127.0.0.1',
+      TOOL_TIMEOUT_MS: '500',
+    });
+    try {
+      const base = await listen(quick);
+      const result = async (content: string, tools: string[]) => {
+        const events = parseEvents(
+          (
+            await post(
+              base,
+              '/v1/chat',
+              user.cookie,
+              turn(content, tools),
+              EVENTS,
+            ).response
+          ).body,
+        );
+        expect(named(events, 'done')).toEqual([{ status: 'completed' }]);
+        return named(events, 'tool_result')[0];
+      };
+      // Hangs: the `slow` tool answers only when released, which this test never does.
+      expect(
+        await result('/tool mcp.box.slow {}', ['mcp.box.slow']),
+      ).toMatchObject({
+        status: 'timeout',
+      });
+      releaseSlow();
+      fake.broken = { status: 200, body: 'this is not JSON-RPC' };
+      try {
+        const garbage = await result('/tool mcp.box.echo {"text":"x"}', [
+          'mcp.box.echo',
+        ]);
+        expect(garbage.status).toBe('error');
+        expect(String(garbage.content)).not.toContain('JSON-RPC');
+      } finally {
+        fake.broken = undefined;
+      }
+    } finally {
+      await quick.close();
+    }
+  });
+
   it('runs the built-in files.search with the caller as its owner', async () => {
     const events = parseEvents(
       (

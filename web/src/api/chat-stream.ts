@@ -10,6 +10,24 @@ export interface Usage {
 export type ChatEvent =
   | { type: 'meta'; conversationId: string; requestId: string; model: string }
   | { type: 'delta'; text: string }
+  | {
+      type: 'tool_call';
+      id: string;
+      tool: string;
+      arguments: Record<string, unknown>;
+    }
+  | {
+      type: 'tool_approval';
+      approvalId: string;
+      id: string;
+      expiresAt: string;
+    }
+  | {
+      type: 'tool_result';
+      id: string;
+      status: string;
+      content: string;
+    }
   | { type: 'usage'; usage: Usage }
   | { type: 'error'; code: string; message: string }
   | { type: 'done'; status: string };
@@ -73,6 +91,30 @@ function parseFrame(frame: string): ChatEvent | null {
       };
     case 'delta':
       return { type: 'delta', text: textOf(payload.text ?? '') };
+    case 'tool_call':
+      return {
+        type: 'tool_call',
+        id: textOf(payload.id ?? ''),
+        tool: textOf(payload.tool ?? ''),
+        arguments:
+          typeof payload.arguments === 'object' && payload.arguments !== null
+            ? (payload.arguments as Record<string, unknown>)
+            : {},
+      };
+    case 'tool_approval':
+      return {
+        type: 'tool_approval',
+        approvalId: textOf(payload.approvalId ?? ''),
+        id: textOf(payload.id ?? ''),
+        expiresAt: textOf(payload.expiresAt ?? ''),
+      };
+    case 'tool_result':
+      return {
+        type: 'tool_result',
+        id: textOf(payload.id ?? ''),
+        status: textOf(payload.status ?? 'error'),
+        content: textOf(payload.content ?? ''),
+      };
     case 'usage':
       return { type: 'usage', usage: payload as unknown as Usage };
     case 'error':

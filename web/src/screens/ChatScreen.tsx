@@ -26,6 +26,13 @@ import type { ScreenProps } from '../App';
 import { navigate, usePath } from '../navigation';
 import { RouteLink } from './AuthScreens';
 import { FieldErrors, Notice } from './Notice';
+import {
+  ToolCallList,
+  ToolPicker,
+  withToolEvent,
+  type ToolInfo,
+  type ToolView,
+} from './ToolCalls';
 import './chat.css';
 
 type ConversationMessage = Schemas['ConversationMessageDto'];
@@ -46,6 +53,8 @@ interface Turn {
   files?: { id: string; name: string }[];
   /** Ids of the messages following the same parent, this one included (several after a regenerate or an edit). */
   alternatives?: string[];
+  /** The tools an answer called. */
+  tools?: ToolView[];
 }
 
 /** What starts an answer: a new turn, the last answer again, or a user message replaced. */
@@ -155,6 +164,13 @@ function turnsOf(messages: ConversationMessage[]): Turn[] {
       usage: message.usage ?? undefined,
       files: message.files.map((file) => ({ id: file.id, name: file.name })),
       alternatives: message.alternatives,
+      tools: message.toolCalls.map((call) => ({
+        id: call.id,
+        tool: call.tool,
+        arguments: call.arguments,
+        status: call.status,
+        content: call.content,
+      })),
     }));
 }
 
@@ -169,6 +185,7 @@ function merge(stored: Turn[], local: Turn[]): Turn[] {
       stopped: mine.stopped,
       failure: mine.failure,
       text: turn.text || mine.text,
+      tools: turn.tools?.length ? turn.tools : mine.tools,
     };
   });
   return [...merged, ...local.slice(stored.length)];
@@ -207,6 +224,16 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
   const [editing, setEditing] = useState<{ key: string; text: string } | null>(
     null,
   );
+  const [tools, setTools] = useState<ToolInfo[] | null>(null);
+  const [toolIds, setToolIds] = useState<string[]>([]);
+
+  useEffect(() => {
+    void api
+      .GET('/v1/tools')
+      .then((result) => setTools(unwrap(result).data))
+      .catch(setError);
+  }, []);
+  const offered = toolIds.length ? { tools: toolIds } : {};
 
   useEffect(() => {
     void (async () => {
@@ -306,6 +333,15 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
           setConversationId(id);
         } else if (chatEvent.type === 'delta')
           update((turn) => ({ ...turn, text: turn.text + chatEvent.text }));
+        else if (
+          chatEvent.type === 'tool_call' ||
+          chatEvent.type === 'tool_approval' ||
+          chatEvent.type === 'tool_result'
+        )
+          update((turn) => ({
+            ...turn,
+            tools: withToolEvent(turn.tools ?? [], chatEvent),
+          }));
         else if (chatEvent.type === 'usage')
           update((turn) => ({ ...turn, usage: chatEvent.usage }));
         else if (chatEvent.type === 'error')
@@ -357,6 +393,7 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
           conversationId,
           messages: [{ role: 'user', content }],
           ...(fileIds.length ? { fileIds } : {}),
+          ...offered,
         },
       }),
       turns,
@@ -380,7 +417,7 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
       (idempotencyKey) => ({
         kind: 'regenerate',
         conversationId: id,
-        body: { idempotencyKey, ...(model ? { model } : {}) },
+        body: { idempotencyKey, ...(model ? { model } : {}), ...offered },
       }),
       turns.slice(0, index),
     );
@@ -399,7 +436,12 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
         kind: 'edit',
         conversationId: id,
         messageId,
-        body: { idempotencyKey, content, ...(model ? { model } : {}) },
+        body: {
+          idempotencyKey,
+          content,
+          ...(model ? { model } : {}),
+          ...offered,
+        },
       }),
       turns.slice(0, index),
       {
@@ -423,6 +465,32 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
         }),
       );
       await load(conversationId);
+    } catch (failure) {
+      setError(failure);
+    }
+  };
+
+  /** Approves or denies a call the running answer waits on; the answer goes on by itself. */
+  const decide = async (call: ToolView, decision: 'approve' | 'deny') => {
+    if (!call.approval) return;
+    const approvalId = call.approval.approvalId;
+    try {
+      unwrap(
+        await api.POST('/v1/chat/approvals/{approvalId}', {
+          params: { path: { approvalId } },
+          body: { decision },
+        }),
+      );
+      setTurns((current) =>
+        current.map((turn) => ({
+          ...turn,
+          tools: turn.tools?.map((tool) =>
+            tool.approval?.approvalId === approvalId
+              ? { ...tool, approval: { ...tool.approval, decided: decision } }
+              : tool,
+          ),
+        })),
+      );
     } catch (failure) {
       setError(failure);
     }
@@ -506,6 +574,7 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
               <span className="role">
                 {turn.role === 'user' ? 'You' : 'Assistant'}
               </span>
+              <ToolCallList tools={turn.tools ?? []} onDecide={decide} />
               {isEditing ? (
                 <form
                   className="edit-form"
@@ -695,6 +764,12 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
             )}
           </fieldset>
         </details>
+        <ToolPicker
+          available={tools}
+          selected={toolIds}
+          onChange={setToolIds}
+          disabled={busy}
+        />
       </form>
     </section>
   );

@@ -4,6 +4,7 @@ import { RouteLink } from '../AuthScreens';
 import { Notice } from '../Notice';
 import { useFormAction } from '../use-form-action';
 import { RunForm } from './RunForm';
+import { SkillTools } from './SkillTools';
 import {
   FailureNotice,
   OUTPUT_SCHEMA_HELP,
@@ -97,6 +98,7 @@ export function SkillDetail({
           models={models}
         />
       ) : null}
+      <SkillTools skill={skill} onSaved={load} />
       {latest ? (
         <PublishForm
           key={`publish-${latest.version}`}
