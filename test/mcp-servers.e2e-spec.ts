@@ -317,4 +317,17 @@ describe('MCP servers', () => {
       .set('Cookie', user.cookie)
       .expect(403);
   });
+
+  it('ends its sessions at the server once they are no longer needed (DELETE), watches included', async () => {
+    const listed = await t.http
+      .get('/v1/admin/mcp-servers')
+      .set('Cookie', admin.cookie)
+      .expect(200);
+    for (const server of listed.body.data as { id: string }[])
+      await t.http
+        .delete(`/v1/admin/mcp-servers/${server.id}`)
+        .set('Cookie', admin.cookie)
+        .expect(204);
+    await eventually(() => fake.openSessions() === 0, LIVENESS_MS);
+  });
 });

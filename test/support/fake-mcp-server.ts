@@ -43,7 +43,7 @@ export class FakeMcpServer extends LoopbackServer {
     string,
     { server: Server; transport: StreamableHTTPServerTransport }
   >();
-  /** When set, every request is answered with this status and body instead (a broken server). */
+  /** When set, every request but a session's end (DELETE) is answered with this status and body instead. */
   broken?: { status: number; body: string };
 
   constructor(tools: FakeMcpTool[] = [echoTool()]) {
@@ -90,7 +90,7 @@ export class FakeMcpServer extends LoopbackServer {
     res: ServerResponse,
   ): Promise<void> {
     this.requestHeaders.push(req.headers);
-    if (this.broken) {
+    if (this.broken && req.method !== 'DELETE') {
       res.writeHead(this.broken.status, { 'content-type': 'text/plain' });
       res.end(this.broken.body);
       return;

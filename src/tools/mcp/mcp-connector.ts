@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, LookupAddress } from 'node:dns';
 import { isIP, LookupFunction } from 'node:net';
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Agent, fetch as undiciFetch } from 'undici';
@@ -36,7 +36,7 @@ export interface McpEndpoint {
  * docs/adr/0061-tools.md
  */
 @Injectable()
-export class McpConnector implements OnModuleDestroy {
+export class McpConnector implements OnApplicationShutdown {
   private readonly allowed: Set<string>;
   private readonly agent: Agent;
 
@@ -51,7 +51,8 @@ export class McpConnector implements OnModuleDestroy {
     });
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** After every module's destroy hook: the watcher ends its sessions (DELETE) through this agent first. */
+  async onApplicationShutdown(): Promise<void> {
     await this.agent.close();
   }
 
@@ -107,6 +108,17 @@ export class McpConnector implements OnModuleDestroy {
     }
     await client.connect(transport, { timeout: this.config.tools.timeoutMs });
     return client;
+  }
+
+  /**
+   * Ends a client's session at the server (DELETE, as the protocol asks of a client that no longer needs
+   * it; a server that does not support it answers 405, which is fine) and closes the client. Never rejects.
+   */
+  async release(client: Client): Promise<void> {
+    const transport = client.transport;
+    if (transport instanceof StreamableHTTPClientTransport)
+      await transport.terminateSession().catch(() => undefined);
+    await client.close().catch(() => undefined);
   }
 
   /**

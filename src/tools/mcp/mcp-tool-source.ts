@@ -58,11 +58,16 @@ export class McpToolSource {
       try {
         return await this.readInto(server, client);
       } finally {
-        await client.close().catch(() => undefined);
+        await this.connector.release(client);
       }
     } catch (error) {
       return this.servers.recordTools(server.id, { error: describe(error) });
     }
+  }
+
+  /** Ends a connection (its session at the server too). */
+  release(client: Client): Promise<void> {
+    return this.connector.release(client);
   }
 
   /** A connection that stays open to hear the server's `tools/list_changed` (McpWatcher holds it). */
@@ -106,7 +111,7 @@ export class McpToolSource {
               this.config.tools.timeoutMs,
             );
           } finally {
-            await client.close().catch(() => undefined);
+            await this.connector.release(client);
           }
         } catch (error) {
           if (error instanceof ToolError) throw error;

@@ -136,6 +136,6 @@ export class McpWatcher implements OnApplicationBootstrap, OnModuleDestroy {
     const entry = this.watched.get(id);
     this.watched.delete(id);
     if (entry) entry.lost = true;
-    await entry?.client?.close().catch(() => undefined);
+    if (entry?.client) await this.source.release(entry.client);
   }
 }
