@@ -1,11 +1,9 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
 import { AppLogger } from '../common/logging/app-logger';
 import { CatalogCache } from './catalog-cache';
 import { Catalog } from './catalog.schema';
-import { loadCatalogFile } from './catalog-file';
 import { CatalogRepository } from './catalog.repository';
+import { CATALOG } from './catalog.token';
 
 /**
  * Makes the database match the catalog file at start: entries are upserted, entries no longer in the
@@ -16,14 +14,14 @@ import { CatalogRepository } from './catalog.repository';
 @Injectable()
 export class CatalogSyncService implements OnApplicationBootstrap {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(CATALOG) private readonly file: Catalog,
     private readonly catalog: CatalogRepository,
     private readonly cache: CatalogCache,
     private readonly log: AppLogger,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.sync(loadCatalogFile(this.config.catalogFile));
+    await this.sync(this.file);
   }
 
   async sync(catalog: Catalog): Promise<void> {

@@ -2,6 +2,7 @@ import { StoredRun } from './chat-requests.repository';
 import { LiveBuffer } from './live/live-buffer';
 import { eventsOf, RecordedToolCall } from '../tools/run/tool-events';
 import {
+  interleave,
   isFailureCode,
   LiveEvent,
   RunOutcome,
@@ -47,14 +48,5 @@ export function storedEvents(
   text: string,
   toolCalls: RecordedToolCall[],
 ): LiveEvent[] {
-  const events: LiveEvent[] = [];
-  let sent = 0;
-  for (const { offset, event } of eventsOf(toolCalls)) {
-    const at = Math.min(offset, text.length);
-    if (at > sent) events.push({ type: 'text', text: text.slice(sent, at) });
-    sent = Math.max(sent, at);
-    events.push({ type: 'tool', event });
-  }
-  if (text.length > sent) events.push({ type: 'text', text: text.slice(sent) });
-  return events;
+  return interleave(text, eventsOf(toolCalls));
 }

@@ -17,22 +17,21 @@ import {
   BuiltinToolPrices,
   ToolRegistry,
 } from './tool-registry';
-import { loadCatalogFile } from '../catalog/catalog-file';
-import { AppConfig } from '../config/app-config';
-import { APP_CONFIG } from '../config/config.module';
+import { CatalogModule } from '../catalog/catalog.module';
+import { CATALOG } from '../catalog/catalog.token';
+import { Catalog } from '../catalog/catalog.schema';
 import { ToolsController } from './tools.controller';
 import { ToolsService } from './tools.service';
 
 /** The tools a model may call in a run: the registry, the built-ins, GET /v1/tools (docs/adr/0061-tools.md). */
 @Module({
-  imports: [FilesModule, JsonSchemaModule],
+  imports: [CatalogModule, FilesModule, JsonSchemaModule],
   controllers: [ToolsController, ApprovalsController],
   providers: [
     {
       provide: BUILTIN_TOOL_PRICES,
-      inject: [APP_CONFIG],
-      useFactory: (config: AppConfig): BuiltinToolPrices =>
-        loadCatalogFile(config.catalogFile).tools,
+      inject: [CATALOG],
+      useFactory: (catalog: Catalog): BuiltinToolPrices => catalog.tools,
     },
     ApprovalSignals,
     FilesSearchTool,

@@ -1,5 +1,5 @@
 import { ToolEvent } from '../../tools/run/tool-events';
-import { RunOutcome } from './live-event';
+import { interleave, RunOutcome } from './live-event';
 
 /** Receives an answer: its text in order from the first byte, the tool events among it, then one end. */
 export interface AnswerSink {
@@ -84,15 +84,15 @@ export class LiveBuffer {
    * Sends what exists now to `sink` before returning, then the rest as it comes. Answers a function that
    * stops the delivery (a no-op once the end was delivered).
    */
+  /** What exists now, in order: the text with the tool events in their places (no end). */
+  replayTo(sink: Pick<AnswerSink, 'text' | 'tool'>): void {
+    for (const event of interleave(this.textSoFar(), this.tools))
+      if (event.type === 'text') sink.text(event.text);
+      else sink.tool?.(event.event);
+  }
+
   subscribe(sink: AnswerSink): () => void {
-    const text = this.textSoFar();
-    let sent = 0;
-    for (const { offset, event } of this.tools) {
-      if (offset > sent) sink.text(text.slice(sent, offset));
-      sent = Math.max(sent, offset);
-      sink.tool?.(event);
-    }
-    if (text.length > sent) sink.text(text.slice(sent));
+    this.replayTo(sink);
     if (this.outcome) {
       sink.end(this.outcome);
       return () => undefined;

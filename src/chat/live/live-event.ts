@@ -48,3 +48,23 @@ export function isFailureCode(code: string | null): code is FailureCode {
     code === 'quota_exceeded'
   );
 }
+
+/**
+ * Text and the tool events placed in it (each after `offset` characters), as the events a follower gets
+ * in order: a live buffer replaying what it has, and a finished run rebuilt from the database alike.
+ */
+export function interleave(
+  text: string,
+  placed: readonly { offset: number; event: ToolEvent }[],
+): Extract<LiveEvent, { type: 'text' | 'tool' }>[] {
+  const events: Extract<LiveEvent, { type: 'text' | 'tool' }>[] = [];
+  let sent = 0;
+  for (const { offset, event } of placed) {
+    const at = Math.min(offset, text.length);
+    if (at > sent) events.push({ type: 'text', text: text.slice(sent, at) });
+    sent = Math.max(sent, at);
+    events.push({ type: 'tool', event });
+  }
+  if (text.length > sent) events.push({ type: 'text', text: text.slice(sent) });
+  return events;
+}

@@ -125,14 +125,10 @@ export class LiveStreams implements OnModuleDestroy {
     const run = this.local.get(runId);
     if (!run || run.relay || run.relayedEnd || !this.remote) return;
     const relay = new Relay(this.remote, runId);
-    const text = run.buffer.textSoFar();
-    let sent = 0;
-    for (const { offset, event } of run.buffer.toolEventsSoFar()) {
-      relay.append(text.slice(sent, offset));
-      sent = Math.max(sent, offset);
-      relay.tool(event);
-    }
-    relay.append(text.slice(sent));
+    run.buffer.replayTo({
+      text: (text) => relay.append(text),
+      tool: (event) => relay.tool(event),
+    });
     const ended = run.buffer.ended;
     if (ended) {
       run.relayedEnd = true;

@@ -1,7 +1,6 @@
 import { ToolSpec } from '../../models/providers/model-provider';
 import { wireNameOf } from '../../models/providers/tool-names';
 
-export { wireNameOf };
 import { Tool } from '../tool';
 
 /**
