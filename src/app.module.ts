@@ -30,6 +30,7 @@ import { RedisModule } from './infra/redis/redis.module';
 import { StorageModule } from './infra/storage/storage.module';
 import { PlansModule } from './plans/plans.module';
 import { SkillsModule } from './skills/skills.module';
+import { OrgsModule } from './orgs/orgs.module';
 
 @Module({})
 export class AppModule {
@@ -64,6 +65,7 @@ export class AppModule {
         ConversationsModule,
         LedgerModule,
         ChatModule,
+        OrgsModule,
         SkillsModule,
         FilesModule,
         ToolsModule,

@@ -1,5 +1,5 @@
 -- A batch of claims in one statement and one transaction (group commit), in the order given: each is
--- chat_claim. `p_claims` is a JSON array of objects with the fields named in the column list below; the
+-- chat_claim, or chat_claim_org for a claim that names `organizationId`. `p_claims` is a JSON array of objects with the fields named in the column list below; the
 -- callers sort them by user, so concurrent batches take the users' quota rows in the same order. Answers,
 -- for claim n (from 1), chat_claim's row.
 CREATE OR REPLACE FUNCTION "chat_claim_many"(p_claims jsonb) RETURNS TABLE (
@@ -28,37 +28,45 @@ BEGIN
           FROM ROWS FROM (jsonb_to_recordset(p_claims) AS (
                    id uuid, "userId" uuid, "idempotencyKey" text, fingerprint text, "conversationId" uuid,
                    "newConversation" boolean, title text, "modelId" text, "skillId" uuid, "skillVersionId" uuid,
-                   "usageDay" date, "reservedCredits" integer, "leaseMs" integer))
+                   "usageDay" date, "reservedCredits" integer, "leaseMs" integer, "organizationId" uuid))
                WITH ORDINALITY AS c(id, "userId", "idempotencyKey", fingerprint, "conversationId", "newConversation",
                                     title, "modelId", "skillId", "skillVersionId", "usageDay", "reservedCredits",
-                                    "leaseMs", k)
+                                    "leaseMs", "organizationId", k)
          ORDER BY c.k
     LOOP
-        FOR v_row IN
-            SELECT r.* FROM "chat_claim"(v_claim.id, v_claim."userId", v_claim."idempotencyKey", v_claim.fingerprint,
-                                         v_claim."conversationId", v_claim."newConversation", v_claim.title,
-                                         v_claim."modelId", v_claim."skillId", v_claim."skillVersionId",
-                                         v_claim."usageDay", v_claim."reservedCredits",
-                                         clock_timestamp() + v_claim."leaseMs" * interval '1 millisecond') r
-        LOOP
-            IF v_row.outcome = 'claimed' THEN
-                v_claimed := v_claimed || v_claim.id;
-                v_claimed_ms := v_claimed_ms || v_claim."leaseMs";
-            END IF;
-            n := v_claim.k;
-            outcome := v_row.outcome;
-            id := v_row.id;
-            fingerprint := v_row.fingerprint;
-            status := v_row.status;
-            "conversationId" := v_row."conversationId";
-            "responseBody" := v_row."responseBody";
-            "errorCode" := v_row."errorCode";
-            "modelId" := v_row."modelId";
-            "inputTokens" := v_row."inputTokens";
-            "outputTokens" := v_row."outputTokens";
-            credits := v_row.credits;
-            RETURN NEXT;
-        END LOOP;
+        -- Each answers exactly one row.
+        IF v_claim."organizationId" IS NULL THEN
+            SELECT r.* INTO v_row
+              FROM "chat_claim"(v_claim.id, v_claim."userId", v_claim."idempotencyKey", v_claim.fingerprint,
+                                v_claim."conversationId", v_claim."newConversation", v_claim.title,
+                                v_claim."modelId", v_claim."skillId", v_claim."skillVersionId",
+                                v_claim."usageDay", v_claim."reservedCredits",
+                                clock_timestamp() + v_claim."leaseMs" * interval '1 millisecond') r;
+        ELSE
+            SELECT r.* INTO v_row
+              FROM "chat_claim_org"(v_claim.id, v_claim."userId", v_claim."organizationId", v_claim."idempotencyKey",
+                                    v_claim.fingerprint, v_claim."conversationId", v_claim."newConversation",
+                                    v_claim.title, v_claim."modelId", v_claim."skillId", v_claim."skillVersionId",
+                                    v_claim."usageDay", v_claim."reservedCredits",
+                                    clock_timestamp() + v_claim."leaseMs" * interval '1 millisecond') r;
+        END IF;
+        IF v_row.outcome = 'claimed' THEN
+            v_claimed := v_claimed || v_claim.id;
+            v_claimed_ms := v_claimed_ms || v_claim."leaseMs";
+        END IF;
+        n := v_claim.k;
+        outcome := v_row.outcome;
+        id := v_row.id;
+        fingerprint := v_row.fingerprint;
+        status := v_row.status;
+        "conversationId" := v_row."conversationId";
+        "responseBody" := v_row."responseBody";
+        "errorCode" := v_row."errorCode";
+        "modelId" := v_row."modelId";
+        "inputTokens" := v_row."inputTokens";
+        "outputTokens" := v_row."outputTokens";
+        credits := v_row.credits;
+        RETURN NEXT;
     END LOOP;
     -- The commit follows at once. Leases that lost more than a tenth of their time while the batch waited
     -- start again now (most batches wait on nothing and write nothing here).

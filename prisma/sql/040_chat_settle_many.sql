@@ -1,14 +1,15 @@
 -- The settlement of runs in one statement and one transaction, in the order given, only of those still
 -- streaming (the others were failed by the sweeper): the outcome on the request (completed, failed or
 -- stopped); for a billed run its messages, a ledger entry (unique per request) and the skill that ran; and
--- the reservation turned into usage (`credits`, at most what was reserved). A run's messages follow one
+-- the reservation turned into usage (`credits`, at most what was reserved), on the user's day or, for a run
+-- an organization pays, on its pool's day and its member's. A run's messages follow one
 -- another from their anchor: `parentId` when `anchored` (regenerate, edit: null is the conversation's
 -- start), else the conversation's current message, read after its row is locked, so two turns settling at
 -- once append one after the other. The last message becomes the current one. A run whose conversation was
 -- deleted meanwhile keeps no text and no messages; its ledger entry and usage are written all the same.
 -- `p_runs` is a JSON array of objects with the fields named below, each with its `messages` ({id, role,
 -- content}, in order), and for a run that used tools its `steps` and `toolCalls` for the ledger entry
--- (absent in the previous release's calls: null). Answers the positions (from 1) of the runs settled. Callers sort the runs by user.
+-- (absent in the previous release's calls: null). Answers the positions (from 1) of the runs settled. Callers sort the runs by payer (users, then organizations) and user.
 CREATE OR REPLACE FUNCTION "chat_settle_many"(p_runs jsonb) RETURNS TABLE (n integer)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -34,7 +35,7 @@ BEGIN
                "responseBody" = CASE WHEN r."conversationId" IS NULL THEN NULL ELSE v_input."responseBody" END,
                "errorCode" = v_input."errorCode", "finishedAt" = v_input."finishedAt"
          WHERE r.id = v_input.id AND r.status = 'streaming'
-        RETURNING r."userId", r."conversationId", r."usageDay", r."reservedCredits" INTO v_run;
+        RETURNING r."userId", r."conversationId", r."usageDay", r."reservedCredits", r."organizationId" INTO v_run;
         CONTINUE WHEN NOT FOUND;
 
         IF v_input.billed AND v_run."conversationId" IS NOT NULL THEN
@@ -67,17 +68,28 @@ BEGIN
         IF v_input.billed THEN
             INSERT INTO "LedgerEntry" (id, "userId", kind, status, "chatRequestId", "modelId", "conversationId", "skillId",
                                        "skillVersionId", "inputTokens", "outputTokens", credits, steps, "toolCalls",
-                                       "createdAt")
+                                       "createdAt", "organizationId")
             VALUES (v_input."ledgerId", v_run."userId", 'usage',
                     (CASE WHEN v_input.status = 'completed' THEN 'completed' ELSE 'partial' END)::"LedgerStatus",
                     v_input.id, v_input."modelId", v_run."conversationId", v_input."skillId", v_input."skillVersionId",
                     v_input."inputTokens", v_input."outputTokens", v_input.credits, v_input.steps, v_input."toolCalls",
-                    v_input."finishedAt");
+                    v_input."finishedAt", v_run."organizationId");
         END IF;
 
-        UPDATE "DailyUsage" d
-           SET reserved = d.reserved - v_run."reservedCredits", used = d.used + v_input.credits
-         WHERE d."userId" = v_run."userId" AND d.day = v_run."usageDay";
+        IF v_run."organizationId" IS NULL THEN
+            UPDATE "DailyUsage" d
+               SET reserved = d.reserved - v_run."reservedCredits", used = d.used + v_input.credits
+             WHERE d."userId" = v_run."userId" AND d.day = v_run."usageDay";
+        ELSE
+            -- The pool's day, then the member's (the order every claim takes them in).
+            UPDATE "OrgDailyUsage" d
+               SET reserved = d.reserved - v_run."reservedCredits", used = d.used + v_input.credits
+             WHERE d."organizationId" = v_run."organizationId" AND d.day = v_run."usageDay";
+            UPDATE "OrgMemberDailyUsage" d
+               SET reserved = d.reserved - v_run."reservedCredits", used = d.used + v_input.credits
+             WHERE d."organizationId" = v_run."organizationId" AND d."userId" = v_run."userId"
+               AND d.day = v_run."usageDay";
+        END IF;
         n := v_input.k;
         RETURN NEXT;
     END LOOP;

@@ -15,7 +15,7 @@ import {
   UsageFilter,
 } from './admin-billing.repository';
 import { AdminUsersRepository } from './admin-users.repository';
-import { AuditRepository } from './audit.repository';
+import { AuditRepository } from '../audit/audit.repository';
 import {
   AdminLedgerEntryDto,
   AdminLedgerPageDto,

@@ -11,7 +11,7 @@ import {
 } from '../skills/templates/skill-templates.repository';
 import { AdminActionsGate } from './admin-actions.gate';
 import { AdminCatalogRepository } from './admin-catalog.repository';
-import { AuditRepository } from './audit.repository';
+import { AuditRepository } from '../audit/audit.repository';
 import { AdminModelListDto, AdminPlanListDto } from './dto/admin-catalog.dto';
 import {
   AdminTemplateDto,

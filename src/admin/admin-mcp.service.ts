@@ -14,7 +14,7 @@ import { McpToolSource, policyOf, priceOf } from '../tools/mcp/mcp-tool-source';
 import { McpWatcher } from '../tools/mcp/mcp-watcher';
 import { AdminActionsGate } from './admin-actions.gate';
 import { AdminCatalogRepository } from './admin-catalog.repository';
-import { AuditRepository } from './audit.repository';
+import { AuditRepository } from '../audit/audit.repository';
 import {
   AdminMcpServerDto,
   AdminMcpServerListDto,

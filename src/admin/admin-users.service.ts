@@ -18,7 +18,7 @@ import {
   AdminUsersRepository,
   LockedAccount,
 } from './admin-users.repository';
-import { AuditRepository } from './audit.repository';
+import { AuditRepository } from '../audit/audit.repository';
 import {
   AdminUserDetailDto,
   AdminUserPageDto,

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AccountDeletionModule } from '../account/deletion/account-deletion.module';
+import { AuditModule } from '../audit/audit.module';
 import { AuthModule } from '../auth/auth.module';
 import { BillingModule } from '../billing/billing.module';
 import { QuotaModule } from '../quota/quota.module';
@@ -19,7 +20,6 @@ import { AdminUsersController } from './admin-users.controller';
 import { AdminUsersRepository } from './admin-users.repository';
 import { AdminUsersService } from './admin-users.service';
 import { AuditController } from './audit.controller';
-import { AuditRepository } from './audit.repository';
 import { AuditService } from './audit.service';
 import { ConfiguredAdminsService } from './configured-admins.service';
 
@@ -27,6 +27,7 @@ import { ConfiguredAdminsService } from './configured-admins.service';
 @Module({
   imports: [
     AccountDeletionModule,
+    AuditModule,
     AuthModule,
     BillingModule,
     QuotaModule,
@@ -50,7 +51,6 @@ import { ConfiguredAdminsService } from './configured-admins.service';
     AdminGuard,
     AdminUsersRepository,
     AdminUsersService,
-    AuditRepository,
     AuditService,
     ConfiguredAdminsService,
   ],

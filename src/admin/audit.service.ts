@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../common/pagination';
-import { AuditRepository, AuditRow } from './audit.repository';
+import { AuditRepository, AuditRow } from '../audit/audit.repository';
 import {
   AuditEntryDto,
   AuditPageDto,

@@ -4,7 +4,7 @@ import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { configuredAdminAudit } from '../users/users.repository';
 import { AdminUsersRepository } from './admin-users.repository';
-import { AuditRepository } from './audit.repository';
+import { AuditRepository } from '../audit/audit.repository';
 
 /**
  * ADMIN_EMAILS, for accounts that existed before their address was listed: promoted at every start (new

@@ -24,6 +24,8 @@ export interface NewChatRequest {
   reservedCredits: number;
   /** The run's lease, counted by the database's clock from the end of the claim. */
   leaseMs: number;
+  /** The organization whose pool pays (docs/adr/0062-organizations.md); absent: the user pays. */
+  organizationId?: string;
 }
 
 /** A request under its idempotency key, as a retry needs it: to replay it, join it, or refuse the key. */
@@ -49,6 +51,9 @@ export type ClaimResult =
   | { outcome: 'model_not_allowed' }
   | { outcome: 'quota_exceeded' }
   | { outcome: 'not_found' }
+  | { outcome: 'not_member' }
+  | { outcome: 'org_plan_required' }
+  | { outcome: 'member_quota_exceeded' }
   | { outcome: 'taken'; request: StoredRun };
 
 /** How a run ended and what it costs; `billed` runs store their messages and a ledger entry. */
@@ -103,7 +108,7 @@ type ClaimRow = {
   n: number;
 } & (
   | {
-      outcome: 'claimed' | 'model_not_allowed' | 'quota_exceeded' | 'not_found';
+      outcome: Exclude<ClaimResult['outcome'], 'taken'>;
     }
   | ({ outcome: 'taken' } & RunRow)
 );
@@ -147,6 +152,7 @@ export class ChatRequestsRepository {
         CASE WHEN to_regprocedure('chat_settle_many(jsonb)') IS NULL THEN 'chat_settle_many(jsonb)' END,
         CASE WHEN to_regprocedure('chat_request_by_key(uuid, text)') IS NULL THEN 'chat_request_by_key(uuid, text)' END,
         CASE WHEN to_regprocedure('chat_grow_reservation(uuid, integer)') IS NULL THEN 'chat_grow_reservation(uuid, integer)' END,
+        CASE WHEN to_regprocedure('chat_claim_org(uuid, uuid, uuid, text, text, uuid, boolean, text, text, uuid, uuid, date, integer, timestamptz)') IS NULL THEN 'chat_claim_org' END,
         CASE WHEN to_regclass('chat_stored_runs') IS NULL THEN 'chat_stored_runs' END
       ], NULL) AS missing`;
     return row?.missing ?? [];
@@ -197,6 +203,7 @@ export class ChatRequestsRepository {
       usageDay: request.usageDay.toISOString().slice(0, 10),
       reservedCredits: request.reservedCredits,
       leaseMs: request.leaseMs,
+      organizationId: request.organizationId ?? null,
     }));
     const rows = await this.prisma.statement<ClaimRow>(CLAIM_MANY, [
       JSON.stringify(claims),
@@ -301,11 +308,24 @@ export class ChatRequestsRepository {
       WITH swept AS (
         UPDATE "ChatRequest" SET status = 'failed', "errorCode" = 'generation_interrupted', "finishedAt" = now()
         WHERE status = 'streaming' AND "leaseExpiresAt" < now() AND NOT (id = ANY(${ownRuns}::uuid[]))
-        RETURNING id, "userId", "usageDay", "reservedCredits"
+        RETURNING id, "userId", "usageDay", "reservedCredits", "organizationId"
       ), released AS (
         UPDATE "DailyUsage" d SET reserved = d.reserved - s.total
-        FROM (SELECT "userId", "usageDay", SUM("reservedCredits")::int AS total FROM swept GROUP BY 1, 2) s
+        FROM (SELECT "userId", "usageDay", SUM("reservedCredits")::int AS total FROM swept
+              WHERE "organizationId" IS NULL GROUP BY 1, 2) s
         WHERE d."userId" = s."userId" AND d.day = s."usageDay"
+        RETURNING 1
+      ), pools AS (
+        UPDATE "OrgDailyUsage" d SET reserved = d.reserved - s.total
+        FROM (SELECT "organizationId", "usageDay", SUM("reservedCredits")::int AS total FROM swept
+              WHERE "organizationId" IS NOT NULL GROUP BY 1, 2) s
+        WHERE d."organizationId" = s."organizationId" AND d.day = s."usageDay"
+        RETURNING 1
+      ), members AS (
+        UPDATE "OrgMemberDailyUsage" d SET reserved = d.reserved - s.total
+        FROM (SELECT "organizationId", "userId", "usageDay", SUM("reservedCredits")::int AS total FROM swept
+              WHERE "organizationId" IS NOT NULL GROUP BY 1, 2, 3) s
+        WHERE d."organizationId" = s."organizationId" AND d."userId" = s."userId" AND d.day = s."usageDay"
         RETURNING 1
       )
       SELECT id::text FROM swept`;

@@ -3,6 +3,7 @@ import { Module } from '@nestjs/common';
 import { ConversationsModule } from '../conversations/conversations.module';
 import { CatalogModule } from '../catalog/catalog.module';
 import { FilesModule } from '../files/files.module';
+import { OrgsModule } from '../orgs/orgs.module';
 import { ModelsModule } from '../models/models.module';
 import { ChatAdmission } from './admission/chat-admission';
 import { ChatController } from './chat.controller';
@@ -29,6 +30,7 @@ import { RunSettler } from './run/run-settler';
     ModelsModule,
     ConversationsModule,
     FilesModule,
+    OrgsModule,
     ToolsModule,
   ],
   controllers: [ChatController, ConversationTurnsController],
@@ -50,6 +52,6 @@ import { RunSettler } from './run/run-settler';
     RunStore,
   ],
   // RunStops: account erasure stops the account's live runs.
-  exports: [ChatAdmission, ChatPipelineService, RunStops],
+  exports: [ChatAdmission, ChatPipelineService, OrgsModule, RunStops],
 })
 export class ChatModule {}

@@ -13,6 +13,8 @@ import { fingerprintOf } from './fingerprint';
 import { LiveStreams } from './live/live-streams';
 import { RunStore } from './run-store';
 import { RunStops } from './stop/run-stops';
+import { ChatTurn } from './run/chat-turn';
+import { OrgAccess } from '../orgs/org-access';
 
 /** How long POST /v1/chat/stop waits for the run to end, so that it can answer `stopped`. */
 const STOP_WAIT_MS = 5_000;
@@ -25,6 +27,7 @@ export class ChatService {
     private readonly store: RunStore,
     private readonly stops: RunStops,
     private readonly live: LiveStreams,
+    private readonly orgs: OrgAccess,
   ) {}
 
   send(
@@ -49,14 +52,32 @@ export class ChatService {
           messages,
           fileIds: request.fileIds,
           tools: request.tools,
+          organizationId: request.organizationId,
         }),
         conversationId: request.conversationId,
         fileIds: request.fileIds,
         tools: request.tools,
         messages,
+        ...this.orgPayment(user, request.organizationId),
       },
       runRequest,
     );
+  }
+
+  /**
+   * A run billed to an organization: its membership and pool are checked once the key is known to be
+   * new, so a retry of a finished run replays even after its author left the organization.
+   */
+  private orgPayment(
+    user: SessionUser,
+    organizationId: string | undefined,
+  ): Pick<ChatTurn, 'prepareNewRequest'> {
+    if (!organizationId) return {};
+    return {
+      prepareNewRequest: async () => ({
+        payer: await this.orgs.payer(user, organizationId),
+      }),
+    };
   }
 
   /**

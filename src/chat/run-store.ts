@@ -26,10 +26,7 @@ const CONNECTIONS_KEPT_FREE = 2;
 @Injectable()
 export class RunStore implements OnModuleInit {
   private readonly claims: Batcher<NewChatRequest, ClaimResult>;
-  private readonly settlements: Batcher<
-    Settlement & { userId: string },
-    boolean
-  >;
+  private readonly settlements: Batcher<Settlement & Payer, boolean>;
 
   constructor(
     private readonly requests: ChatRequestsRepository,
@@ -77,8 +74,8 @@ export class RunStore implements OnModuleInit {
   }
 
   /** False when the run was no longer streaming (the sweeper failed it first). */
-  settle(userId: string, run: Settlement): Promise<boolean> {
-    return this.settlements.submit({ ...run, userId });
+  settle(payer: Payer, run: Settlement): Promise<boolean> {
+    return this.settlements.submit({ ...run, ...payer });
   }
 
   /** Reserves `credits` more for a run about to take another step; false when the day's limit refuses. */
@@ -121,19 +118,31 @@ export class RunStore implements OnModuleInit {
   }
 }
 
-/** Runs `write` over the items sorted by user and answers its results in the items' own order. */
-async function inUserOrder<I extends { userId: string }, R>(
+/** Who pays for a run: its user, or the organization named (its pool and its member's day). */
+export interface Payer {
+  userId: string;
+  organizationId?: string;
+}
+
+/**
+ * The order quota rows are taken in: users' days first (by user), then organizations' (by organization:
+ * its pool, then its members by user), the same order in every batch.
+ */
+function payerKey(payer: Payer): string {
+  return payer.organizationId
+    ? `1${payer.organizationId}${payer.userId}`
+    : `0${payer.userId}`;
+}
+
+/** Runs `write` over the items sorted by payer and answers its results in the items' own order. */
+async function inUserOrder<I extends Payer, R>(
   items: I[],
   write: (sorted: I[]) => Promise<R[]>,
 ): Promise<R[]> {
   const order = items
-    .map((item, index) => ({ item, index }))
+    .map((item, index) => ({ item, index, key: payerKey(item) }))
     .sort((a, b) =>
-      a.item.userId < b.item.userId
-        ? -1
-        : a.item.userId > b.item.userId
-          ? 1
-          : a.index - b.index,
+      a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index,
     );
   const results = await write(order.map((entry) => entry.item));
   const answered = new Array<R>(items.length);

@@ -161,6 +161,7 @@ export const envSchema = z.object({
   RATE_LIMIT_RESET_IP: rateLimit.default({ max: 20, windowSeconds: 3600 }),
   RATE_LIMIT_RUN_USER: rateLimit.default({ max: 600, windowSeconds: 60 }),
   RATE_LIMIT_UPLOAD_USER: rateLimit.default({ max: 60, windowSeconds: 60 }),
+  RATE_LIMIT_INVITE_USER: rateLimit.default({ max: 30, windowSeconds: 3600 }),
   RATE_LIMIT_SKILL_WRITE_USER: rateLimit.default({
     max: 60,
     windowSeconds: 60,

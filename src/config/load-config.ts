@@ -175,6 +175,7 @@ function toAppConfig(env: Env): AppConfig {
       'run-user': env.RATE_LIMIT_RUN_USER,
       'upload-user': env.RATE_LIMIT_UPLOAD_USER,
       'skill-write-user': env.RATE_LIMIT_SKILL_WRITE_USER,
+      'invite-user': env.RATE_LIMIT_INVITE_USER,
       'password-user': env.RATE_LIMIT_PASSWORD_USER,
       'verify-email-ip': env.RATE_LIMIT_VERIFY_EMAIL_IP,
       'resend-verification-user': env.RATE_LIMIT_RESEND_VERIFICATION_USER,

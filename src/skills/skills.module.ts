@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ChatModule } from '../chat/chat.module';
 import { ToolsModule } from '../tools/tools.module';
 import { JsonSchemaModule } from './json-schema.module';
+import { OrgSkillsController } from './org-skills.controller';
 import { SkillsController } from './skills.controller';
 import { SkillsRepository } from './skills.repository';
 import { SkillsService } from './skills.service';
@@ -10,7 +11,7 @@ import { SkillTemplatesSeederService } from './templates/skill-templates-seeder.
 
 @Module({
   imports: [ChatModule, JsonSchemaModule, ToolsModule],
-  controllers: [SkillsController],
+  controllers: [OrgSkillsController, SkillsController],
   providers: [
     SkillsRepository,
     SkillsService,

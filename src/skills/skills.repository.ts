@@ -3,6 +3,21 @@ import { Cursor, olderThan } from '../common/pagination';
 import { Prisma } from '../infra/prisma/generated/client';
 import { PrismaService } from '../infra/prisma/prisma.service';
 
+/**
+ * Whose Skills: the user's personal ones (no organization), or an organization's (docs/adr/0062-organizations.md).
+ * `userId` is the author of what is created.
+ */
+export interface SkillOwner {
+  userId: string;
+  organizationId: string | null;
+}
+
+function ownedBy(owner: SkillOwner) {
+  return owner.organizationId
+    ? { organizationId: owner.organizationId }
+    : { ownerId: owner.userId, organizationId: null };
+}
+
 /** A JSON Schema as stored: absent schemas are SQL NULL. */
 export type StoredSchema = Prisma.InputJsonValue | null;
 
@@ -48,14 +63,15 @@ export class SkillsRepository {
 
   /** A new Skill with its first version numbered `number` (1, or the imported number). Never any tools. */
   createWithFirstVersion(
-    ownerId: string,
+    owner: SkillOwner,
     name: string,
     number: number,
     content: VersionContent,
   ) {
     return this.prisma.skill.create({
       data: {
-        ownerId,
+        ownerId: owner.userId,
+        organizationId: owner.organizationId,
         name,
         latestVersion: number,
         versions: {
@@ -76,11 +92,14 @@ export class SkillsRepository {
    * concurrent publishes take distinct consecutive numbers. The new version, or null when the Skill is not
    * the owner's.
    */
-  publishVersion(ownerId: string, skillId: string, content: VersionContent) {
+  publishVersion(owner: SkillOwner, skillId: string, content: VersionContent) {
+    const owned = owner.organizationId
+      ? Prisma.sql`"organizationId" = ${owner.organizationId}::uuid`
+      : Prisma.sql`"ownerId" = ${owner.userId}::uuid AND "organizationId" IS NULL`;
     return this.prisma.$transaction(async (db) => {
       const [bumped] = await db.$queryRaw<{ latestVersion: number }[]>`
         UPDATE "Skill" SET "latestVersion" = "latestVersion" + 1, "updatedAt" = now()
-        WHERE id = ${skillId}::uuid AND "ownerId" = ${ownerId}::uuid
+        WHERE id = ${skillId}::uuid AND ${owned}
         RETURNING "latestVersion"`;
       if (!bumped) return null;
       return db.skillVersion.create({
@@ -96,18 +115,18 @@ export class SkillsRepository {
     });
   }
 
-  findPageOfOwner(ownerId: string, limit: number, after?: Cursor) {
+  findPageOfOwner(owner: SkillOwner, limit: number, after?: Cursor) {
     return this.prisma.skill.findMany({
-      where: { ownerId, ...olderThan('createdAt', after) },
+      where: { ...ownedBy(owner), ...olderThan('createdAt', after) },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take: limit + 1,
       select: SKILL,
     });
   }
 
-  findOwnedWithVersions(ownerId: string, id: string) {
+  findOwnedWithVersions(owner: SkillOwner, id: string) {
     return this.prisma.skill.findFirst({
-      where: { id, ownerId },
+      where: { id, ...ownedBy(owner) },
       select: {
         ...SKILL,
         versions: { orderBy: { number: 'asc' }, select: VERSION },
@@ -115,27 +134,37 @@ export class SkillsRepository {
     });
   }
 
-  async isOwned(ownerId: string, id: string): Promise<boolean> {
-    return (await this.prisma.skill.count({ where: { id, ownerId } })) > 0;
+  async isOwned(owner: SkillOwner, id: string): Promise<boolean> {
+    return (
+      (await this.prisma.skill.count({ where: { id, ...ownedBy(owner) } })) > 0
+    );
+  }
+
+  /** Deletes an owned Skill (its versions go with it; conversations keep their messages). */
+  async delete(owner: SkillOwner, id: string): Promise<boolean> {
+    const { count } = await this.prisma.skill.deleteMany({
+      where: { id, ...ownedBy(owner) },
+    });
+    return count > 0;
   }
 
   /** Sets an owned Skill's tool binding; false when the caller owns no such Skill. */
   async setAllowedTools(
-    ownerId: string,
+    owner: SkillOwner,
     id: string,
     allowedTools: string[],
   ): Promise<boolean> {
     const { count } = await this.prisma.skill.updateMany({
-      where: { id, ownerId },
+      where: { id, ...ownedBy(owner) },
       data: { allowedTools },
     });
     return count > 0;
   }
 
   /** An owned Skill with only its latest version. */
-  findOwnedWithLatestVersion(ownerId: string, id: string) {
+  findOwnedWithLatestVersion(owner: SkillOwner, id: string) {
     return this.prisma.skill.findFirst({
-      where: { id, ownerId },
+      where: { id, ...ownedBy(owner) },
       select: {
         ...SKILL,
         versions: { orderBy: { number: 'desc' }, take: 1, select: VERSION },

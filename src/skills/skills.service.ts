@@ -35,9 +35,12 @@ import { SkillRunDto } from './dto/skill-run.dto';
 import { JsonSchemaService } from './json-schema.service';
 import {
   asStoredSchema,
+  SkillOwner,
   SkillsRepository,
   VersionContent,
 } from './skills.repository';
+import { OrgAccess } from '../orgs/org-access';
+import { OrgRoleName } from '../orgs/dto/org-input.dto';
 import { SkillTemplatesRepository } from './templates/skill-templates.repository';
 
 /** Template ids are slugs; anything else is answered like an unknown template. */
@@ -70,12 +73,22 @@ export class SkillsService {
     private readonly pipeline: ChatPipelineService,
     private readonly jsonSchema: JsonSchemaService,
     private readonly tools: ToolsService,
+    private readonly orgs: OrgAccess,
   ) {}
 
-  async create(user: SessionUser, input: CreateSkillDto): Promise<SkillDto> {
+  /**
+   * Every method works on the caller's personal Skills, or, given `orgId`, on that organization's
+   * (docs/adr/0062-organizations.md): members list, read and run them, admins and owners write them.
+   */
+  async create(
+    user: SessionUser,
+    input: CreateSkillDto,
+    orgId?: string,
+  ): Promise<SkillDto> {
+    const owner = await this.ownerFor(user, orgId, 'admin');
     return toSkill(
       await this.skills.createWithFirstVersion(
-        user.id,
+        owner,
         input.name,
         1,
         await this.checkedContent(input),
@@ -83,10 +96,15 @@ export class SkillsService {
     );
   }
 
-  async list(user: SessionUser, query: PageQueryDto): Promise<SkillPageDto> {
+  async list(
+    user: SessionUser,
+    query: PageQueryDto,
+    orgId?: string,
+  ): Promise<SkillPageDto> {
+    const owner = await this.ownerFor(user, orgId, 'member');
     const limit = query.limit ?? DEFAULT_PAGE_SIZE;
     const rows = await this.skills.findPageOfOwner(
-      user.id,
+      owner,
       limit,
       query.cursor ? decodeCursor(query.cursor) : undefined,
     );
@@ -98,9 +116,10 @@ export class SkillsService {
     );
   }
 
-  async get(user: SessionUser, id: string): Promise<SkillDto> {
+  async get(user: SessionUser, id: string, orgId?: string): Promise<SkillDto> {
+    const owner = await this.ownerFor(user, orgId, 'member');
     const skill = isUuid(id)
-      ? await this.skills.findOwnedWithVersions(user.id, id)
+      ? await this.skills.findOwnedWithVersions(owner, id)
       : null;
     if (!skill) throw notFound();
     return toSkill(skill);
@@ -114,30 +133,45 @@ export class SkillsService {
     user: SessionUser,
     id: string,
     input: SkillToolsDto,
+    orgId?: string,
   ): Promise<SkillDto> {
-    if (!isUuid(id) || !(await this.skills.isOwned(user.id, id)))
+    const owner = await this.ownerFor(user, orgId, 'admin');
+    if (!isUuid(id) || !(await this.skills.isOwned(owner, id)))
       throw notFound();
     await this.tools.usableOrRefuse(user, input.allowed_tools, 'allowed_tools');
-    if (!(await this.skills.setAllowedTools(user.id, id, input.allowed_tools)))
+    if (!(await this.skills.setAllowedTools(owner, id, input.allowed_tools)))
       throw notFound();
-    return this.get(user, id);
+    return this.get(user, id, orgId);
+  }
+
+  /** Deletes a Skill with its versions; conversations that ran it keep their messages. */
+  async delete(user: SessionUser, id: string, orgId?: string): Promise<void> {
+    const owner = await this.ownerFor(user, orgId, 'admin');
+    if (!isUuid(id) || !(await this.skills.delete(owner, id))) throw notFound();
   }
 
   async publish(
     user: SessionUser,
     id: string,
     input: PublishVersionDto,
+    orgId?: string,
   ): Promise<SkillVersionDto> {
+    const owner = await this.ownerFor(user, orgId, 'admin');
     const content = await this.checkedContent(input);
     const version = isUuid(id)
-      ? await this.skills.publishVersion(user.id, id, content)
+      ? await this.skills.publishVersion(owner, id, content)
       : null;
     if (!version) throw notFound();
     return toVersion(version);
   }
 
-  async export(user: SessionUser, id: string): Promise<SkillExportDto> {
-    const { skill, latest } = await this.latestOf(user, id);
+  async export(
+    user: SessionUser,
+    id: string,
+    orgId?: string,
+  ): Promise<SkillExportDto> {
+    const owner = await this.ownerFor(user, orgId, 'member');
+    const { skill, latest } = await this.latestOf(owner, id);
     return {
       name: skill.name,
       instruction: latest.instruction,
@@ -148,7 +182,12 @@ export class SkillsService {
   }
 
   /** Accepts exactly the export shape: any other field is refused, named, before anything else is checked. */
-  async import(user: SessionUser, body: unknown): Promise<SkillDto> {
+  async import(
+    user: SessionUser,
+    body: unknown,
+    orgId?: string,
+  ): Promise<SkillDto> {
+    const owner = await this.ownerFor(user, orgId, 'admin');
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new AppError(
         'validation_failed',
@@ -186,7 +225,7 @@ export class SkillsService {
     })) as ImportSkillDto;
     return toSkill(
       await this.skills.createWithFirstVersion(
-        user.id,
+        owner,
         input.name,
         input.version ?? 1,
         await this.checkedContent(input),
@@ -208,11 +247,16 @@ export class SkillsService {
       : null;
     if (!template) throw new AppError('not_found', 'No such Skill template.');
     return toSkill(
-      await this.skills.createWithFirstVersion(user.id, template.name, 1, {
-        instruction: template.instruction,
-        inputSchema: asStoredSchema(template.inputSchema),
-        outputSchema: asStoredSchema(template.outputSchema),
-      }),
+      await this.skills.createWithFirstVersion(
+        personal(user),
+        template.name,
+        1,
+        {
+          instruction: template.instruction,
+          inputSchema: asStoredSchema(template.inputSchema),
+          outputSchema: asStoredSchema(template.outputSchema),
+        },
+      ),
     );
   }
 
@@ -226,8 +270,26 @@ export class SkillsService {
     id: string,
     request: SkillRunDto,
     runRequest: RunRequest = {},
+    orgId?: string,
   ): Promise<ChatStream> {
-    const { skill, latest } = await this.latestOf(user, id);
+    if (orgId && request.organizationId && request.organizationId !== orgId)
+      throw new AppError(
+        'validation_failed',
+        "An organization's Skill runs on its own pool: organizationId must be absent or this organization.",
+        {
+          errors: [
+            {
+              field: 'organizationId',
+              code: 'organization_mismatch',
+              message:
+                "organizationId must be absent or the Skill's organization",
+            },
+          ],
+        },
+      );
+    const owner = await this.ownerFor(user, orgId, 'member');
+    const { skill, latest } = await this.latestOf(owner, id);
+    const payerId = orgId ?? request.organizationId;
     const content =
       typeof request.input === 'string'
         ? request.input
@@ -244,6 +306,7 @@ export class SkillsService {
           conversationId: request.conversationId ?? null,
           input: request.input,
           fileIds: request.fileIds,
+          organizationId: payerId,
         }),
         conversationId: request.conversationId,
         fileIds: request.fileIds,
@@ -252,9 +315,13 @@ export class SkillsService {
         skill: { skillId: skill.id, skillVersionId: latest.id },
         // The Skill's tools the caller may still use (a plan change may have closed some), for new runs.
         prepareNewRequest: async () => {
+          const payer = payerId
+            ? await this.orgs.payer(user, payerId)
+            : undefined;
           await this.checkInput(latest, request.input);
           return {
             tools: await this.tools.stillUsable(user, skill.allowedTools),
+            payer,
           };
         },
       },
@@ -292,17 +359,32 @@ export class SkillsService {
     };
   }
 
-  private async latestOf(
+  /** The caller's personal Skills, or the organization's when the caller's role there allows `need`. */
+  private async ownerFor(
     user: SessionUser,
+    orgId: string | undefined,
+    need: OrgRoleName,
+  ): Promise<SkillOwner> {
+    if (orgId === undefined) return personal(user);
+    await this.orgs.require(user, orgId, need);
+    return { userId: user.id, organizationId: orgId };
+  }
+
+  private async latestOf(
+    owner: SkillOwner,
     id: string,
   ): Promise<{ skill: SkillRow; latest: VersionRow }> {
     const skill = isUuid(id)
-      ? await this.skills.findOwnedWithLatestVersion(user.id, id)
+      ? await this.skills.findOwnedWithLatestVersion(owner, id)
       : null;
     const latest = skill?.versions[0];
     if (!skill || !latest) throw notFound();
     return { skill, latest };
   }
+}
+
+function personal(user: SessionUser): SkillOwner {
+  return { userId: user.id, organizationId: null };
 }
 
 function notFound(): AppError {

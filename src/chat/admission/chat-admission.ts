@@ -32,9 +32,9 @@ export interface RunRequest {
   canApprove?: boolean;
 }
 
-/** The routes that start runs: POST /v1/chat, /v1/skills/:id/run, /v1/conversations/:id/regenerate and …/messages/:messageId/edit. */
+/** The routes that start runs: POST /v1/chat, /v1/skills/:id/run, /v1/orgs/:orgId/skills/:id/run, /v1/conversations/:id/regenerate and …/messages/:messageId/edit. */
 const RUN_ROUTE =
-  /^\/v1\/(chat|skills\/[^/]+\/run|conversations\/[^/]+\/(regenerate|messages\/[^/]+\/edit))\/?(\?|$)/;
+  /^\/v1\/(chat|(orgs\/[^/]+\/)?skills\/[^/]+\/run|conversations\/[^/]+\/(regenerate|messages\/[^/]+\/edit))\/?(\?|$)/;
 
 /**
  * Admission control for the routes that start runs, so that an instance under more load than it can carry

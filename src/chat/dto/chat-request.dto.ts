@@ -11,6 +11,7 @@ import {
   IsObject,
   IsOptional,
   IsString,
+  IsUUID,
   Matches,
   MaxLength,
   ValidateNested,
@@ -95,6 +96,18 @@ export class IdempotentRunDto extends IdempotencyKeyDto {
   @IsString({ each: true })
   @MaxLength(100, { each: true })
   fileIds?: string[];
+
+  /**
+   * Bill the run to this organization's daily credit pool (the caller must be a member; its plan decides
+   * the models; the member's own cap applies). Absent: the caller's own quota pays.
+   */
+  @ApiPropertyOptional({ format: 'uuid' })
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' ? value.toLowerCase() : value,
+  )
+  @IsOptional()
+  @IsUUID('all', { message: 'organizationId must be a UUID' })
+  organizationId?: string;
 }
 
 export class ChatRequestDto extends IdempotentRunDto {

@@ -28,6 +28,11 @@ export interface ChatTurn {
   /** Ids of the tools the model may call (docs/adr/0061-tools.md); none: a run without tools. */
   tools?: string[];
   /**
+   * The organization whose pool pays (docs/adr/0062-organizations.md): its plan decides the models, the
+   * claim checks the caller is still a member. Absent: the caller pays.
+   */
+  payer?: OrgPayer;
+  /**
    * Checks that apply only to a request not made before (a Skill's input against its input_schema), and
    * what such a request still needs to know (regenerate, edit: the branch point, its model and Skill): run
    * after the key lookup, so a retry is replayed even if the check would now fail or the conversation has
@@ -36,9 +41,18 @@ export interface ChatTurn {
   prepareNewRequest?: () => Promise<TurnCompletion | void>;
 }
 
+/** An organization paying for a run, as its membership check read it. */
+export interface OrgPayer {
+  organizationId: string;
+  planCode: string;
+}
+
 /** What `prepareNewRequest` may complete of a turn. */
 export type TurnCompletion = Partial<
-  Pick<ChatTurn, 'model' | 'system' | 'skill' | 'anchor' | 'fileIds' | 'tools'>
+  Pick<
+    ChatTurn,
+    'model' | 'system' | 'skill' | 'anchor' | 'fileIds' | 'tools' | 'payer'
+  >
 >;
 
 /** Everything decided before the claim: which model, what it costs at most, what the model receives. */
@@ -56,4 +70,6 @@ export interface RunPlan {
   estimatedInputTokens: number;
   reservedCredits: number;
   usageDay: Date;
+  /** The organization whose pool pays; absent: the user. */
+  organizationId?: string;
 }

@@ -29,6 +29,32 @@ export function modelNotAllowed(user: SessionUser, modelId: string): AppError {
 
 /** 429 with Retry-After to the next UTC midnight, when today's quota is reset. */
 export function quotaExceeded(reservedCredits: number, now: Date): AppError {
+  return untilMidnight(
+    `This request may cost up to ${reservedCredits} credits, more than remain of today's quota ` +
+      `(GET /v1/billing/quota).`,
+    now,
+  );
+}
+
+/** 429: the organization's pool has not enough left today (docs/adr/0062-organizations.md). */
+export function poolExhausted(reservedCredits: number, now: Date): AppError {
+  return untilMidnight(
+    `This request may cost up to ${reservedCredits} credits, more than remain of the organization's pool ` +
+      `today (GET /v1/orgs/:id/quota).`,
+    now,
+  );
+}
+
+/** 429: the member's own daily cap in the organization's pool is reached. */
+export function memberCapReached(reservedCredits: number, now: Date): AppError {
+  return untilMidnight(
+    `This request may cost up to ${reservedCredits} credits, more than remain of your daily cap in the ` +
+      `organization's pool (GET /v1/orgs/:id/quota).`,
+    now,
+  );
+}
+
+function untilMidnight(why: string, now: Date): AppError {
   const resetsAt = nextUtcMidnight(now);
   const seconds = Math.max(
     1,
@@ -36,8 +62,7 @@ export function quotaExceeded(reservedCredits: number, now: Date): AppError {
   );
   return new AppError(
     'quota_exceeded',
-    `This request may cost up to ${reservedCredits} credits, more than remain of today's quota ` +
-      `(GET /v1/billing/quota). The quota resets at ${resetsAt.toISOString()}.`,
+    `${why} The quota resets at ${resetsAt.toISOString()}.`,
     {
       headers: { 'Retry-After': String(seconds) },
       extensions: { resetsAt: resetsAt.toISOString() },

@@ -13,7 +13,16 @@ import { titleFrom } from '../conversation-title';
 import { LiveStreams, LiveWriter } from '../live/live-streams';
 import { RunStore } from '../run-store';
 import { ChatTurn, RunPlan } from './chat-turn';
-import { modelNotAllowed, quotaExceeded } from './refusals';
+import {
+  organizationNotFound,
+  organizationPlanRequired,
+} from '../../orgs/org-access';
+import {
+  memberCapReached,
+  modelNotAllowed,
+  poolExhausted,
+  quotaExceeded,
+} from './refusals';
 import { RunPlanner } from './run-planner';
 
 /** A step of the start of a run: the request already made with the turn's key, or the run going on. */
@@ -130,6 +139,7 @@ export class RunClaimer {
           usageDay: plan.usageDay,
           reservedCredits: plan.reservedCredits,
           leaseMs: this.config.chat.leaseMs,
+          organizationId: plan.organizationId,
         },
         { deadline: request.startBy, signal: request.signal },
       );
@@ -146,18 +156,32 @@ export class RunClaimer {
   private refusal(
     user: SessionUser,
     plan: RunPlan,
-    outcome: 'quota_exceeded' | 'model_not_allowed' | 'not_found',
+    outcome: Exclude<ClaimResult['outcome'], 'claimed' | 'taken'>,
     now: Date,
   ): AppError {
     switch (outcome) {
       case 'quota_exceeded':
         this.metrics.quotaRefused(user.planCode);
-        return quotaExceeded(plan.reservedCredits, now);
+        return plan.organizationId
+          ? poolExhausted(plan.reservedCredits, now)
+          : quotaExceeded(plan.reservedCredits, now);
+      case 'member_quota_exceeded':
+        this.metrics.quotaRefused(user.planCode);
+        return memberCapReached(plan.reservedCredits, now);
       case 'model_not_allowed':
         // The plan changed since this instance read it; the database's answer is the one that counts.
-        return modelNotAllowed(user, plan.model.id);
+        return plan.organizationId
+          ? new AppError(
+              'model_not_allowed',
+              `The organization's plan does not include ${plan.model.id}.`,
+            )
+          : modelNotAllowed(user, plan.model.id);
       case 'not_found':
         return new AppError('not_found', 'No such conversation.');
+      case 'not_member':
+        return organizationNotFound();
+      case 'org_plan_required':
+        return organizationPlanRequired();
     }
   }
 

@@ -65,7 +65,7 @@ export class RunPlanner {
   }
 
   async plan(user: SessionUser, turn: ChatTurn): Promise<RunPlan> {
-    const model = await this.modelFor(user, turn.model);
+    const model = await this.modelFor(user, turn);
     const tools = turn.tools?.length
       ? new ToolBinding(
           await this.tools.usableOrRefuse(user, turn.tools, 'tools'),
@@ -106,13 +106,20 @@ export class RunPlanner {
       estimatedInputTokens,
       reservedCredits: reservationFor(model, estimatedInputTokens),
       usageDay: utcDay(this.clock.now()),
+      organizationId: turn.payer?.organizationId,
     };
   }
 
-  private async modelFor(user: SessionUser, modelId: string) {
-    const model = (await this.catalog.current()).models.get(modelId);
-    if (!model) throw unknownModel(modelId);
-    if (!model.planCodes.has(user.planCode))
+  /** The model, known and in the payer's plan (the organization's, for a run its pool pays). */
+  private async modelFor(user: SessionUser, turn: ChatTurn) {
+    const model = (await this.catalog.current()).models.get(turn.model);
+    if (!model) throw unknownModel(turn.model);
+    if (turn.payer && !model.planCodes.has(turn.payer.planCode))
+      throw new AppError(
+        'model_not_allowed',
+        `The organization's plan (${turn.payer.planCode}) does not include ${model.id}.`,
+      );
+    if (!turn.payer && !model.planCodes.has(user.planCode))
       throw modelNotAllowed(user, model.id);
     return model;
   }

@@ -11,7 +11,7 @@ import { Settlement } from '../chat-requests.repository';
 import { Generation } from '../generation';
 import { RunOutcome, RunUsage } from '../live/live-event';
 import { creditsFor, settledCredits } from '../pricing';
-import { RunStore } from '../run-store';
+import { Payer, RunStore } from '../run-store';
 import { NO_USAGE } from '../stored-run';
 import { ChatTurn, RunPlan } from './chat-turn';
 
@@ -54,7 +54,12 @@ export class RunSettler {
     const settled = await inSpan(
       'chat.settle',
       { 'chat.billed': settlement.billed },
-      () => this.settleThroughOutage(user, settlement, requestId),
+      () =>
+        this.settleThroughOutage(
+          { userId: user.id, organizationId: plan.organizationId },
+          settlement,
+          requestId,
+        ),
     );
     if (settled) return { ...outcome, usage: usageOf(settlement) };
     // Swept meanwhile (this instance had lost the database for longer than the lease): what the client
@@ -76,11 +81,11 @@ export class RunSettler {
    * held (renewed as soon as the database is back), so a short outage loses nothing. False if swept.
    */
   private settleThroughOutage(
-    user: SessionUser,
+    payer: Payer,
     settlement: Settlement,
     requestId?: string,
   ): Promise<boolean> {
-    return retrying(() => this.store.settle(user.id, settlement), {
+    return retrying(() => this.store.settle(payer, settlement), {
       delays: doublingDelays(SETTLE_RETRY_FIRST_MS, SETTLE_RETRY_MAX_MS),
       giveUpAt: Date.now() + this.config.chat.leaseMs,
       retryable: isDatabaseUnavailable,

@@ -38,6 +38,18 @@ export const ERROR_CODES = {
   email_unverified: { status: 403, title: 'Email not verified' },
   password_incorrect: { status: 403, title: 'Password not correct' },
   reauthentication_required: { status: 403, title: 'Sign in again first' },
+  invitation_mismatch: {
+    status: 403,
+    title: 'The invitation is for another address',
+  },
+  org_role_required: {
+    status: 403,
+    title: 'Your role in the organization does not allow this',
+  },
+  org_plan_required: {
+    status: 403,
+    title: 'The organization has no paid plan',
+  },
   not_found: { status: 404, title: 'Not found' },
   route_not_found: { status: 404, title: 'No such route' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
@@ -69,6 +81,23 @@ export const ERROR_CODES = {
     title: 'The file’s text is not extracted yet',
   },
   nothing_to_regenerate: { status: 409, title: 'Nothing to regenerate' },
+  seats_exhausted: {
+    status: 409,
+    title: 'The organization has no free seat',
+  },
+  last_owner: {
+    status: 409,
+    title: 'An organization keeps at least one owner',
+  },
+  organization_has_subscription: {
+    status: 409,
+    title: 'The organization has an active subscription',
+  },
+  already_member: { status: 409, title: 'Already a member' },
+  invitation_gone: {
+    status: 410,
+    title: 'The invitation was used, revoked or has expired',
+  },
   conversation_deleted: { status: 410, title: 'The conversation was deleted' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },

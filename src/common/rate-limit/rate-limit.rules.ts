@@ -15,6 +15,7 @@ export const RATE_LIMITS = {
   'run-user': 'user',
   'upload-user': 'user',
   'skill-write-user': 'user',
+  'invite-user': 'user',
   'password-user': 'user',
   'verify-email-ip': 'ip',
   'resend-verification-user': 'user',
