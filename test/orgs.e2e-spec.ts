@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { chat, listen } from './support/chat-client';
 import { startFakeSmtp } from './support/fake-smtp';
 import {
+  PASSWORD,
   registerUser,
   registerVerifiedUser,
   verifyEmail,
@@ -663,6 +664,84 @@ describe('organizations (issue 30)', () => {
       }).response;
       // Past the plan check: the provider has no key here.
       expect(JSON.parse(pooled.body).code).toBe('provider_not_configured');
+    });
+  });
+
+  describe('accounts', () => {
+    const deleteMe = (who: Account) =>
+      t.http
+        .delete('/v1/auth/me')
+        .set('Cookie', who.cookie)
+        .send({ password: PASSWORD, confirm: 'DELETE' });
+
+    it('refuses to delete the last owner of an organization with other members, naming it, until ownership is passed on', async () => {
+      const owner = await registerUser(t.http);
+      const id = await createOrg(owner, 'Keep Me');
+      const member = await join(owner, id);
+      const skill = await t.http
+        .post(`/v1/orgs/${id}/skills`)
+        .set('Cookie', owner.cookie)
+        .send({ name: 'Shared', instruction: 'Be brief.' })
+        .expect(201);
+      const refused = await deleteMe(owner).expect(409);
+      expect(refused.body.code).toBe('last_owner');
+      expect(refused.body.detail).toContain('Keep Me');
+      expect(refused.body.organizations).toEqual([{ id, name: 'Keep Me' }]);
+      await t.http.get('/v1/auth/me').set('Cookie', owner.cookie).expect(200);
+
+      await t.http
+        .patch(`/v1/orgs/${id}/members/${member.id}`)
+        .set('Cookie', owner.cookie)
+        .send({ role: 'owner' })
+        .expect(200);
+      await deleteMe(owner).expect(204);
+      const left = await t.http
+        .get(`/v1/orgs/${id}`)
+        .set('Cookie', member.cookie)
+        .expect(200);
+      expect(left.body.memberCount).toBe(1);
+      // The organization's Skill its author wrote stays the organization's.
+      await t.http
+        .get(`/v1/orgs/${id}/skills/${skill.body.id}`)
+        .set('Cookie', member.cookie)
+        .expect(200);
+    });
+
+    it('deletes an organization with its account when the account is its only member', async () => {
+      const owner = await registerUser(t.http);
+      const id = await createOrg(owner);
+      await deleteMe(owner).expect(204);
+      expect(
+        await sql(`SELECT 1 FROM "Organization" WHERE id = $1`, [id]),
+      ).toEqual([]);
+    });
+
+    it('exports the memberships with the account, and the pool that paid each ledger entry', async () => {
+      const owner = await registerUser(t.http);
+      const id = await createOrg(owner, 'Exported');
+      const member = await join(owner, id, 'admin');
+      await giveTeamPlan(id, 2);
+      expect((await chat(base, member.cookie, echo(id)).response).status).toBe(
+        200,
+      );
+      const exported = await t.http
+        .get('/v1/auth/me/export')
+        .set('Cookie', member.cookie)
+        .expect(200);
+      const doc = JSON.parse(exported.text) as {
+        memberships: unknown[];
+        ledger: { organizationId: string | null }[];
+      };
+      expect(doc.memberships).toEqual([
+        {
+          organizationId: id,
+          name: 'Exported',
+          role: 'admin',
+          dailyCreditLimit: null,
+          joinedAt: expect.any(String),
+        },
+      ]);
+      expect(doc.ledger.map((entry) => entry.organizationId)).toEqual([id]);
     });
   });
 });

@@ -8,7 +8,8 @@ import {
 } from '../conversations/conversations.repository';
 import { RunRequest } from './admission/chat-admission';
 import { ChatPipelineService } from './chat-pipeline.service';
-import { ChatTurn, TurnCompletion } from './run/chat-turn';
+import { ChatTurn, OrgPayer, TurnCompletion } from './run/chat-turn';
+import { OrgAccess } from '../orgs/org-access';
 import { ChatStream } from './chat-stream';
 import { EditMessageDto, RegenerateDto } from './dto/conversation-turn.dto';
 import { fingerprintOf } from './fingerprint';
@@ -26,6 +27,7 @@ export class ConversationTurnsService {
     private readonly pipeline: ChatPipelineService,
     private readonly conversations: ConversationsRepository,
     private readonly stops: RunStops,
+    private readonly orgs: OrgAccess,
   ) {}
 
   /** A new answer to the current branch's last user message, after it as an alternative to the earlier ones. */
@@ -44,6 +46,7 @@ export class ConversationTurnsService {
           conversationId,
           model: request.model ?? null,
           tools: request.tools,
+          organizationId: request.organizationId,
         }),
         messages: [],
         prepareNewRequest: async () => {
@@ -68,6 +71,7 @@ export class ConversationTurnsService {
           return {
             ...fromOrigin(question, request.model),
             anchor: { parentId: question.id },
+            payer: await this.payerOf(user, request),
           };
         },
       },
@@ -95,6 +99,7 @@ export class ConversationTurnsService {
           content,
           model: request.model ?? null,
           tools: request.tools,
+          organizationId: request.organizationId,
         }),
         messages: [{ role: 'user', content }],
         prepareNewRequest: async () => {
@@ -135,6 +140,7 @@ export class ConversationTurnsService {
           return {
             ...fromOrigin(edited, request.model),
             anchor: { parentId: edited.parentId },
+            payer: await this.payerOf(user, request),
           };
         },
       },
@@ -149,6 +155,16 @@ export class ConversationTurnsService {
       : null;
     if (liveRuns === null) throw conversationNotFound();
     await this.stops.stop(liveRuns);
+  }
+
+  /** The organization whose pool pays, when the request names one (docs/adr/0062-organizations.md). */
+  private async payerOf(
+    user: SessionUser,
+    request: RegenerateDto,
+  ): Promise<OrgPayer | undefined> {
+    return request.organizationId
+      ? this.orgs.payer(user, request.organizationId)
+      : undefined;
   }
 
   /** The parts of the turn known before the key is looked up; the model is completed by `prepareNewRequest`. */

@@ -11,6 +11,7 @@ export const LEDGER_LINE = {
   conversationId: true,
   skillId: true,
   skillVersionId: true,
+  organizationId: true,
   inputTokens: true,
   outputTokens: true,
   credits: true,

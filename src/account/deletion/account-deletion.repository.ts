@@ -38,8 +38,20 @@ export interface ErasedData {
   chatRequests: number;
   files: number;
   tokens: number;
+  /** Organizations the account was the only member of (deleted with it) and memberships it left. */
+  organizations: number;
+  memberships: number;
   /** Storage keys of the File rows removed: an upload that finished after the objects were listed is among them. */
   storageKeys: string[];
+}
+
+/** An organization the account belongs to, with what decides whether the account may go. */
+export interface ErasableMembership {
+  organizationId: string;
+  name: string;
+  role: 'owner' | 'admin' | 'member';
+  members: number;
+  owners: number;
 }
 
 export interface ErasureAudit {
@@ -56,11 +68,6 @@ const ACCOUNT = {
   planCode: true,
   disabledAt: true,
   deletedAt: true,
-} as const;
-const BILLABLE = {
-  id: true,
-  provider: true,
-  providerSubscriptionId: true,
 } as const;
 
 /** The domain the tombstone's address is in: `.invalid` is reserved (RFC 2606), no mail can ever reach it. */
@@ -95,15 +102,44 @@ export class AccountDeletionRepository {
     });
   }
 
+  /**
+   * The account's own subscriptions, and those of the organizations it is the only member of (deleted
+   * with it); an organization's subscription it bought for a team that stays goes on billing the team.
+   */
   findBillableSubscriptions(
     userId: string,
     db: Db = this.prisma,
   ): Promise<BillableSubscription[]> {
-    return db.subscription.findMany({
-      where: { userId, status: { in: [...BILLABLE_STATUSES] } },
-      orderBy: { id: 'asc' },
-      select: BILLABLE,
-    });
+    return db.$queryRaw<BillableSubscription[]>`
+      SELECT s.id::text, s.provider::text AS provider, s."providerSubscriptionId"
+        FROM "Subscription" s
+       WHERE s.status::text IN (${Prisma.join([...BILLABLE_STATUSES])})
+         AND ((s."userId" = ${userId}::uuid AND s."organizationId" IS NULL)
+              OR s."organizationId" IN (
+                   SELECT m."organizationId" FROM "OrgMember" m
+                    WHERE m."userId" = ${userId}::uuid
+                      AND NOT EXISTS (SELECT 1 FROM "OrgMember" o
+                                       WHERE o."organizationId" = m."organizationId" AND o."userId" <> m."userId")))
+       ORDER BY s.id`;
+  }
+
+  /** The account's memberships, with each organization's member and owner counts; `lock` takes the organizations' rows first. */
+  async findMemberships(
+    userId: string,
+    db: Db = this.prisma,
+    lock = false,
+  ): Promise<ErasableMembership[]> {
+    if (lock)
+      await db.$queryRaw`
+        SELECT o.id FROM "Organization" o JOIN "OrgMember" m ON m."organizationId" = o.id
+         WHERE m."userId" = ${userId}::uuid ORDER BY o.id FOR UPDATE OF o`;
+    return db.$queryRaw<ErasableMembership[]>`
+      SELECT o.id::text AS "organizationId", o.name, m.role::text AS role,
+             (SELECT count(*)::int FROM "OrgMember" a WHERE a."organizationId" = o.id) AS members,
+             (SELECT count(*)::int FROM "OrgMember" a WHERE a."organizationId" = o.id AND a.role = 'owner') AS owners
+        FROM "OrgMember" m JOIN "Organization" o ON o.id = m."organizationId"
+       WHERE m."userId" = ${userId}::uuid
+       ORDER BY o.id`;
   }
 
   async findFileStorageKeys(
@@ -204,7 +240,16 @@ export class AccountDeletionRepository {
       where: { userId },
     });
     const chatRequests = await db.chatRequest.deleteMany({ where: { userId } });
-    const skills = await db.skill.deleteMany({ where: { ownerId: userId } });
+    // An organization's Skills the account wrote stay the organization's.
+    const skills = await db.skill.deleteMany({
+      where: { ownerId: userId, organizationId: null },
+    });
+    // Organizations with no other member go with the account; of the others it leaves.
+    const organizations = await db.$executeRaw`
+      DELETE FROM "Organization" o
+       WHERE o.id IN (SELECT m."organizationId" FROM "OrgMember" m WHERE m."userId" = ${userId}::uuid)
+         AND NOT EXISTS (SELECT 1 FROM "OrgMember" a WHERE a."organizationId" = o.id AND a."userId" <> ${userId}::uuid)`;
+    const memberships = await db.orgMember.deleteMany({ where: { userId } });
     const files = await db.file.deleteMany({ where: { ownerId: userId } });
     const sessions = await db.session.deleteMany({ where: { userId } });
     const identities = await db.oAuthIdentity.deleteMany({ where: { userId } });
@@ -223,6 +268,8 @@ export class AccountDeletionRepository {
       chatRequests: chatRequests.count,
       files: files.count,
       tokens: tokens.reduce((sum, deleted) => sum + deleted.count, 0),
+      organizations,
+      memberships: memberships.count,
       storageKeys,
     };
   }

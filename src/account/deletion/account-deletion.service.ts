@@ -15,6 +15,7 @@ import {
 import {
   AccountDeletionRepository,
   ErasableAccount,
+  ErasableMembership,
   ErasedData,
 } from './account-deletion.repository';
 import { DeleteAccountDto } from './dto/delete-account.dto';
@@ -72,6 +73,7 @@ export class AccountDeletionService {
       userId,
       await this.accounts.findAccount(userId),
     );
+    refuseLastOwner(await this.accounts.findMemberships(userId));
     const canceledSubscriptions = await this.cancelSubscriptions(userId);
     const removedObjects = await this.removeFileObjects(userId);
     await this.stops.stop(await this.accounts.findLiveRunIds(userId));
@@ -85,6 +87,7 @@ export class AccountDeletionService {
         await this.accounts.lockAccount(db, userId),
         db,
       );
+      refuseLastOwner(await this.accounts.findMemberships(userId, db, true));
       await this.refuseUncanceledSubscriptions(
         db,
         userId,
@@ -221,24 +224,41 @@ export class AccountDeletionService {
 }
 
 /** The audit entry and the log keep how much was removed, never what. */
+/**
+ * 409 `last_owner` naming the organizations the account is the last owner of while others are members:
+ * ownership is passed on first (docs/adr/0062-organizations.md). Organizations it is alone in go with it.
+ */
+function refuseLastOwner(memberships: ErasableMembership[]): void {
+  const blocking = memberships.filter(
+    (m) => m.role === 'owner' && m.owners === 1 && m.members > 1,
+  );
+  if (blocking.length === 0) return;
+  throw new AppError(
+    'last_owner',
+    `This account is the last owner of ${blocking.map((m) => `"${m.name}" (${m.organizationId})`).join(', ')}, ` +
+      'which other members belong to: make one of them an owner first (PATCH /v1/orgs/:id/members/:userId), or remove them.',
+    {
+      extensions: {
+        organizations: blocking.map((m) => ({
+          id: m.organizationId,
+          name: m.name,
+        })),
+      },
+    },
+  );
+}
+
 function counts(data: ErasedData): Omit<ErasedData, 'storageKeys'> {
-  const {
-    sessions,
-    identities,
-    skills,
-    conversations,
-    chatRequests,
-    files,
-    tokens,
-  } = data;
   return {
-    sessions,
-    identities,
-    skills,
-    conversations,
-    chatRequests,
-    files,
-    tokens,
+    sessions: data.sessions,
+    identities: data.identities,
+    skills: data.skills,
+    conversations: data.conversations,
+    chatRequests: data.chatRequests,
+    files: data.files,
+    tokens: data.tokens,
+    organizations: data.organizations,
+    memberships: data.memberships,
   };
 }
 

@@ -125,6 +125,7 @@ export function toLedgerEntry(row: LedgerRow): AccountExportLedgerEntryDto {
     skillId: row.skillId,
     skillVersionId: row.skillVersionId,
     creditGrantId: row.creditGrantId,
+    organizationId: row.organizationId,
     inputTokens: row.inputTokens,
     outputTokens: row.outputTokens,
     credits: row.credits,

@@ -84,6 +84,7 @@ const LEDGER_ENTRY = {
   skillId: true,
   skillVersionId: true,
   creditGrantId: true,
+  organizationId: true,
   inputTokens: true,
   outputTokens: true,
   credits: true,
@@ -138,6 +139,21 @@ export class AccountExportRepository {
     return this.prisma.user.findFirst({
       where: { id: userId, deletedAt: null },
       select: ACCOUNT,
+    });
+  }
+
+  /** The organizations the account belongs to (few: read at once). */
+  findMemberships(userId: string) {
+    return this.prisma.orgMember.findMany({
+      where: { userId },
+      orderBy: [{ createdAt: 'asc' }, { organizationId: 'asc' }],
+      select: {
+        organizationId: true,
+        role: true,
+        dailyCreditLimit: true,
+        createdAt: true,
+        organization: { select: { name: true } },
+      },
     });
   }
 

@@ -14,6 +14,7 @@ import {
   AccountExportFileDto,
   AccountExportLedgerEntryDto,
   AccountExportMessageDto,
+  AccountExportMembershipDto,
   AccountExportSkillDto,
   AccountExportSkillVersionDto,
   AccountExportSubscriptionDto,
@@ -47,6 +48,7 @@ export interface AccountExportDocument {
   format: string;
   exportedAt: string;
   account: AccountExportAccountDto;
+  memberships: AccountExportMembershipDto[];
   skills: PagedArray<ExportedSkill>;
   conversations: PagedArray<ExportedConversation>;
   files: PagedArray<AccountExportFileDto>;
@@ -85,6 +87,7 @@ export class AccountExportService {
         'unauthenticated',
         'The account of this session no longer exists.',
       );
+    const memberships = await this.repository.findMemberships(user.id);
     const exportedAt = this.clock.now();
     return {
       fileName: `account-export-${exportedAt.toISOString().slice(0, 10)}.json`,
@@ -92,6 +95,13 @@ export class AccountExportService {
         format: ACCOUNT_EXPORT_FORMAT,
         exportedAt: exportedAt.toISOString(),
         account: toAccount(account),
+        memberships: memberships.map((row) => ({
+          organizationId: row.organizationId,
+          name: row.organization.name,
+          role: row.role,
+          dailyCreditLimit: row.dailyCreditLimit,
+          joinedAt: row.createdAt.toISOString(),
+        })),
         skills: this.skills(user.id),
         conversations: this.conversations(user.id),
         files: keysetArray(

@@ -1,4 +1,5 @@
 import { ToolIdsField } from '../../tools/dto/tool-ids.field';
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import {
@@ -53,6 +54,26 @@ export class IdempotencyKeyDto {
   idempotencyKey!: string;
 }
 
+/**
+ * `organizationId` of a run: bill it to this organization's daily credit pool (the caller must be a member;
+ * its plan decides the models; the member's own cap applies). Absent: the caller's own quota pays.
+ * docs/adr/0062-organizations.md
+ */
+export function OrganizationIdField(): PropertyDecorator {
+  return applyDecorators(
+    ApiPropertyOptional({
+      format: 'uuid',
+      description:
+        "Bill the run to this organization's daily credit pool (members only; its plan's models; the member's cap applies). Absent: your own quota.",
+    }),
+    Transform(({ value }: { value: unknown }) =>
+      typeof value === 'string' ? value.toLowerCase() : value,
+    ),
+    IsOptional(),
+    IsUUID('all', { message: 'organizationId must be a UUID' }),
+  );
+}
+
 /** Shared by POST /v1/chat and POST /v1/skills/:id/run. */
 export class IdempotentRunDto extends IdempotencyKeyDto {
   /** A catalog model id on the caller's plan, e.g. `local/echo`. */
@@ -97,16 +118,7 @@ export class IdempotentRunDto extends IdempotencyKeyDto {
   @MaxLength(100, { each: true })
   fileIds?: string[];
 
-  /**
-   * Bill the run to this organization's daily credit pool (the caller must be a member; its plan decides
-   * the models; the member's own cap applies). Absent: the caller's own quota pays.
-   */
-  @ApiPropertyOptional({ format: 'uuid' })
-  @Transform(({ value }: { value: unknown }) =>
-    typeof value === 'string' ? value.toLowerCase() : value,
-  )
-  @IsOptional()
-  @IsUUID('all', { message: 'organizationId must be a UUID' })
+  @OrganizationIdField()
   organizationId?: string;
 }
 

@@ -1,7 +1,7 @@
 import { ToolIdsField } from '../../tools/dto/tool-ids.field';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
-import { IdempotencyKeyDto } from './chat-request.dto';
+import { IdempotencyKeyDto, OrganizationIdField } from './chat-request.dto';
 
 /** POST /v1/conversations/:id/regenerate */
 export class RegenerateDto extends IdempotencyKeyDto {
@@ -14,6 +14,9 @@ export class RegenerateDto extends IdempotencyKeyDto {
 
   @ToolIdsField()
   tools?: string[];
+
+  @OrganizationIdField()
+  organizationId?: string;
 }
 
 /** POST /v1/conversations/:id/messages/:messageId/edit */

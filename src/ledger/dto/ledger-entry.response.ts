@@ -44,6 +44,10 @@ export class LedgerEntryDto {
   @ApiProperty({ format: 'uuid', nullable: true, type: String })
   skillVersionId!: string | null;
 
+  /** The organization whose pool paid for the run; null when the account's own quota did. */
+  @ApiProperty({ format: 'uuid', nullable: true, type: String })
+  organizationId!: string | null;
+
   inputTokens!: number;
 
   outputTokens!: number;

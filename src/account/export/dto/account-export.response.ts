@@ -196,6 +196,10 @@ export class AccountExportLedgerEntryDto {
   @ApiProperty({ format: 'uuid', nullable: true, type: String })
   creditGrantId!: string | null;
 
+  /** The organization whose pool paid for the run; null when the account's own quota did. */
+  @ApiProperty({ format: 'uuid', nullable: true, type: String })
+  organizationId!: string | null;
+
   inputTokens!: number;
 
   outputTokens!: number;
@@ -301,6 +305,24 @@ export class AccountExportCheckoutDto {
 }
 
 /** Everything the account holds, in one document. Lists are newest first, except versions and messages (stored order). */
+/** An organization the account belongs to. */
+export class AccountExportMembershipDto {
+  @ApiProperty({ format: 'uuid' })
+  organizationId!: string;
+
+  name!: string;
+
+  @ApiProperty({ enum: ['owner', 'admin', 'member'] })
+  role!: 'owner' | 'admin' | 'member';
+
+  /** The account's own daily cap in the organization's pool; null: none. */
+  @ApiProperty({ type: 'integer', nullable: true })
+  dailyCreditLimit!: number | null;
+
+  @ApiProperty({ format: 'date-time' })
+  joinedAt!: string;
+}
+
 export class AccountExportDto {
   @ApiProperty({
     example: 'chat-backend.account-export/1',
@@ -312,6 +334,9 @@ export class AccountExportDto {
   exportedAt!: string;
 
   account!: AccountExportAccountDto;
+
+  /** The organizations the account belongs to, with its role. */
+  memberships!: AccountExportMembershipDto[];
 
   skills!: AccountExportSkillDto[];
 
