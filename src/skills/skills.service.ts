@@ -319,8 +319,14 @@ export class SkillsService {
             ? await this.orgs.payer(user, payerId)
             : undefined;
           await this.checkInput(latest, request.input);
+          const toolsCaller = payer
+            ? { ...user, planCode: payer.planCode }
+            : user;
           return {
-            tools: await this.tools.stillUsable(user, skill.allowedTools),
+            tools: await this.tools.stillUsable(
+              toolsCaller,
+              skill.allowedTools,
+            ),
             payer,
           };
         },

@@ -68,7 +68,12 @@ export class RunPlanner {
     const model = await this.modelFor(user, turn);
     const tools = turn.tools?.length
       ? new ToolBinding(
-          await this.tools.usableOrRefuse(user, turn.tools, 'tools'),
+          // A pooled run gets the tools of the organization's plan.
+          await this.tools.usableOrRefuse(
+            turn.payer ? { ...user, planCode: turn.payer.planCode } : user,
+            turn.tools,
+            'tools',
+          ),
         )
       : undefined;
     const provider = this.providers.configured(model.provider);
