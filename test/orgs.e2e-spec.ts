@@ -166,6 +166,7 @@ describe('organizations (issue 30)', () => {
         { name: '' },
         { name: '   ' },
         { name: 'x'.repeat(101) },
+        { name: 'Acme\r\nBcc: x@example.com' },
         { name: 3 },
       ]) {
         const res = await t.http

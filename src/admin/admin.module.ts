@@ -15,6 +15,9 @@ import { AdminBillingController } from './admin-billing.controller';
 import { AdminBillingRepository } from './admin-billing.repository';
 import { AdminBillingService } from './admin-billing.service';
 import { AdminActionsGate } from './admin-actions.gate';
+import { AdminOrgsController } from './admin-orgs.controller';
+import { AdminOrgsRepository } from './admin-orgs.repository';
+import { AdminOrgsService } from './admin-orgs.service';
 import { AdminGuard } from './admin.guard';
 import { AdminUsersController } from './admin-users.controller';
 import { AdminUsersRepository } from './admin-users.repository';
@@ -36,6 +39,7 @@ import { ConfiguredAdminsService } from './configured-admins.service';
   ],
   controllers: [
     AdminUsersController,
+    AdminOrgsController,
     AdminBillingController,
     AdminCatalogController,
     AdminMcpController,
@@ -49,6 +53,8 @@ import { ConfiguredAdminsService } from './configured-admins.service';
     AdminBillingRepository,
     AdminBillingService,
     AdminGuard,
+    AdminOrgsRepository,
+    AdminOrgsService,
     AdminUsersRepository,
     AdminUsersService,
     AuditService,

@@ -37,7 +37,10 @@ export class BillingSweeperService implements OnModuleInit, OnModuleDestroy {
     this.task.stop();
   }
 
-  /** Returns the users whose plan changed. Works through every lapsed plan, oldest first, a batch at a time. */
+  /**
+   * Returns the users and organizations (by id) whose plan changed. Works through every lapsed plan, oldest
+   * first, a batch at a time.
+   */
   sweep(): Promise<string[]> {
     return this.task.run();
   }
@@ -58,7 +61,7 @@ export class BillingSweeperService implements OnModuleInit, OnModuleDestroy {
                 this.subscriptions.releaseIfLapsed(db, subscription.id),
               )
             )
-              released.push(subscription.userId);
+              released.push(subscription.organizationId ?? subscription.userId);
             progress += 1;
           } catch (error) {
             // One row that keeps failing must not hold back the others.
@@ -72,7 +75,7 @@ export class BillingSweeperService implements OnModuleInit, OnModuleDestroy {
       }
       if (released.length > 0)
         this.log.info(
-          { users: released },
+          { released },
           'plans whose subscription lapsed were changed',
         );
     } catch (error) {

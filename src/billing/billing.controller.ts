@@ -28,11 +28,14 @@ export class BillingController {
   @Post('checkout')
   @ApiOperation({
     summary:
-      'Start buying a plan through Stripe or Paddle; the price is the plan’s, the plan changes when the provider confirms payment',
+      'Start buying a plan (or an organization’s seats) through Stripe or Paddle; the price is the plan’s, the plan changes when the provider confirms payment',
     description:
-      '201 with a new provider checkout; 200 with the same checkout when one for this plan and provider is still pending (a double click). ' +
+      '201 with a new provider checkout; 200 with the same checkout when the same order is still pending (a double click). ' +
       'Free and Enterprise are 400 plan_not_checkoutable; a provider this server has no credentials for is 503 provider_not_configured; ' +
-      'a renewing subscription is 409 subscription_exists.',
+      'a renewing subscription is 409 subscription_exists. ' +
+      'With organizationId and seats (admin or owner of it: 404 for non-members, 403 org_role_required for members), the Team plan ' +
+      '(other plans: 400 plan_not_for_organizations) is bought for the organization at its price times the seats; ' +
+      '409 conflict while another checkout of the organization is open.',
   })
   @ApiCreatedResponse({ type: CheckoutDto })
   @ApiOkResponse({

@@ -5,24 +5,43 @@ import { Db, PrismaService } from '../infra/prisma/prisma.service';
 import { PaymentProviderName } from './providers/payment-gateway';
 import { SubscriptionState } from './subscription-state';
 
-/** One user's open checkout of one plan through one provider (at most one is pending: partial unique index). */
+/**
+ * One user's open checkout of one plan through one provider (at most one is pending: partial unique index),
+ * for one target: their own plan (organizationId null, 1 seat) or seats of an organization.
+ */
 export interface CheckoutKey {
   userId: string;
   planCode: string;
   provider: PaymentProviderName;
+  organizationId: string | null;
+  seats: number;
 }
 
 export interface NewCheckout extends CheckoutKey {
   id: string;
+  /** The plan's price times the seats. */
   amount: number;
   currency: string;
   interval: 'month' | 'year';
 }
 
+/**
+ * The claim's outcome: a new pending checkout, or the same order already pending (a double click), or, for
+ * an organization, refused because another checkout of it is pending or a subscription already renews.
+ */
+export type CheckoutClaim =
+  | 'claimed'
+  | 'pending'
+  | 'organization_checkout_pending'
+  | 'organization_subscribed';
+
 export interface LockedSubscription extends SubscriptionState {
   id: string;
   userId: string;
   planCode: string;
+  /** The organization it pays for; null: the buyer's own plan. */
+  organizationId: string | null;
+  seats: number;
 }
 
 export interface NewSubscription extends SubscriptionState {
@@ -32,7 +51,24 @@ export interface NewSubscription extends SubscriptionState {
   planCode: string;
   provider: PaymentProviderName;
   providerSubscriptionId: string;
+  organizationId: string | null;
+  seats: number;
 }
+
+/** What the organization's plan is now, as billing reads it under the organization's row lock. */
+export interface LockedOrganizationPlan {
+  planCode: string;
+  seats: number;
+  planSubscriptionId: string | null;
+  planSetByAdmin: boolean;
+}
+
+/** Subscription states that still bind an organization: it pays, or may pay again (paused). */
+export const LIVE_SUBSCRIPTION_STATUSES = [
+  'active',
+  'past_due',
+  'paused',
+] as const;
 
 const SUBSCRIPTION_STATE = {
   status: true,
@@ -76,38 +112,76 @@ export class BillingRepository {
   }
 
   /**
-   * The claim of a new checkout, one short transaction: pending checkouts of the key that are too old are given
-   * up (older than `staleBefore`, or still without a URL after `abandonedBefore`: the request that opened them
-   * died), then the new row is inserted unless one is still pending. A concurrent claim of the same key waits for
-   * this transaction and then finds its row. False when another checkout is pending.
+   * The claim of a new checkout, one short transaction: pending checkouts of the user, plan and provider that
+   * are too old are given up (older than `staleBefore`, or still without a URL after `abandonedBefore`: the
+   * request that opened them died), and so are those of another order (another organization, or other seats:
+   * a new click replaces them; a payment of one still counts when its webhook comes). Then the new row is
+   * inserted unless the same order is still pending. A concurrent claim of the same key waits for this
+   * transaction and then finds its row.
+   * For an organization, under a transaction lock of the organization's checkouts: refused while a
+   * subscription of it renews, or while another checkout of it (another buyer or provider) is pending, so
+   * two admins cannot both pay for the same organization.
    */
   claimCheckout(
     checkout: NewCheckout,
     staleBefore: Date,
     abandonedBefore: Date,
-  ): Promise<boolean> {
-    const { userId, planCode, provider } = checkout;
+  ): Promise<CheckoutClaim> {
+    const { userId, planCode, provider, organizationId, seats } = checkout;
     return this.inTransaction(async (db) => {
-      await db.checkout.updateMany({
-        where: {
-          userId,
-          planCode,
-          provider,
-          status: 'pending',
-          OR: [
-            { createdAt: { lt: staleBefore } },
-            { url: null, createdAt: { lt: abandonedBefore } },
-          ],
-        },
-        data: { status: 'expired' },
-      });
+      await db.$executeRaw`
+        UPDATE "Checkout" SET status = 'expired'
+         WHERE "userId" = ${userId}::uuid AND "planCode" = ${planCode}
+           AND provider = ${provider}::"PaymentProvider" AND status = 'pending'
+           AND ("createdAt" < ${staleBefore}
+                OR (url IS NULL AND "createdAt" < ${abandonedBefore})
+                OR "organizationId" IS DISTINCT FROM ${organizationId}::uuid
+                OR seats <> ${seats})`;
+      if (organizationId) {
+        const refusal = await this.refuseOrganizationCheckout(
+          db,
+          checkout,
+          staleBefore,
+          abandonedBefore,
+        );
+        if (refusal) return refusal;
+      }
       const inserted = await db.$executeRaw`
-        INSERT INTO "Checkout" (id, "userId", "planCode", provider, status, amount, currency, interval)
+        INSERT INTO "Checkout" (id, "userId", "planCode", provider, status, amount, currency, interval, "organizationId", seats)
         VALUES (${checkout.id}::uuid, ${userId}::uuid, ${planCode}, ${provider}::"PaymentProvider", 'pending',
-                ${checkout.amount}, ${checkout.currency}, ${checkout.interval}::"BillingInterval")
+                ${checkout.amount}, ${checkout.currency}, ${checkout.interval}::"BillingInterval",
+                ${organizationId}::uuid, ${seats})
         ON CONFLICT DO NOTHING`;
-      return inserted === 1;
+      return inserted === 1 ? 'claimed' : 'pending';
     });
+  }
+
+  private async refuseOrganizationCheckout(
+    db: Db,
+    checkout: NewCheckout,
+    staleBefore: Date,
+    abandonedBefore: Date,
+  ): Promise<CheckoutClaim | null> {
+    const { userId, planCode, provider, organizationId } = checkout;
+    await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`checkout:organization:${organizationId}`}::text, 0))`;
+    const renewing = await db.subscription.findFirst({
+      where: {
+        organizationId,
+        status: { in: [...LIVE_SUBSCRIPTION_STATUSES] },
+        cancelAtPeriodEnd: false,
+      },
+      select: { id: true },
+    });
+    if (renewing) return 'organization_subscribed';
+    const [other] = await db.$queryRaw<{ id: string }[]>`
+      SELECT id::text FROM "Checkout"
+       WHERE "organizationId" = ${organizationId}::uuid AND status = 'pending'
+         AND "createdAt" >= ${staleBefore}
+         AND NOT (url IS NULL AND "createdAt" < ${abandonedBefore})
+         AND NOT ("userId" = ${userId}::uuid AND "planCode" = ${planCode}
+                  AND provider = ${provider}::"PaymentProvider")
+       LIMIT 1`;
+    return other ? 'organization_checkout_pending' : null;
   }
 
   findPendingCheckout(key: CheckoutKey) {
@@ -190,7 +264,13 @@ export class BillingRepository {
   ) {
     return db.checkout.findUnique({
       where: { provider_providerSessionId: { provider, providerSessionId } },
-      select: { id: true, userId: true, planCode: true },
+      select: {
+        id: true,
+        userId: true,
+        planCode: true,
+        organizationId: true,
+        seats: true,
+      },
     });
   }
 
@@ -238,6 +318,30 @@ export class BillingRepository {
         OR u.id IN (SELECT c."userId" FROM "Checkout" c
                      WHERE c.provider = ${provider}::"PaymentProvider"
                        AND c."providerSessionId" = ${checkoutSessionId}))
+      LIMIT 1`;
+    return rows.length > 0;
+  }
+
+  /**
+   * Whether this provider subscription (known by it, or by the checkout session that bought it) pays for an
+   * organization that no longer exists (deleted while its checkout was open): it must not keep billing.
+   */
+  async isForMissingOrganization(
+    provider: PaymentProviderName,
+    providerSubscriptionId: string,
+    checkoutSessionId: string | null,
+  ): Promise<boolean> {
+    const rows = await this.prisma.$queryRaw<{ missing: number }[]>`
+      SELECT 1 AS missing FROM (
+        SELECT s."organizationId" FROM "Subscription" s
+         WHERE s.provider = ${provider}::"PaymentProvider"
+           AND s."providerSubscriptionId" = ${providerSubscriptionId}
+        UNION ALL
+        SELECT c."organizationId" FROM "Checkout" c
+         WHERE c.provider = ${provider}::"PaymentProvider"
+           AND c."providerSessionId" = ${checkoutSessionId}) bought
+      WHERE bought."organizationId" IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM "Organization" o WHERE o.id = bought."organizationId")
       LIMIT 1`;
     return rows.length > 0;
   }
@@ -312,7 +416,14 @@ export class BillingRepository {
   ): Promise<LockedSubscription | null> {
     return db.subscription.findUnique({
       where: { id },
-      select: { id: true, userId: true, planCode: true, ...SUBSCRIPTION_STATE },
+      select: {
+        id: true,
+        userId: true,
+        planCode: true,
+        organizationId: true,
+        seats: true,
+        ...SUBSCRIPTION_STATE,
+      },
     });
   }
 
@@ -329,10 +440,11 @@ export class BillingRepository {
     return result.count === 1 ? id : null;
   }
 
+  /** The new state, and the quantity the provider confirmed with it (`seats`, when the event told it). */
   async updateSubscriptionState(
     db: Db,
     id: string,
-    state: SubscriptionState & { grantsUntil: Date | null },
+    state: SubscriptionState & { grantsUntil: Date | null; seats?: number },
   ): Promise<void> {
     await db.subscription.update({
       where: { id },
@@ -341,7 +453,7 @@ export class BillingRepository {
     });
   }
 
-  /** The user's subscriptions that grant a plan at `now`, best plan first. */
+  /** The user's own subscriptions (not an organization's) that grant a plan at `now`, best plan first. */
   findGrantingSubscriptionsOfUser(
     userId: string,
     now: Date,
@@ -350,6 +462,7 @@ export class BillingRepository {
     return db.subscription.findMany({
       where: {
         userId,
+        organizationId: null,
         OR: [{ grantsUntil: null }, { grantsUntil: { gt: now } }],
       },
       orderBy: [{ plan: { sortOrder: 'desc' } }, { createdAt: 'desc' }],
@@ -393,14 +506,124 @@ export class BillingRepository {
     });
   }
 
-  /** Plans held through a subscription that stopped granting them, the longest lapsed first. */
+  /** Plans (of users and organizations) held through a subscription that stopped granting them, the longest lapsed first. */
   findLapsedPlanGrants(now: Date, limit: number) {
     return this.prisma.subscription.findMany({
-      where: { grantsUntil: { lte: now }, grantsPlanOf: { isNot: null } },
+      where: {
+        grantsUntil: { lte: now },
+        OR: [
+          { grantsPlanOf: { isNot: null } },
+          { grantsPlanOfOrg: { isNot: null } },
+        ],
+      },
       orderBy: [{ grantsUntil: 'asc' }, { id: 'asc' }],
-      select: { id: true, userId: true },
+      select: { id: true, userId: true, organizationId: true },
       take: limit,
     });
+  }
+
+  // --- an organization's plan and seats ------------------------------------------------------------------
+
+  /**
+   * Taken after the subscription's locks and before a subscription of the organization is inserted. NO KEY
+   * UPDATE: the pool's usage rows and new members only key-share it. Null when the organization is gone.
+   */
+  async lockOrganizationPlan(
+    db: Db,
+    organizationId: string,
+  ): Promise<LockedOrganizationPlan | null> {
+    const [row] = await db.$queryRaw<LockedOrganizationPlan[]>`
+      SELECT "planCode", seats, "planSubscriptionId"::text AS "planSubscriptionId", "planSetByAdmin"
+        FROM "Organization" WHERE id = ${organizationId}::uuid FOR NO KEY UPDATE`;
+    return row ?? null;
+  }
+
+  /** The organization's subscriptions that grant a plan at `now`, best plan first, then the newest. */
+  findGrantingSubscriptionsOfOrganization(
+    organizationId: string,
+    now: Date,
+    db: Db = this.prisma,
+  ) {
+    return db.subscription.findMany({
+      where: {
+        organizationId,
+        OR: [{ grantsUntil: null }, { grantsUntil: { gt: now } }],
+      },
+      orderBy: [{ plan: { sortOrder: 'desc' } }, { createdAt: 'desc' }],
+      select: {
+        id: true,
+        planCode: true,
+        seats: true,
+        cancelAtPeriodEnd: true,
+      },
+    });
+  }
+
+  /** The plan and seats billing decides: from this subscription, or Free with no seats (null). */
+  async setOrganizationPlan(
+    db: Db,
+    organizationId: string,
+    plan: {
+      planCode: string;
+      seats: number;
+      planSubscriptionId: string | null;
+    },
+  ): Promise<void> {
+    await db.organization.update({
+      where: { id: organizationId },
+      data: { ...plan, planSetByAdmin: false },
+      select: { id: true },
+    });
+  }
+
+  /**
+   * The subscription a seat change goes to: the one the organization's plan comes from while it is live,
+   * else its newest live one (its plan may be an admin's). Null when none is live.
+   */
+  async findLiveSubscriptionOfOrganization(
+    organizationId: string,
+    planSubscriptionId: string | null,
+  ) {
+    const live = await this.prisma.subscription.findMany({
+      where: {
+        organizationId,
+        status: { in: [...LIVE_SUBSCRIPTION_STATUSES] },
+      },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      select: {
+        id: true,
+        provider: true,
+        providerSubscriptionId: true,
+        seats: true,
+        status: true,
+      },
+    });
+    return (
+      live.find((subscription) => subscription.id === planSubscriptionId) ??
+      live[0] ??
+      null
+    );
+  }
+
+  /**
+   * Takes the transaction lock of every subscription of the organization, in a stable order, as webhooks take
+   * it first: a change that then locks the organization queues behind their events instead of deadlocking.
+   */
+  async lockSubscriptionKeysOfOrganization(
+    db: Db,
+    organizationId: string,
+  ): Promise<void> {
+    const subscriptions = await db.subscription.findMany({
+      where: { organizationId },
+      orderBy: { id: 'asc' },
+      select: { provider: true, providerSubscriptionId: true },
+    });
+    for (const subscription of subscriptions)
+      await this.lockSubscriptionKey(
+        db,
+        subscription.provider,
+        subscription.providerSubscriptionId,
+      );
   }
 
   // --- the caller's view ---------------------------------------------------------------------------------
@@ -422,6 +645,7 @@ export class BillingRepository {
         planSubscription: subscription,
         subscriptions: {
           ...subscription,
+          where: { organizationId: null },
           orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
           take: 1,
         },

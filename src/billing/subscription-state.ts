@@ -47,6 +47,11 @@ export interface SubscriptionSnapshot {
    * never links anything; it only tells an event that came before the link apart from a foreign one.
    */
   checkoutHint?: string | null;
+  /**
+   * The quantity of the subscription's item as the provider has it now (an organization's seats). Only
+   * applied with the rest of the event: a stale event's quantity changes nothing.
+   */
+  quantity?: number;
 }
 
 /**

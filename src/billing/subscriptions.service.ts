@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { AuditRepository } from '../audit/audit.repository';
 import { SessionUser } from '../auth/session-user';
 import { Clock } from '../common/clock';
 import { AppError } from '../common/errors/app-error';
@@ -7,7 +8,11 @@ import { AppLogger } from '../common/logging/app-logger';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Db } from '../infra/prisma/prisma.service';
-import { BillingRepository, LockedSubscription } from './billing.repository';
+import {
+  BillingRepository,
+  LockedOrganizationPlan,
+  LockedSubscription,
+} from './billing.repository';
 import { SubscriptionDto } from './dto/subscription.response';
 import { PaymentProviderName } from './providers/payment-gateway';
 import {
@@ -22,18 +27,24 @@ export const FREE_PLAN = 'free';
 /** An early event waits for its checkout's linking event this long after the checkout opened (Stripe sessions live 24 h). */
 const EARLY_EVENT_WAIT_MS = 48 * 3600 * 1000;
 
-type SubscriptionRef = Pick<LockedSubscription, 'id' | 'userId'>;
+type SubscriptionRef = Pick<
+  LockedSubscription,
+  'id' | 'userId' | 'organizationId'
+>;
 
 /**
  * Subscriptions and the plan they give. The user's plan is the best plan among their granting subscriptions;
  * it changes when one starts granting (a purchase) or when the one it comes from stops (canceled, lapsed past
  * grace: Free, or the next best). A plan set without a subscription (by an admin) is left alone by renewals.
+ * A subscription bought for an organization gives its plan and seats to the organization instead (by the same
+ * rules; lapsed: Free with no seats), never to the buyer, and every such change is in the audit log.
  * Only verified webhooks and the sweeper get here, inside their transactions.
  */
 @Injectable()
 export class SubscriptionsService {
   constructor(
     private readonly billing: BillingRepository,
+    private readonly audit: AuditRepository,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly log: AppLogger,
@@ -44,7 +55,8 @@ export class SubscriptionsService {
    * the event names a checkout session we opened (never from metadata, which Paddle buyers can write), and a
    * checkout gives one subscription. Locks: subscription then user for a known one; user then insert for a
    * new one (the insert's foreign key would share-lock the user first and two new ones would deadlock), all
-   * after a transaction lock on the provider's subscription id, so its events never race each other.
+   * after a transaction lock on the provider's subscription id, so its events never race each other. An
+   * organization's: subscription then organization; organization then insert.
    */
   async apply(
     db: Db,
@@ -72,7 +84,10 @@ export class SubscriptionsService {
         )
       : null;
     if (!checkout) return this.refuseUnlinked(db, provider, snapshot);
-    await this.billing.lockUserPlan(db, checkout.userId);
+    const { organizationId } = checkout;
+    if (organizationId)
+      await this.billing.lockOrganizationPlan(db, organizationId);
+    else await this.billing.lockUserPlan(db, checkout.userId);
     const state = applySnapshot(null, snapshot, occurredAt)!;
     const id = await this.billing.insertSubscription(db, {
       ...state,
@@ -82,6 +97,9 @@ export class SubscriptionsService {
       planCode: checkout.planCode,
       provider,
       providerSubscriptionId: snapshot.providerSubscriptionId,
+      organizationId,
+      // The quantity the provider confirms; an event that does not tell it (a Paddle transaction) the order's.
+      seats: snapshot.quantity ?? checkout.seats,
     });
     if (id) {
       const purchased = grantsPlan(
@@ -89,9 +107,9 @@ export class SubscriptionsService {
         this.clock.now(),
         this.config.billing.graceMs,
       );
-      await this.settlePlan(
+      await this.settle(
         db,
-        { id, userId: checkout.userId },
+        { id, userId: checkout.userId, organizationId },
         purchased,
         purchased,
       );
@@ -126,7 +144,7 @@ export class SubscriptionsService {
       );
       return false;
     }
-    return this.settlePlan(db, subscription, false);
+    return this.settle(db, subscription, false);
   }
 
   /** The user's granting subscription of this plan, if any: an admin setting that plan hands it back to billing. */
@@ -174,22 +192,147 @@ export class SubscriptionsService {
       );
       return;
     }
-    await this.billing.updateSubscriptionState(
-      db,
-      existing.id,
-      this.withGrantEnd(next),
-    );
+    await this.billing.updateSubscriptionState(db, existing.id, {
+      ...this.withGrantEnd(next),
+      // The pool follows the quantity the provider confirms, never the request that asked for it.
+      ...(snapshot.quantity !== undefined ? { seats: snapshot.quantity } : {}),
+    });
     const now = this.clock.now();
     const grace = this.config.billing.graceMs;
     const started =
       !grantsPlan(existing, now, grace) && grantsPlan(next, now, grace);
     // An incomplete subscription that starts granting is a purchase whose payment just went through.
-    await this.settlePlan(
+    await this.settle(
       db,
       existing,
       started,
       started && existing.status === 'incomplete',
     );
+  }
+
+  private settle(
+    db: Db,
+    subscription: SubscriptionRef,
+    started: boolean,
+    purchased = false,
+  ): Promise<boolean> {
+    return subscription.organizationId
+      ? this.settleOrganizationPlan(
+          db,
+          subscription.organizationId,
+          started,
+          purchased,
+        )
+      : this.settlePlan(db, subscription, started, purchased);
+  }
+
+  /**
+   * The organization's plan and seats from its best granting subscription, or Free with no seats (its members
+   * stay; the pool is gone), by the rules of settlePlan: an admin's plan stays unless `purchased`. A seat change
+   * the provider confirmed reaches the organization here. Each change is audited with no actor (the provider's).
+   * docs/adr/0062-organizations.md
+   */
+  private async settleOrganizationPlan(
+    db: Db,
+    organizationId: string,
+    started: boolean,
+    purchased: boolean,
+  ): Promise<boolean> {
+    const org = await this.billing.lockOrganizationPlan(db, organizationId);
+    if (!org) {
+      this.log.warn(
+        { organization: organizationId },
+        'subscription of an organization that no longer exists: nothing to grant',
+      );
+      return false;
+    }
+    const granting = await this.billing.findGrantingSubscriptionsOfOrganization(
+      organizationId,
+      this.clock.now(),
+      db,
+    );
+    const best = granting[0] ?? null;
+    if (
+      started &&
+      granting.filter((other) => !other.cancelAtPeriodEnd).length > 1
+    ) {
+      this.log.warn(
+        {
+          organization: organizationId,
+          subscriptions: granting.map((other) => other.id),
+        },
+        'organization pays for more than one renewing subscription',
+      );
+    }
+    if (org.planSetByAdmin && !purchased) return false;
+    const mayChange =
+      purchased ||
+      org.planSubscriptionId !== null ||
+      started ||
+      (org.planCode === FREE_PLAN && best !== null);
+    const next = best
+      ? {
+          planCode: best.planCode,
+          seats: best.seats,
+          planSubscriptionId: best.id,
+        }
+      : { planCode: FREE_PLAN, seats: 0, planSubscriptionId: null };
+    const unchanged =
+      org.planCode === next.planCode &&
+      org.seats === next.seats &&
+      org.planSubscriptionId === next.planSubscriptionId &&
+      !org.planSetByAdmin;
+    if (!mayChange || unchanged) return false;
+    await this.billing.setOrganizationPlan(db, organizationId, next);
+    await this.audit.record(db, {
+      adminId: null,
+      action: organizationPlanAction(org, next),
+      targetType: 'organization',
+      targetId: organizationId,
+      before: {
+        planCode: org.planCode,
+        seats: org.seats,
+        planSubscriptionId: org.planSubscriptionId,
+        planSetByAdmin: org.planSetByAdmin,
+      },
+      after: { ...next, planSetByAdmin: false },
+    });
+    this.log.info(
+      { organization: organizationId, ...next },
+      'organization plan set from subscriptions',
+    );
+    return true;
+  }
+
+  /**
+   * The organization's granting subscription of this plan with exactly these seats, if any: an admin setting
+   * that plan and those seats hands the organization back to billing.
+   */
+  async grantingSubscriptionOfOrganization(
+    db: Db,
+    organizationId: string,
+    planCode: string,
+    seats: number,
+  ): Promise<string | null> {
+    const granting = await this.billing.findGrantingSubscriptionsOfOrganization(
+      organizationId,
+      this.clock.now(),
+      db,
+    );
+    return (
+      granting.find(
+        (subscription) =>
+          subscription.planCode === planCode && subscription.seats === seats,
+      )?.id ?? null
+    );
+  }
+
+  /** For a change of the organization's plan outside billing: its subscriptions' events queue behind it. */
+  lockSubscriptionsOfOrganization(
+    db: Db,
+    organizationId: string,
+  ): Promise<void> {
+    return this.billing.lockSubscriptionKeysOfOrganization(db, organizationId);
   }
 
   /**
@@ -305,4 +448,17 @@ export class SubscriptionsService {
       grantsUntil: grantEndsAt(state, this.config.billing.graceMs),
     };
   }
+}
+
+/** The audit action of a plan change billing made: a grant, a lapse to Free, or a confirmed seat change. */
+function organizationPlanAction(
+  before: LockedOrganizationPlan,
+  after: { planCode: string; planSubscriptionId: string | null },
+): string {
+  if (after.planSubscriptionId === null) return 'org.plan.lapse';
+  const sameGrant =
+    before.planCode === after.planCode &&
+    before.planSubscriptionId === after.planSubscriptionId &&
+    !before.planSetByAdmin;
+  return sameGrant ? 'org.seats.change' : 'org.plan.grant';
 }

@@ -116,10 +116,10 @@ export class WebhooksService {
   }
 
   /**
-   * A checkout left open when its buyer erased the account can still be paid, and a provider may report a
-   * subscription of an erased account as live again: it is canceled at the provider before the event is
-   * recorded, so a failure (503) has the provider deliver the event again and the cancellation is retried.
-   * The event is then applied as the cancellation it became.
+   * A checkout left open when its buyer erased the account (or when the organization it buys seats for was
+   * deleted) can still be paid, and a provider may report a subscription of an erased account as live again:
+   * it is canceled at the provider before the event is recorded, so a failure (503) has the provider deliver
+   * the event again and the cancellation is retried. The event is then applied as the cancellation it became.
    */
   private async cancelIfBuyerErased(
     gateway: PaymentGateway,
@@ -136,8 +136,14 @@ export class WebhooksService {
       action.kind === 'checkout_completed'
         ? action.providerSessionId
         : (snapshot.checkoutSessionId ?? null);
+    const erased = await this.billing.isBoughtByErasedAccount(
+      gateway.provider,
+      snapshot.providerSubscriptionId,
+      sessionId,
+    );
     if (
-      !(await this.billing.isBoughtByErasedAccount(
+      !erased &&
+      !(await this.billing.isForMissingOrganization(
         gateway.provider,
         snapshot.providerSubscriptionId,
         sessionId,
@@ -150,7 +156,9 @@ export class WebhooksService {
         provider: gateway.provider,
         subscription: snapshot.providerSubscriptionId,
       },
-      'subscription of an erased account canceled at the provider',
+      erased
+        ? 'subscription of an erased account canceled at the provider'
+        : 'subscription of a deleted organization canceled at the provider',
     );
     return {
       ...action,

@@ -17,6 +17,7 @@ import {
 import { CurrentUser } from '../auth/current-user.decorator';
 import { SessionUser } from '../auth/session-user';
 import { ApiProblems } from '../common/openapi/api-problems.decorator';
+import { LowerCasePipe } from '../common/validation/lower-case.pipe';
 import { RateLimit } from '../common/rate-limit/rate-limit.decorator';
 import { AcceptInvitationDto, InvitationInputDto } from './dto/org-input.dto';
 import {
@@ -57,7 +58,7 @@ export class InvitationsController {
   @ApiProblems(400, 401, 403, 404, 409)
   invite(
     @CurrentUser() user: SessionUser,
-    @Param('id') id: string,
+    @Param('id', LowerCasePipe) id: string,
     @Body() body: InvitationInputDto,
   ): Promise<InvitationDto> {
     return this.invitations.invite(user, id, body);
@@ -69,7 +70,7 @@ export class InvitationsController {
   @ApiProblems(401, 403, 404)
   list(
     @CurrentUser() user: SessionUser,
-    @Param('id') id: string,
+    @Param('id', LowerCasePipe) id: string,
   ): Promise<InvitationListDto> {
     return this.invitations.listPending(user, id);
   }
@@ -81,8 +82,8 @@ export class InvitationsController {
   @ApiProblems(401, 403, 404)
   revoke(
     @CurrentUser() user: SessionUser,
-    @Param('id') id: string,
-    @Param('invitationId') invitationId: string,
+    @Param('id', LowerCasePipe) id: string,
+    @Param('invitationId', LowerCasePipe) invitationId: string,
   ): Promise<void> {
     return this.invitations.revoke(user, id, invitationId);
   }

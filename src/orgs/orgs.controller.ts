@@ -19,6 +19,7 @@ import {
 import { CurrentUser } from '../auth/current-user.decorator';
 import { SessionUser } from '../auth/session-user';
 import { ApiProblems } from '../common/openapi/api-problems.decorator';
+import { LowerCasePipe } from '../common/validation/lower-case.pipe';
 import { RateLimit } from '../common/rate-limit/rate-limit.decorator';
 import {
   MemberChangeDto,
@@ -72,7 +73,7 @@ export class OrgsController {
   @ApiProblems(401, 404)
   get(
     @CurrentUser() user: SessionUser,
-    @Param('id') id: string,
+    @Param('id', LowerCasePipe) id: string,
   ): Promise<OrganizationDto> {
     return this.orgs.get(user, id);
   }
@@ -83,7 +84,7 @@ export class OrgsController {
   @ApiProblems(400, 401, 403, 404)
   rename(
     @CurrentUser() user: SessionUser,
-    @Param('id') id: string,
+    @Param('id', LowerCasePipe) id: string,
     @Body() body: OrgNameDto,
   ): Promise<OrganizationDto> {
     return this.orgs.rename(user, id, body);
@@ -99,7 +100,7 @@ export class OrgsController {
   @ApiProblems(401, 403, 404, 409)
   delete(
     @CurrentUser() user: SessionUser,
-    @Param('id') id: string,
+    @Param('id', LowerCasePipe) id: string,
   ): Promise<void> {
     return this.orgs.delete(user, id);
   }
@@ -110,7 +111,7 @@ export class OrgsController {
   @ApiProblems(401, 404)
   listMembers(
     @CurrentUser() user: SessionUser,
-    @Param('id') id: string,
+    @Param('id', LowerCasePipe) id: string,
   ): Promise<OrgMemberListDto> {
     return this.members.list(user, id);
   }
@@ -124,8 +125,8 @@ export class OrgsController {
   @ApiProblems(400, 401, 403, 404, 409)
   changeMember(
     @CurrentUser() user: SessionUser,
-    @Param('id') id: string,
-    @Param('userId') userId: string,
+    @Param('id', LowerCasePipe) id: string,
+    @Param('userId', LowerCasePipe) userId: string,
     @Body() body: MemberChangeDto,
   ): Promise<OrgMemberDto> {
     return this.members.change(user, id, userId, body);
@@ -141,8 +142,8 @@ export class OrgsController {
   @ApiProblems(401, 403, 404, 409)
   removeMember(
     @CurrentUser() user: SessionUser,
-    @Param('id') id: string,
-    @Param('userId') userId: string,
+    @Param('id', LowerCasePipe) id: string,
+    @Param('userId', LowerCasePipe) userId: string,
   ): Promise<void> {
     return this.members.remove(user, id, userId);
   }
@@ -155,7 +156,7 @@ export class OrgsController {
   @ApiProblems(401, 404)
   quota(
     @CurrentUser() user: SessionUser,
-    @Param('id') id: string,
+    @Param('id', LowerCasePipe) id: string,
   ): Promise<OrgQuotaDto> {
     return this.quotas.quota(user, id);
   }
@@ -169,7 +170,7 @@ export class OrgsController {
   @ApiProblems(400, 401, 403, 404)
   usage(
     @CurrentUser() user: SessionUser,
-    @Param('id') id: string,
+    @Param('id', LowerCasePipe) id: string,
     @Query() query: UsageQueryDto,
   ): Promise<OrgUsageDto> {
     return this.quotas.usage(user, id, query);

@@ -31,6 +31,7 @@ import {
   writeAnswer,
 } from '../chat/chat-response.writer';
 import { ApiProblems } from '../common/openapi/api-problems.decorator';
+import { LowerCasePipe } from '../common/validation/lower-case.pipe';
 import { PageQueryDto } from '../common/pagination';
 import { RateLimit } from '../common/rate-limit/rate-limit.decorator';
 import {
@@ -71,7 +72,7 @@ export class OrgSkillsController {
   @ApiProblems(400, 401, 403, 404)
   create(
     @CurrentUser() user: SessionUser,
-    @Param('orgId') orgId: string,
+    @Param('orgId', LowerCasePipe) orgId: string,
     @Body() body: CreateSkillDto,
   ): Promise<SkillDto> {
     return this.skills.create(user, body, orgId);
@@ -85,7 +86,7 @@ export class OrgSkillsController {
   @ApiProblems(401, 404)
   list(
     @CurrentUser() user: SessionUser,
-    @Param('orgId') orgId: string,
+    @Param('orgId', LowerCasePipe) orgId: string,
     @Query() query: PageQueryDto,
   ): Promise<SkillPageDto> {
     return this.skills.list(user, query, orgId);
@@ -102,7 +103,7 @@ export class OrgSkillsController {
   @ApiProblems(400, 401, 403, 404)
   import(
     @CurrentUser() user: SessionUser,
-    @Param('orgId') orgId: string,
+    @Param('orgId', LowerCasePipe) orgId: string,
     @Body() body: unknown,
   ): Promise<SkillDto> {
     return this.skills.import(user, body, orgId);
@@ -116,8 +117,8 @@ export class OrgSkillsController {
   @ApiProblems(401, 404)
   get(
     @CurrentUser() user: SessionUser,
-    @Param('orgId') orgId: string,
-    @Param('id') id: string,
+    @Param('orgId', LowerCasePipe) orgId: string,
+    @Param('id', LowerCasePipe) id: string,
   ): Promise<SkillDto> {
     return this.skills.get(user, id, orgId);
   }
@@ -128,8 +129,8 @@ export class OrgSkillsController {
   @ApiProblems(401, 404)
   export(
     @CurrentUser() user: SessionUser,
-    @Param('orgId') orgId: string,
-    @Param('id') id: string,
+    @Param('orgId', LowerCasePipe) orgId: string,
+    @Param('id', LowerCasePipe) id: string,
   ): Promise<SkillExportDto> {
     return this.skills.export(user, id, orgId);
   }
@@ -143,8 +144,8 @@ export class OrgSkillsController {
   @ApiProblems(400, 401, 403, 404)
   setTools(
     @CurrentUser() user: SessionUser,
-    @Param('orgId') orgId: string,
-    @Param('id') id: string,
+    @Param('orgId', LowerCasePipe) orgId: string,
+    @Param('id', LowerCasePipe) id: string,
     @Body() body: SkillToolsDto,
   ): Promise<SkillDto> {
     return this.skills.setTools(user, id, body, orgId);
@@ -159,8 +160,8 @@ export class OrgSkillsController {
   @ApiProblems(400, 401, 403, 404)
   publish(
     @CurrentUser() user: SessionUser,
-    @Param('orgId') orgId: string,
-    @Param('id') id: string,
+    @Param('orgId', LowerCasePipe) orgId: string,
+    @Param('id', LowerCasePipe) id: string,
     @Body() body: PublishVersionDto,
   ): Promise<SkillVersionDto> {
     return this.skills.publish(user, id, body, orgId);
@@ -176,8 +177,8 @@ export class OrgSkillsController {
   @ApiProblems(401, 403, 404)
   delete(
     @CurrentUser() user: SessionUser,
-    @Param('orgId') orgId: string,
-    @Param('id') id: string,
+    @Param('orgId', LowerCasePipe) orgId: string,
+    @Param('id', LowerCasePipe) id: string,
   ): Promise<void> {
     return this.skills.delete(user, id, orgId);
   }
@@ -195,8 +196,8 @@ export class OrgSkillsController {
   @ApiProblems(400, 401, 403, 404, 410, 422, 429, 502, 503)
   async run(
     @CurrentUser() user: SessionUser,
-    @Param('orgId') orgId: string,
-    @Param('id') id: string,
+    @Param('orgId', LowerCasePipe) orgId: string,
+    @Param('id', LowerCasePipe) id: string,
     @Body() body: SkillRunDto,
     @Req() req: Request,
     @Res() res: Response,

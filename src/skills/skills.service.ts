@@ -4,6 +4,7 @@ import { Injectable } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
 import { ChatPipelineService } from '../chat/chat-pipeline.service';
 import { RunRequest } from '../chat/admission/chat-admission';
+import { TurnCompletion } from '../chat/run/chat-turn';
 import { ChatStream } from '../chat/chat-stream';
 import { fingerprintOf } from '../chat/fingerprint';
 import { AppError } from '../common/errors/app-error';
@@ -287,8 +288,6 @@ export class SkillsService {
           ],
         },
       );
-    const owner = await this.ownerFor(user, orgId, 'member');
-    const { skill, latest } = await this.latestOf(owner, id);
     const payerId = orgId ?? request.organizationId;
     const content =
       typeof request.input === 'string'
@@ -301,7 +300,8 @@ export class SkillsService {
         idempotencyKey: request.idempotencyKey,
         fingerprint: fingerprintOf({
           kind: 'skill',
-          skillId: skill.id,
+          // As stored (ids are matched lower-case).
+          skillId: id.toLowerCase(),
           model: request.model,
           conversationId: request.conversationId ?? null,
           input: request.input,
@@ -311,28 +311,37 @@ export class SkillsService {
         conversationId: request.conversationId,
         fileIds: request.fileIds,
         messages: [{ role: 'user', content }],
-        system: latest.instruction,
-        skill: { skillId: skill.id, skillVersionId: latest.id },
-        // The Skill's tools the caller may still use (a plan change may have closed some), for new runs.
-        prepareNewRequest: async () => {
-          const payer = payerId
-            ? await this.orgs.payer(user, payerId)
-            : undefined;
-          await this.checkInput(latest, request.input);
-          const toolsCaller = payer
-            ? { ...user, planCode: payer.planCode }
-            : user;
-          return {
-            tools: await this.tools.stillUsable(
-              toolsCaller,
-              skill.allowedTools,
-            ),
-            payer,
-          };
-        },
+        // The Skill is read once the key is known to be new: a retry replays its answer even after the
+        // Skill was deleted or its author left the organization.
+        prepareNewRequest: () => this.newRun(user, id, request, payerId, orgId),
       },
       runRequest,
     );
+  }
+
+  /**
+   * What a new run of the Skill needs: its latest version (the instruction, sent first), the payer, the
+   * input checked against the version's schema, and the Skill's tools the caller may still use (a plan
+   * change may have closed some).
+   */
+  private async newRun(
+    user: SessionUser,
+    id: string,
+    request: SkillRunDto,
+    payerId: string | undefined,
+    orgId: string | undefined,
+  ): Promise<TurnCompletion> {
+    const owner = await this.ownerFor(user, orgId, 'member');
+    const { skill, latest } = await this.latestOf(owner, id);
+    const payer = payerId ? await this.orgs.payer(user, payerId) : undefined;
+    await this.checkInput(latest, request.input);
+    const toolsCaller = payer ? { ...user, planCode: payer.planCode } : user;
+    return {
+      system: latest.instruction,
+      skill: { skillId: skill.id, skillVersionId: latest.id },
+      tools: await this.tools.stillUsable(toolsCaller, skill.allowedTools),
+      payer,
+    };
   }
 
   /** 422 when the input does not match the version's input_schema (checked with a time budget). */

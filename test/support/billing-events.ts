@@ -26,7 +26,10 @@ export function stripeEvent(
   });
 }
 
-/** A Stripe Subscription object of the pinned API version (period on the items). */
+/**
+ * A Stripe Subscription object of the pinned API version (period on the items). `quantity`: the item's
+ * quantity (an organization's seats); `organizationId` goes into the metadata as our checkout puts it.
+ */
 export function stripeSubscription(fields: {
   id: string;
   status: string;
@@ -35,6 +38,9 @@ export function stripeSubscription(fields: {
   userId?: string;
   cancelAtPeriodEnd?: boolean;
   canceledAt?: number | null;
+  quantity?: number;
+  organizationId?: string;
+  planCode?: string;
 }): Record<string, unknown> {
   return {
     id: fields.id,
@@ -54,6 +60,9 @@ export function stripeSubscription(fields: {
           object: 'subscription_item',
           current_period_start: fields.periodEnd - 30 * 86400,
           current_period_end: fields.periodEnd,
+          ...(fields.quantity !== undefined
+            ? { quantity: fields.quantity }
+            : {}),
         },
       ],
     },
@@ -61,7 +70,10 @@ export function stripeSubscription(fields: {
       ? {
           checkoutId: fields.checkoutId,
           userId: fields.userId ?? '',
-          planCode: 'pro',
+          planCode: fields.planCode ?? 'pro',
+          ...(fields.organizationId
+            ? { organizationId: fields.organizationId }
+            : {}),
         }
       : {},
   };
@@ -139,6 +151,10 @@ export function paddleTransaction(fields: {
   };
 }
 
+/**
+ * A Paddle subscription entity. With `quantity`, it has one item (price `priceId`) of that quantity, complete
+ * enough for Paddle's SDK to read it back (GET and PATCH /subscriptions/{id} of the fake answer it).
+ */
 export function paddleSubscription(fields: {
   id: string;
   status: string;
@@ -147,6 +163,9 @@ export function paddleSubscription(fields: {
   transactionId?: string;
   scheduledCancel?: boolean;
   canceledAt?: Date | null;
+  quantity?: number;
+  priceId?: string;
+  organizationId?: string;
 }): Record<string, unknown> {
   return {
     id: fields.id,
@@ -168,9 +187,73 @@ export function paddleSubscription(fields: {
         }
       : null,
     canceled_at: fields.canceledAt ? fields.canceledAt.toISOString() : null,
-    custom_data: fields.checkoutId ? { checkoutId: fields.checkoutId } : null,
+    custom_data: fields.checkoutId
+      ? {
+          checkoutId: fields.checkoutId,
+          ...(fields.organizationId
+            ? { organizationId: fields.organizationId }
+            : {}),
+        }
+      : null,
     transaction_id: fields.transactionId ?? null,
-    items: [],
+    items:
+      fields.quantity === undefined
+        ? []
+        : [
+            paddleSubscriptionItem(
+              fields.priceId ?? 'pri_test_1',
+              fields.quantity,
+            ),
+          ],
+  };
+}
+
+/** One item of a Paddle subscription: a non-catalog recurring price and its quantity, as Paddle shows it. */
+export function paddleSubscriptionItem(
+  priceId: string,
+  quantity: number,
+): Record<string, unknown> {
+  const at = '2026-01-01T00:00:00.000Z';
+  return {
+    status: 'active',
+    quantity,
+    recurring: true,
+    created_at: at,
+    updated_at: at,
+    previously_billed_at: at,
+    next_billed_at: null,
+    trial_dates: null,
+    price: {
+      id: priceId,
+      product_id: 'pro_test_1',
+      type: 'custom',
+      description: 'Team plan, per seat, billed every month',
+      name: 'Team',
+      billing_cycle: { interval: 'month', frequency: 1 },
+      trial_period: null,
+      tax_mode: 'account_setting',
+      unit_price: { amount: '6000', currency_code: 'USD' },
+      unit_price_overrides: [],
+      quantity: { minimum: 1, maximum: 1000 },
+      status: 'active',
+      custom_data: null,
+      import_meta: null,
+      created_at: at,
+      updated_at: at,
+    },
+    product: {
+      id: 'pro_test_1',
+      name: 'Team',
+      type: 'custom',
+      description: null,
+      tax_category: 'standard',
+      image_url: null,
+      custom_data: null,
+      status: 'active',
+      import_meta: null,
+      created_at: at,
+      updated_at: at,
+    },
   };
 }
 

@@ -53,7 +53,10 @@ abstract class FakePaymentProvider extends LoopbackServer {
 
   creations(): RecordedRequest[] {
     return this.requests.filter(
-      (request) => request.method === 'POST' && !this.isCancellation(request),
+      (request) =>
+        request.method === 'POST' &&
+        !this.isCancellation(request) &&
+        !this.isUpdate(request),
     );
   }
 
@@ -61,12 +64,19 @@ abstract class FakePaymentProvider extends LoopbackServer {
     return this.requests.filter((request) => this.isCancellation(request));
   }
 
+  /** Changes of an existing subscription (its items' quantities). */
+  updates(): RecordedRequest[] {
+    return this.requests.filter((request) => this.isUpdate(request));
+  }
+
   protected abstract isCancellation(request: RecordedRequest): boolean;
+  protected abstract isUpdate(request: RecordedRequest): boolean;
 }
 
 /**
  * Stripe's REST API as the SDK speaks it: form-encoded POST /v1/checkout/sessions (honouring Idempotency-Key
- * like Stripe: the same key answers the first response again), GET /v1/subscriptions/:id and
+ * like Stripe: the same key answers the first response again), GET /v1/subscriptions/:id,
+ * POST /v1/subscriptions/:id (item quantities, as Stripe changes them at once) and
  * DELETE /v1/subscriptions/:id (cancel now).
  */
 export class FakeStripe extends FakePaymentProvider {
@@ -94,6 +104,12 @@ export class FakeStripe extends FakePaymentProvider {
     }
     if (request.method === 'DELETE' && subscription)
       return this.cancelSubscription(decodeURIComponent(subscription[1]), res);
+    if (request.method === 'POST' && subscription)
+      return this.updateSubscription(
+        decodeURIComponent(subscription[1]),
+        request,
+        res,
+      );
     this.send(res, 404, {
       error: {
         type: 'invalid_request_error',
@@ -107,6 +123,61 @@ export class FakeStripe extends FakePaymentProvider {
       request.method === 'DELETE' &&
       /^\/v1\/subscriptions\/[^/?]+/.test(request.path)
     );
+  }
+
+  protected isUpdate(request: RecordedRequest): boolean {
+    return (
+      request.method === 'POST' &&
+      /^\/v1\/subscriptions\/[^/?]+$/.test(request.path)
+    );
+  }
+
+  /**
+   * As Stripe: `items[n][id]` names an item of the subscription and `items[n][quantity]` is its new quantity,
+   * changed at once (the proration goes to the next invoice per `proration_behavior`); the subscription is
+   * answered as it now is. Unknown subscriptions answer 404 resource_missing, unknown items and canceled
+   * subscriptions 400.
+   */
+  private updateSubscription(
+    id: string,
+    request: RecordedRequest,
+    res: ServerResponse,
+  ): void {
+    if (this.failWith)
+      return this.send(res, this.failWith, {
+        error: { type: 'api_error', message: 'Stripe fake failure' },
+      });
+    const found = this.subscriptions.get(id);
+    if (!found) return this.send(res, 404, noSuchSubscription(id));
+    if (found.status === 'canceled')
+      return this.send(res, 400, {
+        error: {
+          type: 'invalid_request_error',
+          message:
+            'A canceled subscription can only update its cancellation_details and metadata.',
+        },
+      });
+    const fields = FakeStripe.fields(request);
+    const items = found.items as { data: Record<string, unknown>[] };
+    const data = items.data.map((item) => ({ ...item }));
+    for (let index = 0; fields[`items[${index}][id]`] !== undefined; index++) {
+      const item = data.find(
+        (candidate) => candidate.id === fields[`items[${index}][id]`],
+      );
+      if (!item)
+        return this.send(res, 400, {
+          error: {
+            type: 'invalid_request_error',
+            param: `items[${index}][id]`,
+            message: `No such subscription item: '${fields[`items[${index}][id]`]}'`,
+          },
+        });
+      const quantity = fields[`items[${index}][quantity]`];
+      if (quantity !== undefined) item.quantity = Number(quantity);
+    }
+    const updated = { ...found, items: { ...items, data } };
+    this.subscriptions.set(id, updated);
+    this.send(res, 200, updated);
   }
 
   /**
@@ -149,12 +220,24 @@ export class FakeStripe extends FakePaymentProvider {
       });
     const fields = FakeStripe.fields(request);
     const id = this.newId('cs_test_');
+    // As Stripe totals a session: each line item's unit amount times its quantity.
+    let amountTotal = 0;
+    for (
+      let index = 0;
+      fields[`line_items[${index}][quantity]`] !== undefined;
+      index++
+    )
+      amountTotal +=
+        Number(fields[`line_items[${index}][price_data][unit_amount]`] ?? 0) *
+        Number(fields[`line_items[${index}][quantity]`]);
     const session = {
       id,
       object: 'checkout.session',
       mode: fields.mode,
       status: 'open',
       client_reference_id: fields.client_reference_id ?? null,
+      amount_total: amountTotal,
+      currency: fields['line_items[0][price_data][currency]'] ?? null,
       url: `https://checkout.stripe.test/c/pay/${id}`,
     };
     if (typeof key === 'string') this.byIdempotencyKey.set(key, session);
@@ -164,7 +247,7 @@ export class FakeStripe extends FakePaymentProvider {
 
 /**
  * Paddle Billing's REST API: POST /transactions with a JSON body, answering the transaction and its checkout URL,
- * and POST /subscriptions/{id}/cancel.
+ * GET /subscriptions/{id}, PATCH /subscriptions/{id} (item quantities) and POST /subscriptions/{id}/cancel.
  */
 export class FakePaddle extends FakePaymentProvider {
   /** Subscriptions Paddle knows, by id, as its API shows them (snake_case, see paddleSubscription). */
@@ -179,6 +262,27 @@ export class FakePaddle extends FakePaymentProvider {
     if (request.method === 'POST' && cancel)
       return this.cancelSubscription(
         decodeURIComponent(cancel[1]),
+        request,
+        res,
+      );
+    const subscription = /^\/subscriptions\/([^/?]+)$/.exec(request.path);
+    if (request.method === 'GET' && subscription) {
+      const id = decodeURIComponent(subscription[1]);
+      const found = this.subscriptions.get(id);
+      if (!found)
+        return this.send(
+          res,
+          404,
+          paddleError('not_found', 'request_error', `Entity ${id} not found`),
+        );
+      return this.send(res, 200, {
+        data: { ...PADDLE_SUBSCRIPTION_DEFAULTS, ...found },
+        meta: { request_id: 'r' },
+      });
+    }
+    if (request.method === 'PATCH' && subscription)
+      return this.updateSubscription(
+        decodeURIComponent(subscription[1]),
         request,
         res,
       );
@@ -200,6 +304,94 @@ export class FakePaddle extends FakePaymentProvider {
       request.method === 'POST' &&
       /^\/subscriptions\/[^/?]+\/cancel$/.test(request.path)
     );
+  }
+
+  protected isUpdate(request: RecordedRequest): boolean {
+    return (
+      request.method === 'PATCH' &&
+      /^\/subscriptions\/[^/?]+$/.test(request.path)
+    );
+  }
+
+  /**
+   * As Paddle: `items` replaces the subscription's items, each named by `price_id` with its `quantity` (here
+   * only prices the subscription already has), and `proration_billing_mode` is required with items. A canceled
+   * subscription answers 400 subscription_update_when_canceled, an unknown one 404 not_found.
+   */
+  private updateSubscription(
+    id: string,
+    request: RecordedRequest,
+    res: ServerResponse,
+  ): void {
+    if (this.failWith)
+      return this.send(
+        res,
+        this.failWith,
+        paddleError('internal_error', 'api_error', 'Paddle fake failure'),
+      );
+    const found = this.subscriptions.get(id);
+    if (!found)
+      return this.send(
+        res,
+        404,
+        paddleError('not_found', 'request_error', `Entity ${id} not found`),
+      );
+    if (found.status === 'canceled')
+      return this.send(
+        res,
+        400,
+        paddleError(
+          'subscription_update_when_canceled',
+          'request_error',
+          'cannot update a canceled subscription',
+          'subscriptions',
+        ),
+      );
+    const body = JSON.parse(request.body || '{}') as {
+      items?: { price_id?: string; quantity?: number }[];
+      proration_billing_mode?: string;
+    };
+    const current = (found.items ?? []) as {
+      price: { id: string };
+      quantity: number;
+    }[];
+    let items = current;
+    if (body.items) {
+      if (!body.proration_billing_mode)
+        return this.send(
+          res,
+          400,
+          paddleError(
+            'bad_request',
+            'request_error',
+            'proration_billing_mode is required when items are changed',
+          ),
+        );
+      const next: typeof current = [];
+      for (const wanted of body.items) {
+        const item = current.find(
+          (candidate) => candidate.price.id === wanted.price_id,
+        );
+        if (!item)
+          return this.send(
+            res,
+            400,
+            paddleError(
+              'bad_request',
+              'request_error',
+              `price ${wanted.price_id} is not an item of the subscription`,
+            ),
+          );
+        next.push({ ...item, quantity: wanted.quantity ?? item.quantity });
+      }
+      items = next;
+    }
+    const changed = { ...found, items, updated_at: new Date().toISOString() };
+    this.subscriptions.set(id, changed);
+    this.send(res, 200, {
+      data: { ...PADDLE_SUBSCRIPTION_DEFAULTS, ...changed },
+      meta: { request_id: 'r' },
+    });
   }
 
   /**

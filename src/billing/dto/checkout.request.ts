@@ -1,11 +1,24 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { IsIn, IsString, MaxLength } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
+import {
+  MAX_SEATS,
   PAYMENT_PROVIDERS,
   PaymentProviderName,
 } from '../providers/payment-gateway';
 
-/** Only these two fields: the price always comes from the plan, so amount, currency or interval are 400. */
+/**
+ * The plan, the provider and, to buy seats for an organization, the organization and the seats: the price
+ * always comes from the plan (times the seats), so amount, currency or interval are 400.
+ */
 export class CheckoutRequestDto {
   /** The plan's code, as GET /v1/plans lists it (`pro`, `team`). */
   @ApiProperty({ example: 'pro' })
@@ -18,4 +31,26 @@ export class CheckoutRequestDto {
     message: `provider must be one of: ${PAYMENT_PROVIDERS.join(', ')}`,
   })
   provider!: PaymentProviderName;
+
+  /**
+   * Buy seats of the Team plan for this organization (its admins and owners only) instead of a plan for
+   * yourself. Its plan and seats change when the provider confirms the payment.
+   */
+  @ApiPropertyOptional({ format: 'uuid' })
+  @IsOptional()
+  @IsUUID('all', { message: 'organizationId must be a UUID' })
+  organizationId?: string;
+
+  /** Seats to buy for the organization (default 1); only with organizationId. The amount is the plan's price times this. */
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_SEATS,
+    default: 1,
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(MAX_SEATS)
+  seats?: number;
 }

@@ -25,6 +25,7 @@ import {
   BillingAction,
   CheckoutOrder,
   checkoutIdempotencyKey,
+  MAX_SEATS,
   PaymentGateway,
   ProviderCheckout,
   VerifiedWebhook,
@@ -65,6 +66,10 @@ const subscriptionSchema = z.object({
   custom_data: customData,
   /** The transaction that created it (subscription.created): links it to our checkout. */
   transaction_id: providerId.nullish(),
+  /** The seats of an organization's subscription (one item). */
+  items: z
+    .array(z.object({ quantity: z.number().int().nonnegative().nullish() }))
+    .nullish(),
 });
 
 const STATUS: Record<string, SubscriptionStatus> = {
@@ -127,16 +132,24 @@ export class PaddleGateway implements PaymentGateway {
         'Idempotency-Key': checkoutIdempotencyKey(order.checkoutId),
       },
     });
+    // Seats: Paddle charges the unit price times the item's quantity, within the price's quantity range
+    // (1 to 100 unless set), which later seat changes of the subscription must stay in.
+    const perSeat = order.organizationId
+      ? {
+          description: `${plan.name} plan, per seat, billed every ${plan.interval}`,
+          quantity: { minimum: 1, maximum: MAX_SEATS },
+        }
+      : { description: `${plan.name} plan, billed every ${plan.interval}` };
     let transaction: Transaction;
     try {
       transaction = await withTimeout(
         client.transactions.create({
           items: [
             {
-              quantity: 1,
+              quantity: order.quantity,
               price: {
                 name: plan.name,
-                description: `${plan.name} plan, billed every ${plan.interval}`,
+                ...perSeat,
                 unitPrice: {
                   amount: String(plan.amount),
                   currencyCode: plan.currency as CurrencyCode,
@@ -150,6 +163,9 @@ export class PaddleGateway implements PaymentGateway {
             checkoutId: order.checkoutId,
             userId: order.userId,
             planCode: plan.code,
+            ...(order.organizationId
+              ? { organizationId: order.organizationId }
+              : {}),
           },
           collectionMode: 'automatic',
         }),
@@ -240,15 +256,7 @@ export class PaddleGateway implements PaymentGateway {
    * subscription_is_canceled_action_invalid for one already canceled: both are done.
    */
   async cancelSubscription(providerSubscriptionId: string): Promise<void> {
-    if (!this.apiKey)
-      throw new AppError(
-        'provider_not_configured',
-        'Paddle is not configured on this server.',
-      );
-    const client = new Paddle(this.apiKey, {
-      environment: this.environment,
-      logLevel: LogLevel.none,
-    });
+    const client = this.client();
     try {
       // The SDK's fetch takes no signal: after the timeout its request is left to end by itself.
       await withTimeout(
@@ -277,6 +285,66 @@ export class PaddleGateway implements PaymentGateway {
         'Paddle could not cancel the subscription right now; nothing was changed. Try again in a moment.',
       );
     }
+  }
+
+  /**
+   * PATCH /subscriptions/{id} (the SDK's subscriptions.update) with the item's price and its new quantity,
+   * `proration_billing_mode: prorated_immediately`: Paddle bills the prorated difference now. Paddle replaces
+   * the whole item list, so the one item's price id is read from Paddle first (we store none).
+   */
+  async changeQuantity(
+    providerSubscriptionId: string,
+    quantity: number,
+  ): Promise<void> {
+    const client = this.client();
+    try {
+      const subscription = await withTimeout(
+        client.subscriptions.get(providerSubscriptionId),
+        REQUEST_TIMEOUT_MS,
+        `no answer from Paddle within ${REQUEST_TIMEOUT_MS} ms`,
+      );
+      const item = subscription.items[0];
+      if (!item)
+        throw new Error('the Paddle subscription has no item to change');
+      await withTimeout(
+        client.subscriptions.update(providerSubscriptionId, {
+          items: [{ priceId: item.price.id, quantity }],
+          prorationBillingMode: 'prorated_immediately',
+        }),
+        REQUEST_TIMEOUT_MS,
+        `no answer from Paddle within ${REQUEST_TIMEOUT_MS} ms`,
+      );
+    } catch (error) {
+      const detail =
+        error instanceof ApiError
+          ? { type: error.type, code: error.code, detail: error.detail }
+          : undefined;
+      this.log.error(
+        {
+          err: detail ? undefined : error,
+          error: detail,
+          subscription: providerSubscriptionId,
+          quantity,
+        },
+        'paddle subscription quantity could not be changed',
+      );
+      throw new AppError(
+        'payment_provider_error',
+        'Paddle could not change the seats; nothing was changed. Try again in a moment.',
+      );
+    }
+  }
+
+  private client(): Paddle {
+    if (!this.apiKey)
+      throw new AppError(
+        'provider_not_configured',
+        'Paddle is not configured on this server.',
+      );
+    return new Paddle(this.apiKey, {
+      environment: this.environment,
+      logLevel: LogLevel.none,
+    });
   }
 }
 
@@ -324,6 +392,7 @@ function subscriptionSnapshot(
     providerCustomerId: subscription.customer_id ?? null,
     checkoutSessionId: subscription.transaction_id ?? null,
     checkoutHint: stringField(subscription.custom_data, 'checkoutId'),
+    quantity: subscription.items?.[0]?.quantity ?? undefined,
   };
 }
 

@@ -3,11 +3,21 @@ import { SubscriptionSnapshot } from '../subscription-state';
 export const PAYMENT_PROVIDERS = ['stripe', 'paddle'] as const;
 export type PaymentProviderName = (typeof PAYMENT_PROVIDERS)[number];
 
-/** What a provider is asked to charge: always built from the plan row, never from the request. */
+/** The most seats one organization's subscription may have (checkout and seat changes). */
+export const MAX_SEATS = 1000;
+
+/**
+ * What a provider is asked to charge: always built from the plan row, never from the request. The provider
+ * charges `plan.amount` per unit times `quantity` (its own quantity field): 1 for a personal plan, the
+ * seats of an organization's purchase.
+ */
 export interface CheckoutOrder {
   checkoutId: string;
   userId: string;
   email: string;
+  /** The organization the seats are bought for; null for the buyer's own plan. */
+  organizationId: string | null;
+  quantity: number;
   plan: {
     code: string;
     name: string;
@@ -68,6 +78,15 @@ export interface PaymentGateway {
    * provider cannot be reached or refuses, provider_not_configured (503) without an API key.
    */
   cancelSubscription(providerSubscriptionId: string): Promise<void>;
+  /**
+   * Sets the quantity (seats) of the subscription's item at the provider, prorated now. Our records change
+   * only when the provider's webhook confirms it. Rejects with AppError payment_provider_error (502) when the
+   * provider refuses or cannot be reached, provider_not_configured (503) without an API key.
+   */
+  changeQuantity(
+    providerSubscriptionId: string,
+    quantity: number,
+  ): Promise<void>;
 }
 
 /** The stable key a provider may use to de-duplicate the creation of one checkout's session. */

@@ -59,7 +59,11 @@ const subscriptionSchema = z.object({
   items: z
     .object({
       data: z.array(
-        z.object({ current_period_end: z.number().int().nullish() }),
+        z.object({
+          current_period_end: z.number().int().nullish(),
+          /** The seats of an organization's subscription (one item). */
+          quantity: z.number().int().nonnegative().nullish(),
+        }),
       ),
     })
     .nullish(),
@@ -121,10 +125,12 @@ export class StripeGateway implements PaymentGateway {
   }
 
   async createCheckout(order: CheckoutOrder): Promise<ProviderCheckout> {
+    // The organization travels as the user id does; our Checkout row stays what links a payment to it.
     const reference = {
       checkoutId: order.checkoutId,
       userId: order.userId,
       planCode: order.plan.code,
+      ...(order.organizationId ? { organizationId: order.organizationId } : {}),
     };
     try {
       const session = await this.requireClient().checkout.sessions.create(
@@ -132,7 +138,8 @@ export class StripeGateway implements PaymentGateway {
           mode: 'subscription',
           line_items: [
             {
-              quantity: 1,
+              // The unit price is the plan's; Stripe charges it times the seats.
+              quantity: order.quantity,
               price_data: {
                 currency: order.plan.currency.toLowerCase(),
                 unit_amount: order.plan.amount,
@@ -257,6 +264,39 @@ export class StripeGateway implements PaymentGateway {
     }
   }
 
+  /**
+   * POST /v1/subscriptions/:id (the SDK's subscriptions.update) with the one item's id and its new quantity,
+   * `proration_behavior: create_prorations`: Stripe credits the unused time of the old quantity and charges the
+   * new one on the next invoice. The item id is read from Stripe first (we store none).
+   */
+  async changeQuantity(
+    providerSubscriptionId: string,
+    quantity: number,
+  ): Promise<void> {
+    const client = this.requireClient();
+    try {
+      const subscription = await client.subscriptions.retrieve(
+        providerSubscriptionId,
+      );
+      const item = subscription.items.data[0];
+      if (!item)
+        throw new Error('the Stripe subscription has no item to change');
+      await client.subscriptions.update(providerSubscriptionId, {
+        items: [{ id: item.id, quantity }],
+        proration_behavior: 'create_prorations',
+      });
+    } catch (error) {
+      this.log.error(
+        { err: error, subscription: providerSubscriptionId, quantity },
+        'stripe subscription quantity could not be changed',
+      );
+      throw new AppError(
+        'payment_provider_error',
+        'Stripe could not change the seats; nothing was changed. Try again in a moment.',
+      );
+    }
+  }
+
   /** A session's event does not carry the subscription's period: it is read from Stripe, the source of truth. */
   private async completedCheckout(
     payload: Record<string, unknown>,
@@ -328,6 +368,7 @@ function toSnapshot(
       : null,
     providerCustomerId: subscription.customer ?? null,
     checkoutHint: subscription.metadata?.checkoutId ?? null,
+    quantity: subscription.items?.data[0]?.quantity ?? undefined,
   };
 }
 

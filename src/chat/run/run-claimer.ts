@@ -61,10 +61,11 @@ export class RunClaimer {
     const earlier = await this.replayOf(user, turn);
     if (earlier) return earlier;
     const completion = await turn.prepareNewRequest?.();
-    return {
-      kind: 'prepared',
-      turn: completion ? { ...turn, ...completion } : turn,
-    };
+    if (!completion) return { kind: 'prepared', turn };
+    const completed = { ...turn, ...completion };
+    // What the completion added (a Skill's instruction) counts too.
+    this.planner.assertWithinSizeLimit(completed);
+    return { kind: 'prepared', turn: completed };
   }
 
   /** The run's plan; when the request cannot be made now but its key holds an earlier one, that one. */

@@ -138,6 +138,11 @@ export const ERROR_CODES = {
     status: 503,
     title: 'Webhook not processed; deliver it again',
   },
+  // --- organization billing: seats and admin-set plans (issue 30) ---
+  plan_not_for_organizations: {
+    status: 400,
+    title: 'This plan is not sold to organizations',
+  },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

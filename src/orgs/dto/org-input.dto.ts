@@ -30,6 +30,10 @@ export class OrgNameDto {
   @IsString()
   @IsNotEmpty()
   @Matches(/\S/, { message: 'name must not be blank' })
+  // It goes into mail subjects and headers of the web client: no line breaks or other control characters.
+  @Matches(/^\P{Cc}*$/u, {
+    message: 'name must not contain control characters',
+  })
   @MaxLength(MAX_ORG_NAME_CHARACTERS)
   name!: string;
 }
