@@ -14,6 +14,14 @@ export function toOrganization(
     plan: { code: row.plan.code, name: row.plan.name },
     seats: row.seats,
     memberCount: row._count.members,
+    subscription: row.planSubscription && {
+      status: row.planSubscription.status,
+      provider: row.planSubscription.provider,
+      seats: row.planSubscription.seats,
+      currentPeriodEnd:
+        row.planSubscription.currentPeriodEnd?.toISOString() ?? null,
+      cancelAtPeriodEnd: row.planSubscription.cancelAtPeriodEnd,
+    },
     createdAt: row.createdAt.toISOString(),
   };
 }

@@ -13,6 +13,15 @@ const ORGANIZATION = {
   planSubscriptionId: true,
   createdAt: true,
   plan: { select: { code: true, name: true, dailyCredits: true } },
+  planSubscription: {
+    select: {
+      status: true,
+      provider: true,
+      seats: true,
+      currentPeriodEnd: true,
+      cancelAtPeriodEnd: true,
+    },
+  },
   _count: { select: { members: true } },
 } as const;
 

@@ -1,11 +1,16 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api, ApiFailure, unwrap, type User } from './api/client';
+import { INVITATION_PATH, pendingInvitation } from './invitation';
 import { navigate, usePath } from './navigation';
+import { OrgProvider } from './org-context';
+import { AcceptInvitationScreen } from './screens/AcceptInvitationScreen';
 import { AccountScreen } from './screens/AccountScreen';
 import { RouteLink, SignInScreen, SignUpScreen } from './screens/AuthScreens';
 import { ChatScreen } from './screens/ChatScreen';
 import { ConversationsScreen } from './screens/ConversationsScreen';
 import { FilesScreen } from './screens/FilesScreen';
+import { OrganizationScreen } from './screens/OrganizationScreen';
+import { OrgSwitcher } from './screens/orgs/OrgSwitcher';
 import {
   ForgotPasswordScreen,
   ResetPasswordScreen,
@@ -28,6 +33,7 @@ const SECTIONS: { path: string; label: string }[] = [
   { path: '/conversations', label: 'Conversations' },
   { path: '/files', label: 'Files' },
   { path: '/skills', label: 'Skills' },
+  { path: '/organization', label: 'Organization' },
   { path: '/plans', label: 'Plans' },
   { path: '/account', label: 'Account' },
 ];
@@ -86,6 +92,7 @@ export function App() {
   if (path === '/reset-password') return <ResetPasswordScreen />;
   if (path === '/verify-email')
     return <VerifyEmailScreen onVerified={refreshUser} />;
+  // An invitation link opened signed out: sign in (or up) first; its token is kept (invitation.ts).
   if (user === null) {
     if (path === '/sign-up') return <SignUpScreen onSignedIn={refreshUser} />;
     if (path === '/forgot-password') return <ForgotPasswordScreen />;
@@ -93,36 +100,45 @@ export function App() {
   }
   const props: ScreenProps = { user, refreshUser };
   return (
-    <div className="shell">
-      <a className="skip-link" href="#content">
-        Skip to content
-      </a>
-      <header className="topbar">
-        <nav aria-label="Main" className="sections">
-          {SECTIONS.map((section) => (
-            <span
-              key={section.path}
-              aria-current={isIn(path, section.path) ? 'page' : undefined}
-            >
-              <RouteLink to={section.path}>{section.label}</RouteLink>
-            </span>
-          ))}
-        </nav>
-        <div className="account-bar">
-          <QuotaBadge user={user} />
-          <span className="who">{user.email}</span>
-          <button type="button" onClick={() => void signOut()}>
-            Sign out
-          </button>
-        </div>
-      </header>
-      {unreachable && (
-        <p className="notice notice-error" role="alert">
-          {unreachable} You are still signed in.
-        </p>
-      )}
-      <main id="content">{screenFor(path, props)}</main>
-    </div>
+    <OrgProvider key={user.id} userId={user.id}>
+      <div className="shell">
+        <a className="skip-link" href="#content">
+          Skip to content
+        </a>
+        <header className="topbar">
+          <nav aria-label="Main" className="sections">
+            {SECTIONS.map((section) => (
+              <span
+                key={section.path}
+                aria-current={isIn(path, section.path) ? 'page' : undefined}
+              >
+                <RouteLink to={section.path}>{section.label}</RouteLink>
+              </span>
+            ))}
+          </nav>
+          <div className="account-bar">
+            <OrgSwitcher />
+            <QuotaBadge user={user} />
+            <span className="who">{user.email}</span>
+            <button type="button" onClick={() => void signOut()}>
+              Sign out
+            </button>
+          </div>
+        </header>
+        {unreachable && (
+          <p className="notice notice-error" role="alert">
+            {unreachable} You are still signed in.
+          </p>
+        )}
+        {pendingInvitation() && path !== INVITATION_PATH ? (
+          <p className="notice notice-info invitation-banner" role="status">
+            An invitation to an organization is waiting for you.{' '}
+            <RouteLink to={INVITATION_PATH}>Open the invitation</RouteLink>
+          </p>
+        ) : null}
+        <main id="content">{screenFor(path, props)}</main>
+      </div>
+    </OrgProvider>
   );
 }
 
@@ -145,6 +161,9 @@ function screenFor(path: string, props: ScreenProps) {
     return <ConversationsScreen {...props} />;
   if (path.startsWith('/files')) return <FilesScreen />;
   if (path.startsWith('/skills')) return <SkillsScreen {...props} />;
+  if (path.startsWith('/organization'))
+    return <OrganizationScreen {...props} />;
+  if (path === INVITATION_PATH) return <AcceptInvitationScreen {...props} />;
   if (path.startsWith('/plans')) return <PlansScreen {...props} />;
   if (path.startsWith('/account')) return <AccountScreen {...props} />;
   return <ChatScreen {...props} />;

@@ -46,7 +46,8 @@ export class CheckoutRequestDto {
     type: 'integer',
     minimum: 1,
     maximum: MAX_SEATS,
-    default: 1,
+    description:
+      'Seats to buy for `organizationId` (1 when absent); only with organizationId.',
   })
   @IsOptional()
   @IsInt()

@@ -1,4 +1,5 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty } from '@nestjs/swagger';
+import { ApiNullableObjectProperty } from '../../common/openapi/nullable-object.decorator';
 import { ORG_ROLES, OrgRoleName } from './org-input.dto';
 
 export class OrgPlanDto {
@@ -6,7 +7,27 @@ export class OrgPlanDto {
   name!: string;
 }
 
+/** The subscription that pays for the organization's seats. */
+export class OrgSubscriptionDto {
+  @ApiProperty({
+    enum: ['active', 'past_due', 'canceled', 'incomplete', 'paused'],
+  })
+  status!: string;
+
+  @ApiProperty({ enum: ['stripe', 'paddle'] })
+  provider!: string;
+
+  /** The quantity the provider last confirmed. */
+  seats!: number;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true })
+  currentPeriodEnd!: string | null;
+
+  cancelAtPeriodEnd!: boolean;
+}
+
 /** An organization as one of its members sees it. */
+@ApiExtraModels(OrgSubscriptionDto)
 export class OrganizationDto {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -24,6 +45,10 @@ export class OrganizationDto {
   seats!: number;
 
   memberCount!: number;
+
+  /** The subscription its seats come from; null on Free or a plan an admin set (seats change only through one). */
+  @ApiNullableObjectProperty(OrgSubscriptionDto)
+  subscription!: OrgSubscriptionDto | null;
 
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;
@@ -79,8 +104,20 @@ export class InvitationListDto {
   data!: InvitationDto[];
 }
 
-export class CreditsOfDayDto {
-  /** Null for a member without a cap (the pool is their only bound). */
+export class PoolOfDayDto {
+  /** The plan's daily credits times the seats; 0 without a paid plan. */
+  limit!: number;
+
+  used!: number;
+
+  /** Credits held by runs still going. */
+  reserved!: number;
+
+  remaining!: number;
+}
+
+export class MemberOfDayDto {
+  /** The member's own daily cap; null for none (the pool is their only bound). */
   @ApiProperty({ type: 'integer', nullable: true })
   limit!: number | null;
 
@@ -88,7 +125,7 @@ export class CreditsOfDayDto {
 
   reserved!: number;
 
-  /** What can still be reserved today; for a member, also bounded by the pool. */
+  /** What the member can still reserve today: bounded by their cap and by the pool. */
   remaining!: number;
 }
 
@@ -99,10 +136,10 @@ export class OrgQuotaDto {
   seats!: number;
 
   /** The plan's daily credits times the seats (0 on the free plan: no pool). */
-  pool!: CreditsOfDayDto;
+  pool!: PoolOfDayDto;
 
   /** The caller's own use of the pool today and their cap. */
-  member!: CreditsOfDayDto;
+  member!: MemberOfDayDto;
 
   @ApiProperty({ format: 'date-time' })
   resetsAt!: string;

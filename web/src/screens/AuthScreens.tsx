@@ -1,6 +1,7 @@
 import { NEW_PASSWORD_LIMITS } from './NewPasswordInput';
 import { useState } from 'react';
 import { api, ApiFailure, describeFailure, unwrap } from '../api/client';
+import { landingPath, pendingInvitation } from '../invitation';
 import { navigate } from '../navigation';
 import { FieldErrors, Notice } from './Notice';
 import { useFormAction } from './use-form-action';
@@ -58,7 +59,7 @@ export function SignInScreen({ onSignedIn }: Props) {
       throw failure;
     }
     await onSignedIn();
-    navigate('/');
+    navigate(landingPath());
   });
 
   if (secondStep) {
@@ -77,6 +78,7 @@ export function SignInScreen({ onSignedIn }: Props) {
   return (
     <main className="auth">
       <h1>Sign in</h1>
+      <InvitationNotice />
       {oauthError ? <Notice kind="error">{oauthError}</Notice> : null}
       <form onSubmit={onSubmit}>
         <CredentialFields
@@ -119,7 +121,7 @@ function SecondFactorStep({
       : { code: code.replace(/\s+/g, '') };
     unwrap(await api.POST('/v1/auth/2fa/verify', { body }));
     await onSignedIn();
-    navigate('/');
+    navigate(landingPath());
   });
   const expired =
     error instanceof ApiFailure &&
@@ -194,12 +196,13 @@ export function SignUpScreen({ onSignedIn }: Props) {
   const { error, busy, onSubmit } = useFormAction(async () => {
     unwrap(await api.POST('/v1/auth/register', { body: { email, password } }));
     await onSignedIn();
-    navigate('/');
+    navigate(landingPath());
   });
 
   return (
     <main className="auth">
       <h1>Create an account</h1>
+      <InvitationNotice />
       <form onSubmit={onSubmit}>
         <CredentialFields
           email={email}
@@ -218,6 +221,17 @@ export function SignUpScreen({ onSignedIn }: Props) {
         Already have an account? <RouteLink to="/sign-in">Sign in</RouteLink>
       </p>
     </main>
+  );
+}
+
+/** On the way to an invitation: which account accepts it. */
+function InvitationNotice() {
+  if (!pendingInvitation()) return null;
+  return (
+    <Notice kind="info">
+      You are invited to an organization. Sign in, or create an account, with
+      the address the invitation was sent to: the invitation opens next.
+    </Notice>
   );
 }
 

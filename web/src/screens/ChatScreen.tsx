@@ -24,6 +24,7 @@ import {
 import { announceQuotaChanged } from '../api/quota-events';
 import type { ScreenProps } from '../App';
 import { navigate, usePath } from '../navigation';
+import { useOrgs } from '../org-context';
 import { RouteLink } from './AuthScreens';
 import { FieldErrors, Notice } from './Notice';
 import {
@@ -110,9 +111,14 @@ async function* streamTurn(
   });
 }
 
-/** What a person reads when an answer could not start: the quota, a rate limit and provider failures in plain words. */
-export function describeChatFailure(error: unknown): string {
+/**
+ * What a person reads when an answer could not start: the quota, a rate limit and provider failures in plain
+ * words. `orgName`: the organization whose pool was to pay.
+ */
+export function describeChatFailure(error: unknown, orgName?: string): string {
   if (error instanceof ApiFailure) {
+    if (error.code === 'org_plan_required')
+      return `${orgName ?? 'The organization'} has no paid plan, so no credit pool to pay for this: an admin or owner buys seats on its Organization page. Switch to Personal to use your own credits.`;
     if (error.code === 'quota_exceeded') {
       const resetsAt =
         error instanceof TurnFailure && error.resetsAt
@@ -124,7 +130,9 @@ export function describeChatFailure(error: unknown): string {
         resetsAt && !Number.isNaN(resetsAt.getTime())
           ? ` They reset at ${resetsAt.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })} (${fromNow(resetsAt)}).`
           : '';
-      return `You have used up today's credits.${when} A bigger plan gives more credits per day.`;
+      return orgName
+        ? `${orgName}'s credit pool, or your own daily cap in it, is used up for today.${when} An admin can raise your cap or buy more seats.`
+        : `You have used up today's credits.${when} A bigger plan gives more credits per day.`;
     }
     if (
       error.code === 'rate_limited' ||
@@ -199,6 +207,9 @@ const CONVERSATION_PATH = /^\/conversations\/([^/]+)\/?$/;
  */
 export function ChatScreen({ user, refreshUser }: ScreenProps) {
   const path = usePath();
+  // With an organization chosen, its pool pays for new messages and its plan decides the models.
+  const { current: org, ready: orgsReady } = useOrgs();
+  const planCode = org ? org.plan.code : user.plan.code;
   const routeId = CONVERSATION_PATH.exec(path)?.[1];
   // The payment providers send the person back to /billing/success or /billing/canceled (shown here, the default screen).
   const billingReturn =
@@ -236,11 +247,11 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
   const offered = toolIds.length ? { tools: toolIds } : {};
 
   useEffect(() => {
+    if (!orgsReady) return;
     void (async () => {
       try {
         const plans = unwrap(await api.GET('/v1/plans')).data;
-        const mine =
-          plans.find((plan) => plan.code === user.plan.code)?.models ?? [];
+        const mine = plans.find((plan) => plan.code === planCode)?.models ?? [];
         setModels(mine);
         setModel((current) =>
           current && mine.some((option) => option.id === current)
@@ -251,7 +262,7 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
         setError(failure);
       }
     })();
-  }, [user.plan.code]);
+  }, [planCode, orgsReady]);
 
   const load = useCallback(async (id: string, local?: Turn[]) => {
     const conversation = unwrap(
@@ -355,7 +366,7 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
         else
           update((turn) => ({
             ...turn,
-            failure: describeChatFailure(failure),
+            failure: describeChatFailure(failure, org?.name),
           }));
         if (!started) setError(failure);
       }
@@ -394,6 +405,7 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
           messages: [{ role: 'user', content }],
           ...(fileIds.length ? { fileIds } : {}),
           ...offered,
+          ...(org ? { organizationId: org.id } : {}),
         },
       }),
       turns,
@@ -417,7 +429,12 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
       (idempotencyKey) => ({
         kind: 'regenerate',
         conversationId: id,
-        body: { idempotencyKey, ...(model ? { model } : {}), ...offered },
+        body: {
+          idempotencyKey,
+          ...(model ? { model } : {}),
+          ...offered,
+          ...(org ? { organizationId: org.id } : {}),
+        },
       }),
       turns.slice(0, index),
     );
@@ -441,6 +458,7 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
           content,
           ...(model ? { model } : {}),
           ...offered,
+          ...(org ? { organizationId: org.id } : {}),
         },
       }),
       turns.slice(0, index),
@@ -560,6 +578,16 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
           New conversation
         </button>
       </div>
+      <p className="chat-payer">
+        {org ? (
+          <>
+            Billed to <strong>{org.name}</strong>’s credit pool.{' '}
+            <RouteLink to="/organization">See the pool</RouteLink>
+          </>
+        ) : (
+          'Billed to your own credits.'
+        )}
+      </p>
       {loading ? <p role="status">Loading the conversation…</p> : null}
       <ol className="turns" aria-live="polite" aria-label="Conversation">
         {turns.map((turn, index) => {
@@ -687,8 +715,16 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
       </ol>
       {error ? (
         <Notice kind="error">
-          {describeChatFailure(error)}
-          {error instanceof ApiFailure && error.code === 'quota_exceeded' ? (
+          {describeChatFailure(error, org?.name)}
+          {error instanceof ApiFailure && error.code === 'org_plan_required' ? (
+            <>
+              {' '}
+              <RouteLink to="/organization">Open the organization</RouteLink>
+            </>
+          ) : null}
+          {error instanceof ApiFailure &&
+          error.code === 'quota_exceeded' &&
+          !org ? (
             <>
               {' '}
               <RouteLink to="/plans">See the plans</RouteLink>

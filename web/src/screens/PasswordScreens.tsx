@@ -1,6 +1,7 @@
 import { NewPasswordInput } from './NewPasswordInput';
 import { useEffect, useState } from 'react';
 import { api, ApiFailure, describeFailure, unwrap } from '../api/client';
+import { landingPath } from '../invitation';
 import { RouteLink } from './AuthScreens';
 import { FieldErrors, Notice } from './Notice';
 import { useFormAction } from './use-form-action';
@@ -200,7 +201,7 @@ export function VerifyEmailScreen({
         </Notice>
       )}
       <p>
-        <RouteLink to="/">Continue to the app</RouteLink>
+        <RouteLink to={landingPath()}>Continue to the app</RouteLink>
       </p>
     </main>
   );

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import {
   api,
   describeFailure,
@@ -8,12 +8,12 @@ import {
   type User,
 } from '../api/client';
 import { onQuotaChanged } from '../api/quota-events';
+import { useOrgs } from '../org-context';
 import type { ScreenProps } from '../App';
 import { Notice } from './Notice';
 import './plans.css';
 
 type Subscription = Schemas['SubscriptionDto'];
-type Quota = Schemas['QuotaDto'];
 type Provider = Schemas['CheckoutRequestDto']['provider'];
 
 const PROVIDERS: { id: Provider; label: string }[] = [
@@ -101,7 +101,10 @@ export function PlansScreen({ user }: ScreenProps) {
     setCheckoutError(null);
     try {
       const session = unwrap(
-        await api.POST('/v1/billing/checkout', { body: { planId, provider } }),
+        await api.POST('/v1/billing/checkout', {
+          // A plan for oneself: no organizationId and no seats.
+          body: { planId, provider },
+        }),
       );
       // To the provider's payment page; it sends the person back to this service afterwards.
       window.location.assign(session.url);
@@ -180,22 +183,65 @@ export function PlansScreen({ user }: ScreenProps) {
   );
 }
 
-/** The credits left today, in the top bar; read again after each answer (announceQuotaChanged) and on plan changes. */
+/**
+ * The credits left today, in the top bar: the person's own, or with an organization chosen, what is left
+ * for them in its pool. Read again after each answer (announceQuotaChanged), on a switch and on plan changes.
+ */
 export function QuotaBadge({ user }: { user: User }) {
-  const [quota, setQuota] = useState<Quota | null>(null);
+  const { current: org, ready } = useOrgs();
+  const [quota, setQuota] = useState<{
+    owner: string | null;
+    remaining: number;
+    title: string;
+    pool: boolean;
+  } | null>(null);
 
-  const read = useCallback(
-    () =>
-      api
-        .GET('/v1/billing/quota')
-        .then((result) => setQuota(unwrap(result)))
-        .catch(() => {
-          // The badge is a hint: the chat itself says when the quota is used up.
-        }),
-    [],
-  );
+  const orgId = org?.id ?? null;
+  const orgName = org?.name ?? '';
+  // The payer shown now: a reading of the one before a switch that answers late is dropped.
+  const shown = useRef(orgId);
+  useEffect(() => {
+    shown.current = orgId;
+  }, [orgId]);
+  const read = useCallback(() => {
+    const at = (iso: string) =>
+      new Date(iso).toLocaleTimeString([], {
+        hour: '2-digit',
+        minute: '2-digit',
+      });
+    const reading = orgId
+      ? api
+          .GET('/v1/orgs/{id}/quota', { params: { path: { id: orgId } } })
+          .then((result) => {
+            const pool = unwrap(result);
+            const limit = pool.pool.limit ?? 0;
+            return {
+              owner: orgId,
+              remaining: pool.member.remaining,
+              pool: limit > 0,
+              title: `${orgName}'s pool: ${numbers.format(pool.pool.used)} of ${numbers.format(limit)} used today; resets at ${at(pool.resetsAt)}`,
+            };
+          })
+      : api.GET('/v1/billing/quota').then((result) => {
+          const own = unwrap(result);
+          return {
+            owner: null,
+            remaining: own.remaining,
+            pool: true,
+            title: `${numbers.format(own.used)} of ${numbers.format(own.limit)} used today; resets at ${at(own.resetsAt)}`,
+          };
+        });
+    return reading
+      .then((value) => {
+        if (value.owner === shown.current) setQuota(value);
+      })
+      .catch(() => {
+        // The badge is a hint: the chat itself says when the quota is used up.
+      });
+  }, [orgId, orgName]);
 
   useEffect(() => {
+    if (!ready) return;
     void read();
     const unsubscribe = onQuotaChanged(() => void read());
     const onFocus = () => void read();
@@ -204,20 +250,19 @@ export function QuotaBadge({ user }: { user: User }) {
       unsubscribe();
       window.removeEventListener('focus', onFocus);
     };
-  }, [read, user.id, user.plan.code]);
+  }, [read, ready, user.id, user.plan.code]);
 
-  if (!quota) return null;
-  const resets = new Date(quota.resetsAt).toLocaleTimeString([], {
-    hour: '2-digit',
-    minute: '2-digit',
-  });
+  // A reading of the other payer (just switched) is not shown.
+  if (!quota || quota.owner !== orgId) return null;
+  const where = org ? ` in ${org.name}` : '';
   return (
     <span
       className={`quota-badge${quota.remaining === 0 ? ' quota-empty' : ''}`}
-      title={`${numbers.format(quota.used)} of ${numbers.format(quota.limit)} used today; resets at ${resets}`}
+      title={quota.title}
     >
-      {numbers.format(quota.remaining)}{' '}
-      {quota.remaining === 1 ? 'credit' : 'credits'} left today
+      {org && !quota.pool
+        ? `${org.name}: no credit pool`
+        : `${numbers.format(quota.remaining)} ${quota.remaining === 1 ? 'credit' : 'credits'} left today${where}`}
     </span>
   );
 }

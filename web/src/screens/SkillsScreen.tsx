@@ -1,21 +1,35 @@
+import { useMemo } from 'react';
 import type { ScreenProps } from '../App';
 import { usePath } from '../navigation';
+import { useOrgs } from '../org-context';
 import { SkillDetail } from './skills/SkillDetail';
 import { SkillList } from './skills/SkillList';
+import { scopeOf } from './skills/scope';
 import './skills.css';
 
-/** The caller's Skills: /skills lists them (new, import, templates), /skills/{id} shows one (run, publish, export). */
+/**
+ * The Skills of the chosen space: the caller's own, or with an organization chosen in the top bar, that
+ * organization's. /skills lists them (new, import, templates), /skills/{id} shows one (run, publish, export).
+ */
 export function SkillsScreen({ user }: ScreenProps) {
   const path = usePath();
+  const { current: org, ready } = useOrgs();
+  const scope = useMemo(
+    () => scopeOf(org, user.plan.code),
+    [org, user.plan.code],
+  );
   const rest = path.replace(/^\/skills\/?/, '');
   const id = rest ? decodeURIComponent(rest.split('/')[0]) : '';
+  const space = org?.id ?? 'personal';
   return (
     <section className="skills" aria-labelledby="skills-heading">
       <h1 id="skills-heading">Skills</h1>
-      {id ? (
-        <SkillDetail key={id} id={id} planCode={user.plan.code} />
+      {!ready ? (
+        <p role="status">Loading…</p>
+      ) : id ? (
+        <SkillDetail key={`${space}-${id}`} id={id} scope={scope} />
       ) : (
-        <SkillList />
+        <SkillList key={space} scope={scope} />
       )}
     </section>
   );

@@ -12,6 +12,7 @@ import {
   type Usage,
 } from '../../api/chat-stream';
 import { api, describeFailure, unwrap, type Plan } from '../../api/client';
+import { describeChatFailure } from '../ChatScreen';
 import { FieldErrors, Notice } from '../Notice';
 import {
   errorsByField,
@@ -19,29 +20,28 @@ import {
   valueOf,
   type FieldSpec,
 } from './schema-form';
+import { runSkill, type SkillScope } from './scope';
 import { type SkillRun, type SkillVersion } from './shared';
 
-/** POST /v1/skills/{id}/run as server-sent events; a refusal before the first byte is thrown as an ApiFailure. */
+/** A Skill's run as server-sent events; a refusal before the first byte is thrown as an ApiFailure. */
 async function* streamSkillRun(
+  scope: SkillScope,
   id: string,
   body: SkillRun,
   signal: AbortSignal,
 ): AsyncGenerator<ChatEvent> {
   yield* eventsOrRefusal(
-    await api.POST('/v1/skills/{id}/run', {
-      ...EVENT_STREAM,
-      params: { path: { id } },
-      body,
-      signal,
-    }),
+    await runSkill(scope, id, body, { ...EVENT_STREAM, signal }),
   );
 }
 
 export function RunForm({
+  scope,
   skillId,
   version,
   models,
 }: {
+  scope: SkillScope;
   skillId: string;
   version: SkillVersion;
   models: Plan['models'];
@@ -114,6 +114,7 @@ export function RunForm({
         input: (input ?? '') as SkillRun['input'],
       };
       for await (const runEvent of streamSkillRun(
+        scope,
         skillId,
         body,
         abort.signal,
@@ -214,7 +215,9 @@ export function RunForm({
             <Notice kind="error">
               {placedAll
                 ? 'The input does not match this Skill’s input schema: see the fields above.'
-                : describeFailure(error)}
+                : scope.org
+                  ? describeChatFailure(error, scope.org.name)
+                  : describeFailure(error)}
             </Notice>
           ) : null}
           <FieldErrors fields={server.rest} />

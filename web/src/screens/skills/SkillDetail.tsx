@@ -5,6 +5,7 @@ import { Notice } from '../Notice';
 import { useFormAction } from '../use-form-action';
 import { RunForm } from './RunForm';
 import { SkillTools } from './SkillTools';
+import { exportHref, getSkill, publishVersion, type SkillScope } from './scope';
 import {
   FailureNotice,
   OUTPUT_SCHEMA_HELP,
@@ -17,27 +18,21 @@ import {
   type SkillVersion,
 } from './shared';
 
-export function SkillDetail({
-  id,
-  planCode,
-}: {
-  id: string;
-  planCode: string;
-}) {
+export function SkillDetail({ id, scope }: { id: string; scope: SkillScope }) {
+  const planCode = scope.planCode;
   const [skill, setSkill] = useState<Skill | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [models, setModels] = useState<Plan['models']>([]);
 
   const load = useCallback(
     () =>
-      api
-        .GET('/v1/skills/{id}', { params: { path: { id } } })
-        .then((result) => {
-          setSkill(unwrap(result));
+      getSkill(scope, id)
+        .then((found) => {
+          setSkill(found);
           setError(null);
         })
         .catch(setError),
-    [id],
+    [scope, id],
   );
 
   useEffect(() => void load(), [load]);
@@ -80,10 +75,11 @@ export function SkillDetail({
           <time dateTime={skill.created_at}>
             {new Date(skill.created_at).toLocaleString()}
           </time>
+          {scope.org ? ` · shared in ${scope.org.name}` : ''}
         </p>
         <a
           className="button-link"
-          href={`/v1/skills/${encodeURIComponent(skill.id)}/export`}
+          href={exportHref(scope, skill.id)}
           download={`${fileNameOf(skill.name)}.json`}
         >
           Export
@@ -93,15 +89,28 @@ export function SkillDetail({
       {latest ? (
         <RunForm
           key={latest.version}
+          scope={scope}
           skillId={skill.id}
           version={latest}
           models={models}
         />
       ) : null}
-      <SkillTools skill={skill} onSaved={load} />
-      {latest ? (
+      {scope.canWrite ? (
+        <SkillTools scope={scope} skill={skill} onSaved={load} />
+      ) : (
+        <section className="skills-panel" aria-labelledby="skill-tools">
+          <h3 id="skill-tools">Tools</h3>
+          <p>
+            {skill.allowed_tools.length
+              ? `Its runs may call: ${skill.allowed_tools.join(', ')}.`
+              : 'Its runs call no tools.'}
+          </p>
+        </section>
+      )}
+      {latest && scope.canWrite ? (
         <PublishForm
           key={`publish-${latest.version}`}
+          scope={scope}
           skillId={skill.id}
           latest={latest}
           onPublished={load}
@@ -153,10 +162,12 @@ function SchemaView({ label, schema }: { label: string; schema: JsonSchema }) {
 }
 
 function PublishForm({
+  scope,
   skillId,
   latest,
   onPublished,
 }: {
+  scope: SkillScope;
   skillId: string;
   latest: SkillVersion;
   onPublished: () => Promise<void>;
@@ -181,18 +192,11 @@ function PublishForm({
     };
     setSchemaErrors(problems);
     if ('invalid' in input || 'invalid' in output) return;
-    unwrap(
-      await api.POST('/v1/skills/{id}/versions', {
-        params: { path: { id: skillId } },
-        body: {
-          instruction,
-          ...(input.value === undefined ? {} : { input_schema: input.value }),
-          ...(output.value === undefined
-            ? {}
-            : { output_schema: output.value }),
-        },
-      }),
-    );
+    await publishVersion(scope, skillId, {
+      instruction,
+      ...(input.value === undefined ? {} : { input_schema: input.value }),
+      ...(output.value === undefined ? {} : { output_schema: output.value }),
+    });
     await onPublished();
   });
   return (

@@ -4,6 +4,7 @@ import { navigate } from '../../navigation';
 import { RouteLink } from '../AuthScreens';
 import { Notice } from '../Notice';
 import { useFormAction } from '../use-form-action';
+import { createSkill, importSkill, listSkills, type SkillScope } from './scope';
 import {
   FailureNotice,
   SchemaField,
@@ -12,7 +13,7 @@ import {
   type SkillTemplate,
 } from './shared';
 
-export function SkillList() {
+export function SkillList({ scope }: { scope: SkillScope }) {
   const [skills, setSkills] = useState<SkillSummary[] | null>(null);
   const [nextCursor, setNextCursor] = useState<string | null>(null);
   const [templates, setTemplates] = useState<SkillTemplate[] | null>(null);
@@ -23,11 +24,12 @@ export function SkillList() {
     let alive = true;
     void (async () => {
       try {
+        // Starter templates become the person's own Skills: offered in the personal space only.
         const [page, starters] = await Promise.all([
-          api
-            .GET('/v1/skills', { params: { query: { limit: 50 } } })
-            .then(unwrap),
-          api.GET('/v1/skills/templates').then(unwrap),
+          listSkills(scope, { limit: 50 }),
+          scope.org
+            ? { data: [] }
+            : api.GET('/v1/skills/templates').then(unwrap),
         ]);
         if (!alive) return;
         setSkills(page.data);
@@ -40,16 +42,12 @@ export function SkillList() {
     return () => {
       alive = false;
     };
-  }, []);
+  }, [scope]);
 
   const showMore = async () => {
     if (!nextCursor) return;
     try {
-      const page = unwrap(
-        await api.GET('/v1/skills', {
-          params: { query: { limit: 50, cursor: nextCursor } },
-        }),
-      );
+      const page = await listSkills(scope, { limit: 50, cursor: nextCursor });
       setSkills((current) => [...(current ?? []), ...page.data]);
       setNextCursor(page.nextCursor);
     } catch (failure) {
@@ -77,13 +75,25 @@ export function SkillList() {
     <>
       {error ? <Notice kind="error">{describeFailure(error)}</Notice> : null}
       <section className="skills-panel" aria-labelledby="your-skills">
-        <h2 id="your-skills">Your Skills</h2>
+        <h2 id="your-skills">
+          {scope.org ? `Skills of ${scope.org.name}` : 'Your Skills'}
+        </h2>
+        {scope.org && !scope.canWrite ? (
+          <p className="meta">
+            You can run {scope.org.name}’s Skills; its admins and owners create
+            and change them.
+          </p>
+        ) : null}
         {skills === null ? (
           error ? null : (
             <p role="status">Loading…</p>
           )
         ) : skills.length === 0 ? (
-          <p>No Skills yet: create one, import one or start from a template.</p>
+          <p>
+            {scope.org
+              ? `${scope.org.name} has no Skills yet${scope.canWrite ? ': create one or import one' : ''}.`
+              : 'No Skills yet: create one, import one or start from a template.'}
+          </p>
         ) : (
           <ul className="skill-list">
             {skills.map((skill) => (
@@ -110,44 +120,46 @@ export function SkillList() {
         ) : null}
       </section>
 
-      <NewSkillForm />
-      <ImportForm />
+      {scope.canWrite ? <NewSkillForm scope={scope} /> : null}
+      {scope.canWrite ? <ImportForm scope={scope} /> : null}
 
-      <section className="skills-panel" aria-labelledby="templates">
-        <h2 id="templates">Starter templates</h2>
-        {templates === null ? (
-          error ? null : (
-            <p role="status">Loading…</p>
-          )
-        ) : templates.length === 0 ? (
-          <p>No templates.</p>
-        ) : (
-          <ul className="template-list">
-            {templates.map((template) => (
-              <li key={template.id}>
-                <div>
-                  <span className="skill-name">{template.name}</span>
-                  <p className="meta">{template.description}</p>
-                </div>
-                <button
-                  type="button"
-                  className="secondary"
-                  aria-label={`Duplicate ${template.name}`}
-                  onClick={() => void duplicate(template)}
-                  disabled={duplicating !== null}
-                >
-                  {duplicating === template.id ? 'Duplicating…' : 'Duplicate'}
-                </button>
-              </li>
-            ))}
-          </ul>
-        )}
-      </section>
+      {scope.org ? null : (
+        <section className="skills-panel" aria-labelledby="templates">
+          <h2 id="templates">Starter templates</h2>
+          {templates === null ? (
+            error ? null : (
+              <p role="status">Loading…</p>
+            )
+          ) : templates.length === 0 ? (
+            <p>No templates.</p>
+          ) : (
+            <ul className="template-list">
+              {templates.map((template) => (
+                <li key={template.id}>
+                  <div>
+                    <span className="skill-name">{template.name}</span>
+                    <p className="meta">{template.description}</p>
+                  </div>
+                  <button
+                    type="button"
+                    className="secondary"
+                    aria-label={`Duplicate ${template.name}`}
+                    onClick={() => void duplicate(template)}
+                    disabled={duplicating !== null}
+                  >
+                    {duplicating === template.id ? 'Duplicating…' : 'Duplicate'}
+                  </button>
+                </li>
+              ))}
+            </ul>
+          )}
+        </section>
+      )}
     </>
   );
 }
 
-function NewSkillForm() {
+function NewSkillForm({ scope }: { scope: SkillScope }) {
   const [name, setName] = useState('');
   const [instruction, setInstruction] = useState('');
   const [inputSchema, setInputSchema] = useState('');
@@ -156,15 +168,11 @@ function NewSkillForm() {
     setSchemaError(null);
     const parsed = parseSchema(inputSchema);
     if ('invalid' in parsed) return setSchemaError(parsed.invalid);
-    const skill = unwrap(
-      await api.POST('/v1/skills', {
-        body: {
-          name,
-          instruction,
-          ...(parsed.value === undefined ? {} : { input_schema: parsed.value }),
-        },
-      }),
-    );
+    const skill = await createSkill(scope, {
+      name,
+      instruction,
+      ...(parsed.value === undefined ? {} : { input_schema: parsed.value }),
+    });
     navigate(`/skills/${skill.id}`);
   });
   return (
@@ -208,7 +216,7 @@ function NewSkillForm() {
   );
 }
 
-function ImportForm() {
+function ImportForm({ scope }: { scope: SkillScope }) {
   const [file, setFile] = useState<File | null>(null);
   const [readError, setReadError] = useState<string | null>(null);
   const { error, busy, onSubmit } = useFormAction(async () => {
@@ -223,11 +231,7 @@ function ImportForm() {
       );
     }
     // The service checks the shape itself (and names a forbidden or unknown field).
-    const skill = unwrap(
-      await api.POST('/v1/skills/import', {
-        body: body as Schemas['ImportSkillDto'],
-      }),
-    );
+    const skill = await importSkill(scope, body as Schemas['ImportSkillDto']);
     navigate(`/skills/${skill.id}`);
   });
   return (

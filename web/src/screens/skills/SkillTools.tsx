@@ -2,13 +2,16 @@ import { useEffect, useState } from 'react';
 import { api, unwrap } from '../../api/client';
 import type { ToolInfo } from '../ToolCalls';
 import { useFormAction } from '../use-form-action';
+import { setSkillTools, type SkillScope } from './scope';
 import { FailureNotice, type Skill } from './shared';
 
 /** The tools the Skill's runs offer the model (its `allowed_tools`), chosen among those the person may use. */
 export function SkillTools({
+  scope,
   skill,
   onSaved,
 }: {
+  scope: SkillScope;
   skill: Skill;
   onSaved: () => Promise<void>;
 }) {
@@ -23,12 +26,7 @@ export function SkillTools({
   }, []);
   const { error, busy, onSubmit } = useFormAction(async () => {
     setSaved(false);
-    unwrap(
-      await api.PUT('/v1/skills/{id}/tools', {
-        params: { path: { id: skill.id } },
-        body: { allowed_tools: selected },
-      }),
-    );
+    await setSkillTools(scope, skill.id, selected);
     await onSaved();
     setSaved(true);
   });
