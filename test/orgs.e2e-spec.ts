@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
 import { chat, listen } from './support/chat-client';
+import { eventually } from './support/eventually';
 import { startFakeSmtp } from './support/fake-smtp';
 import {
   PASSWORD,
@@ -422,6 +424,100 @@ describe('organizations (issue 30)', () => {
       );
     });
 
+    it('decides on the roles as committed: a change waiting on the organization sees the demotion that came first', async () => {
+      const owner = await registerUser(t.http);
+      const id = await createOrg(owner);
+      const second = await join(owner, id, 'owner');
+      const third = await join(owner, id, 'owner');
+      const locker = new Client({
+        connectionString: process.env.TEST_DATABASE_URL,
+      });
+      await locker.connect();
+      try {
+        await locker.query('BEGIN');
+        await locker.query(
+          `SELECT 1 FROM "Organization" WHERE id = $1 FOR NO KEY UPDATE`,
+          [id],
+        );
+        // The second owner's demotion of the third waits on the organization...
+        const waiting = t.http
+          .patch(`/v1/orgs/${id}/members/${third.id}`)
+          .set('Cookie', second.cookie)
+          .send({ role: 'member' })
+          .then((res) => res);
+        await eventually(async () => {
+          const [row] = await sql<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FROM "Organization"%'`,
+          );
+          return row.n > 0;
+        }, 10_000);
+        // ...while the second owner is made an admin, and that commits first.
+        await locker.query(
+          `UPDATE "OrgMember" SET role = 'admin' WHERE "organizationId" = $1 AND "userId" = $2`,
+          [id, second.id],
+        );
+        await locker.query('COMMIT');
+        const res = await waiting;
+        expect(res.status).toBe(403);
+        expect(res.body.code).toBe('org_role_required');
+      } finally {
+        await locker.end();
+      }
+      const [row] = await sql<{ role: string }>(
+        `SELECT role::text FROM "OrgMember" WHERE "organizationId" = $1 AND "userId" = $2`,
+        [id, third.id],
+      );
+      expect(row.role).toBe('owner');
+    });
+
+    it('revokes the invitations of a member who is removed or may no longer send them', async () => {
+      const owner = await registerUser(t.http);
+      const id = await createOrg(owner);
+      const coOwner = await join(owner, id, 'owner');
+      const admin = await join(owner, id, 'admin');
+      const invitee = await registerVerifiedUser(t.http);
+      const ownerInvite = await invite(coOwner, id, invitee.email, 'owner');
+      const another = await registerVerifiedUser(t.http);
+      const memberInvite = await invite(admin, id, another.email, 'member');
+      await t.http
+        .delete(`/v1/orgs/${id}/members/${coOwner.id}`)
+        .set('Cookie', owner.cookie)
+        .expect(204);
+      await t.http
+        .patch(`/v1/orgs/${id}/members/${admin.id}`)
+        .set('Cookie', owner.cookie)
+        .send({ role: 'member' })
+        .expect(200);
+      for (const [who, token] of [
+        [invitee, ownerInvite],
+        [another, memberInvite],
+      ] as const) {
+        const res = await t.http
+          .post('/v1/orgs/invitations/accept')
+          .set('Cookie', who.cookie)
+          .send({ token })
+          .expect(410);
+        expect(res.body.code).toBe('invitation_gone');
+      }
+    });
+
+    it("keeps owners' roles and caps to owners", async () => {
+      const owner = await registerUser(t.http);
+      const id = await createOrg(owner);
+      const admin = await join(owner, id, 'admin');
+      const res = await t.http
+        .patch(`/v1/orgs/${id}/members/${owner.id}`)
+        .set('Cookie', admin.cookie)
+        .send({ dailyCreditLimit: 0 })
+        .expect(403);
+      expect(res.body.code).toBe('org_role_required');
+      const [row] = await sql<{ cap: number | null }>(
+        `SELECT "dailyCreditLimit" AS cap FROM "OrgMember" WHERE "organizationId" = $1 AND "userId" = $2`,
+        [id, owner.id],
+      );
+      expect(row.cap).toBeNull();
+    });
+
     it('never has more members than seats on a paid plan (409 seats_exhausted on invite and accept)', async () => {
       const owner = await registerUser(t.http);
       const id = await createOrg(owner);
@@ -536,6 +632,7 @@ describe('organizations (issue 30)', () => {
         'from=2026-05-02&to=2026-05-01',
         'from=2020-01-01&to=2026-01-01',
         'to=yesterday',
+        'from=0000-01-01&to=0000-01-02',
       ])
         await t.http
           .get(`/v1/orgs/${id}/usage?${query}`)
@@ -706,6 +803,37 @@ describe('organizations (issue 30)', () => {
         .get(`/v1/orgs/${id}/skills/${skill.body.id}`)
         .set('Cookie', member.cookie)
         .expect(200);
+    });
+
+    it("gives back to the pool what the account's live runs had reserved", async () => {
+      const owner = await registerUser(t.http);
+      const id = await createOrg(owner);
+      const member = await join(owner, id);
+      await giveTeamPlan(id, 2);
+      const today = new Date().toISOString().slice(0, 10);
+      // A claim of the member's whose instance died: 40 credits held on the pool and the member's day.
+      await sql(
+        `WITH c AS (
+           INSERT INTO "Conversation" (id, "userId", title, "createdAt", "updatedAt") VALUES (gen_random_uuid(), $1, 't', now(), now()) RETURNING id
+         )
+         INSERT INTO "ChatRequest" (id, "userId", "idempotencyKey", fingerprint, status, "conversationId", "modelId", "usageDay", "reservedCredits", "leaseExpiresAt", "organizationId")
+         SELECT gen_random_uuid(), $1, 'k', 'f', 'streaming', c.id, 'local/echo', $3, 40, now() + interval '1 hour', $2 FROM c`,
+        [member.id, id, today],
+      );
+      await sql(
+        `INSERT INTO "OrgDailyUsage" ("organizationId", day, used, reserved) VALUES ($1, $2, 3, 40)`,
+        [id, today],
+      );
+      await sql(
+        `INSERT INTO "OrgMemberDailyUsage" ("organizationId", "userId", day, used, reserved) VALUES ($1, $3, $2, 0, 40)`,
+        [id, today, member.id],
+      );
+      await deleteMe(member).expect(204);
+      const [pool] = await sql<{ used: number; reserved: number }>(
+        `SELECT used, reserved FROM "OrgDailyUsage" WHERE "organizationId" = $1`,
+        [id],
+      );
+      expect(pool).toEqual({ used: 3, reserved: 0 });
     });
 
     it('deletes an organization with its account when the account is its only member', async () => {

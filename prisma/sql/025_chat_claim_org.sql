@@ -46,6 +46,8 @@ BEGIN
         RETURN;
     END IF;
 
+    -- The organization before its member row, as membership changes take them (no circular wait).
+    PERFORM 1 FROM "Organization" o WHERE o.id = p_org FOR KEY SHARE;
     SELECT m."dailyCreditLimit", o."planCode", p."dailyCredits"::bigint * o.seats
       INTO v_cap, v_plan, v_pool
       FROM "OrgMember" m

@@ -61,6 +61,39 @@ export class InvitationsRepository {
     return row ?? null;
   }
 
+  /** The organization of the invitation with this token (not locked: its organization is locked first). */
+  async findOrganizationOfToken(tokenHash: string): Promise<string | null> {
+    const row = await this.prisma.orgInvitation.findUnique({
+      where: { tokenHash },
+      select: { organizationId: true },
+    });
+    return row?.organizationId ?? null;
+  }
+
+  /**
+   * Revokes the pending invitations `inviterId` sent: all of them (removed, or no longer an admin), or only
+   * those making owners (no longer an owner). An invitation never outlives its inviter's right to send it.
+   */
+  async revokeSentBy(
+    db: Db,
+    organizationId: string,
+    inviterId: string,
+    only: 'all' | 'owner-invitations',
+    now: Date,
+  ): Promise<number> {
+    const { count } = await db.orgInvitation.updateMany({
+      where: {
+        organizationId,
+        invitedById: inviterId,
+        acceptedAt: null,
+        revokedAt: null,
+        ...(only === 'owner-invitations' ? { role: 'owner' } : {}),
+      },
+      data: { revokedAt: now },
+    });
+    return count;
+  }
+
   /** The invitation with this token, locked until the commit (two accepts of one link go one after the other). */
   async lockByTokenHash(db: Db, tokenHash: string) {
     const [row] = await db.$queryRaw<

@@ -9,19 +9,50 @@ import { AppLogger } from '../common/logging/app-logger';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { MailService } from '../infra/mail/mail.service';
-import { Db, PrismaService } from '../infra/prisma/prisma.service';
+import { Db } from '../infra/prisma/prisma.service';
 import { AcceptInvitationDto, InvitationInputDto } from './dto/org-input.dto';
 import {
   InvitationDto,
   InvitationListDto,
   OrganizationDto,
 } from './dto/org.response';
-import { OrgAccess, organizationNotFound } from './org-access';
+import { hasRole, OrgAccess, organizationNotFound } from './org-access';
+import { OrgRoleName } from './dto/org-input.dto';
 import { isPaid, toInvitation, toOrganization } from './org-mappers';
 import { InvitationsRepository } from './invitations.repository';
 import { OrgsRepository } from './orgs.repository';
 
 export const INVITATION_TTL_MS = 7 * 24 * 3_600_000;
+
+/** Admins and owners invite; only an owner invites an owner. */
+function assertMayInvite(role: OrgRoleName, invited: OrgRoleName): void {
+  if (!hasRole(role, 'admin'))
+    throw new AppError(
+      'org_role_required',
+      `Inviting needs the admin role or above in the organization; yours is ${role}.`,
+    );
+  if (invited === 'owner' && role !== 'owner')
+    throw new AppError(
+      'org_role_required',
+      'Only an owner may invite an owner; your role is admin.',
+    );
+}
+
+/** 409 `seats_exhausted` when a paid organization has as many members as seats. */
+function assertSeatFree(
+  org: { planCode: string; seats: number; members: number },
+  orgId: string,
+): void {
+  if (isPaid(org) && org.members >= org.seats)
+    throw new AppError(
+      'seats_exhausted',
+      `All ${org.seats} seats are taken: buy more seats (PATCH /v1/orgs/${orgId}/subscription) or remove a member first.`,
+    );
+}
+
+function invitationNotFound(): AppError {
+  return new AppError('not_found', 'No such invitation.');
+}
 
 /**
  * Invitations: an admin or owner mails a single-use link (7 days; only its hash is stored); the account
@@ -31,7 +62,6 @@ export const INVITATION_TTL_MS = 7 * 24 * 3_600_000;
 @Injectable()
 export class InvitationsService {
   constructor(
-    private readonly prisma: PrismaService,
     private readonly invitations: InvitationsRepository,
     private readonly orgs: OrgsRepository,
     private readonly access: OrgAccess,
@@ -48,15 +78,19 @@ export class InvitationsService {
     input: InvitationInputDto,
   ): Promise<InvitationDto> {
     const actor = await this.access.require(user, orgId, 'admin');
-    if (input.role === 'owner' && actor.role !== 'owner')
-      throw new AppError(
-        'org_role_required',
-        'Only an owner may invite an owner; your role is admin.',
-      );
+    assertMayInvite(actor.role, input.role);
     const { token, hash } = newSecretToken();
     const now = this.clock.now();
-    const invitation = await this.prisma.$transaction(async (db) => {
+    const invitation = await this.orgs.inTransaction(async (db) => {
       await this.assertSeatFree(db, orgId);
+      // The caller's role as committed, under the organization's lock (it may have changed meanwhile).
+      const current = await this.orgs.findMemberInTransaction(
+        db,
+        orgId,
+        user.id,
+      );
+      if (!current) throw organizationNotFound();
+      assertMayInvite(current.role, input.role);
       const created = await this.invitations.replacePending(
         db,
         {
@@ -108,7 +142,7 @@ export class InvitationsService {
   ): Promise<void> {
     await this.access.require(user, orgId, 'admin');
     const now = this.clock.now();
-    await this.prisma.$transaction(async (db) => {
+    await this.orgs.inTransaction(async (db) => {
       const revoked = isUuid(invitationId)
         ? await this.invitations.revoke(db, orgId, invitationId, now)
         : null;
@@ -134,12 +168,14 @@ export class InvitationsService {
     input: AcceptInvitationDto,
   ): Promise<OrganizationDto> {
     const now = this.clock.now();
-    const orgId = await this.prisma.$transaction(async (db) => {
-      const invitation = await this.invitations.lockByTokenHash(
-        db,
-        sha256Hex(input.token),
-      );
-      if (!invitation) throw new AppError('not_found', 'No such invitation.');
+    const tokenHash = sha256Hex(input.token);
+    const invitedTo = await this.invitations.findOrganizationOfToken(tokenHash);
+    if (!invitedTo) throw invitationNotFound();
+    const orgId = await this.orgs.inTransaction(async (db) => {
+      // The organization first, then the invitation: the order every membership change takes.
+      const org = await this.orgs.lockOrganization(db, invitedTo);
+      const invitation = await this.invitations.lockByTokenHash(db, tokenHash);
+      if (!org || !invitation) throw invitationNotFound();
       if (
         invitation.acceptedAt ||
         invitation.revokedAt ||
@@ -161,7 +197,7 @@ export class InvitationsService {
           'This invitation was sent to another address: sign in with the invited account.',
         );
       const orgId = invitation.organizationId;
-      await this.assertSeatFree(db, orgId);
+      assertSeatFree(org, orgId);
       if (await this.orgs.findMemberInTransaction(db, orgId, user.id))
         throw new AppError(
           'already_member',
@@ -190,11 +226,7 @@ export class InvitationsService {
   private async assertSeatFree(db: Db, orgId: string): Promise<void> {
     const org = await this.orgs.lockOrganization(db, orgId);
     if (!org) throw organizationNotFound();
-    if (isPaid(org) && org.members >= org.seats)
-      throw new AppError(
-        'seats_exhausted',
-        `All ${org.seats} seats are taken: buy more seats (PATCH /v1/orgs/${orgId}/subscription) or remove a member first.`,
-      );
+    assertSeatFree(org, orgId);
   }
 
   private async sendMail(

@@ -83,10 +83,15 @@ export class OrgQuotaService {
   }
 }
 
+/** Days the ledger can hold: none before 2000 (the database has no year 0 either). */
+const FIRST_DAY = '2000-01-01';
+
 function parseDay(value: string, field: string): Date {
   const day = new Date(`${value}T00:00:00.000Z`);
   if (Number.isNaN(day.getTime()) || isoDay(day) !== value)
     throw rangeProblem(field, `${field} must be a real date YYYY-MM-DD`);
+  if (value < FIRST_DAY)
+    throw rangeProblem(field, `${field} must be ${FIRST_DAY} or later`);
   return day;
 }
 

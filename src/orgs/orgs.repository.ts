@@ -33,6 +33,10 @@ const LIVE_SUBSCRIPTION = ['active', 'past_due', 'paused'] as const;
 export class OrgsRepository {
   constructor(private readonly prisma: PrismaService) {}
 
+  inTransaction<T>(work: (db: Db) => Promise<T>): Promise<T> {
+    return this.prisma.$transaction(work);
+  }
+
   /** The organization with its creator as its first owner, in one transaction. */
   createWithOwner(db: Db, ownerId: string, name: string) {
     return db.organization.create({
@@ -63,7 +67,8 @@ export class OrgsRepository {
 
   /**
    * Locks the organization's row for the rest of the transaction: every membership change takes it
-   * first, so checks on owners and seats hold until the commit. Null when it no longer exists.
+   * first, so checks on owners and seats hold until the commit. NO KEY UPDATE: the claims' foreign-key
+   * and KEY SHARE locks on it do not wait for it (nor it for them). Null when it no longer exists.
    */
   async lockOrganization(db: Db, organizationId: string) {
     const [row] = await db.$queryRaw<
@@ -71,7 +76,7 @@ export class OrgsRepository {
     >`
       SELECT o."planCode", o.seats,
              (SELECT count(*)::int FROM "OrgMember" m WHERE m."organizationId" = o.id) AS members
-        FROM "Organization" o WHERE o.id = ${organizationId}::uuid FOR UPDATE`;
+        FROM "Organization" o WHERE o.id = ${organizationId}::uuid FOR NO KEY UPDATE`;
     return row ?? null;
   }
 
@@ -110,11 +115,8 @@ export class OrgsRepository {
     db: Db,
     organizationId: string,
     userId: string,
-  ): Promise<boolean> {
-    const { count } = await db.orgMember.deleteMany({
-      where: { organizationId, userId },
-    });
-    return count > 0;
+  ): Promise<void> {
+    await db.orgMember.deleteMany({ where: { organizationId, userId } });
   }
 
   rename(db: Db, organizationId: string, name: string) {

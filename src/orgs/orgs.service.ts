@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { AuditRepository } from '../audit/audit.repository';
 import { SessionUser } from '../auth/session-user';
 import { AppError } from '../common/errors/app-error';
-import { PrismaService } from '../infra/prisma/prisma.service';
 import { OrgNameDto } from './dto/org-input.dto';
 import { OrganizationDto, OrganizationListDto } from './dto/org.response';
 import { OrgAccess, organizationNotFound } from './org-access';
@@ -13,7 +12,6 @@ import { OrgsRepository } from './orgs.repository';
 @Injectable()
 export class OrgsService {
   constructor(
-    private readonly prisma: PrismaService,
     private readonly orgs: OrgsRepository,
     private readonly access: OrgAccess,
     private readonly audit: AuditRepository,
@@ -21,7 +19,7 @@ export class OrgsService {
 
   /** A new organization on the free plan, the caller its owner. */
   create(user: SessionUser, input: OrgNameDto): Promise<OrganizationDto> {
-    return this.prisma.$transaction(async (db) => {
+    return this.orgs.inTransaction(async (db) => {
       const org = await this.orgs.createWithOwner(db, user.id, input.name);
       await this.audit.record(db, {
         adminId: user.id,
@@ -52,7 +50,7 @@ export class OrgsService {
     input: OrgNameDto,
   ): Promise<OrganizationDto> {
     const membership = await this.access.require(user, id, 'admin');
-    const org = await this.prisma.$transaction(async (db) => {
+    const org = await this.orgs.inTransaction(async (db) => {
       const renamed = await this.orgs.rename(db, id, input.name);
       await this.audit.record(db, {
         adminId: user.id,
@@ -70,7 +68,7 @@ export class OrgsService {
   /** Owners only; refused (409) while a subscription still binds it. Its Skills, members and pool go with it. */
   async delete(user: SessionUser, id: string): Promise<void> {
     await this.access.require(user, id, 'owner');
-    await this.prisma.$transaction(async (db) => {
+    await this.orgs.inTransaction(async (db) => {
       if (!(await this.orgs.lockOrganization(db, id)))
         throw organizationNotFound();
       if (await this.orgs.hasLiveSubscription(db, id))

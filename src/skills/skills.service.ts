@@ -139,7 +139,12 @@ export class SkillsService {
     const owner = await this.ownerFor(user, orgId, 'admin');
     if (!isUuid(id) || !(await this.skills.isOwned(owner, id)))
       throw notFound();
-    await this.tools.usableOrRefuse(user, input.allowed_tools, 'allowed_tools');
+    // An organization's Skill offers the tools of the organization's plan.
+    await this.tools.usableOrRefuse(
+      { ...user, planCode: owner.planCode },
+      input.allowed_tools,
+      'allowed_tools',
+    );
     if (!(await this.skills.setAllowedTools(owner, id, input.allowed_tools)))
       throw notFound();
     return this.get(user, id, orgId);
@@ -379,10 +384,15 @@ export class SkillsService {
     user: SessionUser,
     orgId: string | undefined,
     need: OrgRoleName,
-  ): Promise<SkillOwner> {
-    if (orgId === undefined) return personal(user);
-    await this.orgs.require(user, orgId, need);
-    return { userId: user.id, organizationId: orgId };
+  ): Promise<SkillOwner & { planCode: string }> {
+    if (orgId === undefined)
+      return { ...personal(user), planCode: user.planCode };
+    const { organization } = await this.orgs.require(user, orgId, need);
+    return {
+      userId: user.id,
+      organizationId: orgId,
+      planCode: organization.planCode,
+    };
   }
 
   private async latestOf(

@@ -103,8 +103,9 @@ export class AccountDeletionRepository {
   }
 
   /**
-   * The account's own subscriptions, and those of the organizations it is the only member of (deleted
-   * with it); an organization's subscription it bought for a team that stays goes on billing the team.
+   * Every subscription the account pays for (its own plan, and organizations' seats: a deleted person's
+   * card never pays again; such an organization returns to Free at the next sweep), and those of the
+   * organizations it is the only member of (deleted with it). docs/adr/0062-organizations.md
    */
   findBillableSubscriptions(
     userId: string,
@@ -114,7 +115,7 @@ export class AccountDeletionRepository {
       SELECT s.id::text, s.provider::text AS provider, s."providerSubscriptionId"
         FROM "Subscription" s
        WHERE s.status::text IN (${Prisma.join([...BILLABLE_STATUSES])})
-         AND ((s."userId" = ${userId}::uuid AND s."organizationId" IS NULL)
+         AND (s."userId" = ${userId}::uuid
               OR s."organizationId" IN (
                    SELECT m."organizationId" FROM "OrgMember" m
                     WHERE m."userId" = ${userId}::uuid
@@ -229,12 +230,40 @@ export class AccountDeletionRepository {
   }
 
   /**
+   * Fails the account's runs still streaming (asked to stop before, they may not have ended) and gives back
+   * what they reserved of organizations' pools and member days, as the sweeper does: their rows go next,
+   * and a late settlement then finds nothing to settle. A personal day goes with the account.
+   */
+  private async releaseLiveRuns(db: Db, userId: string): Promise<void> {
+    await db.$queryRaw`
+      WITH failed AS (
+        UPDATE "ChatRequest" SET status = 'failed', "errorCode" = 'generation_interrupted', "finishedAt" = now()
+         WHERE "userId" = ${userId}::uuid AND status = 'streaming'
+        RETURNING "organizationId", "usageDay", "reservedCredits"
+      ), pools AS (
+        UPDATE "OrgDailyUsage" d SET reserved = d.reserved - s.total
+          FROM (SELECT "organizationId", "usageDay", SUM("reservedCredits")::int AS total FROM failed
+                 WHERE "organizationId" IS NOT NULL GROUP BY 1, 2) s
+         WHERE d."organizationId" = s."organizationId" AND d.day = s."usageDay"
+        RETURNING 1
+      ), members AS (
+        UPDATE "OrgMemberDailyUsage" d SET reserved = d.reserved - s.total
+          FROM (SELECT "organizationId", "usageDay", SUM("reservedCredits")::int AS total FROM failed
+                 WHERE "organizationId" IS NOT NULL GROUP BY 1, 2) s
+         WHERE d."organizationId" = s."organizationId" AND d."userId" = ${userId}::uuid AND d.day = s."usageDay"
+        RETURNING 1
+      )
+      SELECT count(*)::int AS n FROM failed`;
+  }
+
+  /**
    * Everything personal the account holds, in an order that spares needless work: conversations first (their
    * messages cascade; chat requests and ledger lines lose the link), then the chat requests (they hold response
    * bodies; ledger lines lose the link), Skills (versions cascade), files (text chunks cascade), sign-in data.
    * Ledger entries, credit grants, daily usage, checkouts and subscriptions stay: accounting records.
    */
   async deletePersonalData(db: Db, userId: string): Promise<ErasedData> {
+    await this.releaseLiveRuns(db, userId);
     const storageKeys = await this.findFileStorageKeys(userId, db);
     const conversations = await db.conversation.deleteMany({
       where: { userId },

@@ -223,7 +223,6 @@ export class AccountDeletionService {
   }
 }
 
-/** The audit entry and the log keep how much was removed, never what. */
 /**
  * 409 `last_owner` naming the organizations the account is the last owner of while others are members:
  * ownership is passed on first (docs/adr/0062-organizations.md). Organizations it is alone in go with it.
@@ -248,6 +247,7 @@ function refuseLastOwner(memberships: ErasableMembership[]): void {
   );
 }
 
+/** The audit entry and the log keep how much was removed, never what. */
 function counts(data: ErasedData): Omit<ErasedData, 'storageKeys'> {
   return {
     sessions: data.sessions,
