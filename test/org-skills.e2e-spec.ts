@@ -4,6 +4,11 @@ import Ajv2020 from 'ajv/dist/2020';
 import { listen, post, StreamedResponse } from './support/chat-client';
 import { startFakeSmtp } from './support/fake-smtp';
 import { registerVerifiedUser } from './support/factories';
+import {
+  createOrg as createOrgOf,
+  giveTeamPlan,
+  joinByMail,
+} from './support/orgs';
 import { sql } from './support/sql';
 import { bootTestApp, TestApp } from './support/test-app';
 
@@ -26,14 +31,6 @@ const portable = {
   version: 7,
 };
 
-/** The invitation token of the link in a mail (quoted-printable soft line breaks undone). */
-function invitationTokenOf(raw: string): string {
-  const text = raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
-  const match = /invitations\/accept\?token=([A-Za-z0-9_-]+)/.exec(text);
-  if (!match) throw new Error(`no invitation link in:\n${raw}`);
-  return match[1];
-}
-
 const today = () => new Date().toISOString().slice(0, 10);
 
 /** A run body for the echo model (1 credit), with a fresh idempotency key unless given. */
@@ -46,13 +43,6 @@ const runBody = (
   idempotencyKey: randomUUID(),
   ...extra,
 });
-
-async function giveTeamPlan(orgId: string, seats: number): Promise<void> {
-  await sql(
-    `UPDATE "Organization" SET "planCode" = 'team', seats = $2 WHERE id = $1`,
-    [orgId, seats],
-  );
-}
 
 /** The organization's pool for today (zeros when no row was written). */
 async function poolOf(
@@ -136,43 +126,10 @@ describe('organization Skills (issue 30, point 3 and the Skill part of point 4)'
     await smtp.close();
   });
 
-  async function createOrg(owner: Account, name = 'Acme'): Promise<string> {
-    const res = await t.http
-      .post('/v1/orgs')
-      .set('Cookie', owner.cookie)
-      .send({ name })
-      .expect(201);
-    return res.body.id as string;
-  }
-
-  /** Invites a fresh verified account with `role` and accepts the mailed link as it. */
-  async function join(
-    owner: Account,
-    orgId: string,
-    role = 'member',
-  ): Promise<Account> {
-    const member = await registerVerifiedUser(t.http);
-    const sent = smtp.mails.length;
-    await t.http
-      .post(`/v1/orgs/${orgId}/invitations`)
-      .set('Cookie', owner.cookie)
-      .send({ email: member.email, role })
-      .expect(201);
-    const mail = smtp.mails
-      .slice(sent)
-      .find(
-        (candidate) =>
-          candidate.to.includes(member.email) &&
-          candidate.raw.includes('Subject: You are invited'),
-      );
-    if (!mail) throw new Error(`no invitation mail to ${member.email}`);
-    await t.http
-      .post('/v1/orgs/invitations/accept')
-      .set('Cookie', member.cookie)
-      .send({ token: invitationTokenOf(mail.raw) })
-      .expect(200);
-    return member;
-  }
+  const createOrg = (owner: Account, name?: string) =>
+    createOrgOf(t.http, owner, name);
+  const join = (owner: Account, orgId: string, role?: string) =>
+    joinByMail(t.http, smtp.mails, owner, orgId, role);
 
   /** An organization with its owner, an admin and a plain member. */
   async function team(): Promise<{

@@ -9,18 +9,16 @@ import {
   registerVerifiedUser,
   verifyEmail,
 } from './support/factories';
+import {
+  createOrg as createOrgOf,
+  giveTeamPlan,
+  inviteByMail,
+  joinByMail,
+} from './support/orgs';
 import { sql } from './support/sql';
 import { bootTestApp, TestApp } from './support/test-app';
 
 type Account = Awaited<ReturnType<typeof registerUser>>;
-
-/** The invitation token of the link in a mail (quoted-printable soft line breaks undone). */
-function invitationTokenOf(raw: string): string {
-  const text = raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
-  const match = /invitations\/accept\?token=([A-Za-z0-9_-]+)/.exec(text);
-  if (!match) throw new Error(`no invitation link in:\n${raw}`);
-  return match[1];
-}
 
 const echo = (organizationId?: string) => ({
   model: 'local/echo',
@@ -35,13 +33,6 @@ async function auditActions(orgId: string): Promise<string[]> {
     [orgId],
   );
   return rows.map((row) => row.action);
-}
-
-async function giveTeamPlan(orgId: string, seats: number): Promise<void> {
-  await sql(
-    `UPDATE "Organization" SET "planCode" = 'team', seats = $2 WHERE id = $1`,
-    [orgId, seats],
-  );
 }
 
 describe('organizations (issue 30)', () => {
@@ -63,53 +54,12 @@ describe('organizations (issue 30)', () => {
     await smtp.close();
   });
 
-  async function createOrg(owner: Account, name = 'Acme'): Promise<string> {
-    const res = await t.http
-      .post('/v1/orgs')
-      .set('Cookie', owner.cookie)
-      .send({ name })
-      .expect(201);
-    return res.body.id as string;
-  }
-
-  /** Invites `email` and answers the token of the link mailed to it. */
-  async function invite(
-    by: Account,
-    orgId: string,
-    email: string,
-    role = 'member',
-  ): Promise<string> {
-    const sent = smtp.mails.length;
-    await t.http
-      .post(`/v1/orgs/${orgId}/invitations`)
-      .set('Cookie', by.cookie)
-      .send({ email, role })
-      .expect(201);
-    const mail = smtp.mails
-      .slice(sent)
-      .find(
-        (candidate) =>
-          candidate.to.includes(email) &&
-          candidate.raw.includes('Subject: You are invited'),
-      );
-    if (!mail) throw new Error(`no invitation mail to ${email}`);
-    return invitationTokenOf(mail.raw);
-  }
-
-  async function join(
-    owner: Account,
-    orgId: string,
-    role = 'member',
-  ): Promise<Account> {
-    const member = await registerVerifiedUser(t.http);
-    const token = await invite(owner, orgId, member.email, role);
-    await t.http
-      .post('/v1/orgs/invitations/accept')
-      .set('Cookie', member.cookie)
-      .send({ token })
-      .expect(200);
-    return member;
-  }
+  const createOrg = (owner: Account, name?: string) =>
+    createOrgOf(t.http, owner, name);
+  const invite = (by: Account, orgId: string, email: string, role?: string) =>
+    inviteByMail(t.http, smtp.mails, by, orgId, email, role);
+  const join = (owner: Account, orgId: string, role?: string) =>
+    joinByMail(t.http, smtp.mails, owner, orgId, role);
 
   describe('organizations', () => {
     it('creates one with the caller as owner, lists, shows, renames, and hides it from anyone else', async () => {

@@ -9,24 +9,13 @@ import {
   registerVerifiedUser,
   uniqueEmail,
 } from './support/factories';
-import {
-  CapturedMail,
-  startFakeSmtp,
-  verificationTokenOf,
-} from './support/fake-smtp';
+import { startFakeSmtp, verificationTokenOf } from './support/fake-smtp';
+import { invitationTokenOf } from './support/orgs';
 import { sql } from './support/sql';
 import { bootTestApp, TestApp } from './support/test-app';
 
 const VERIFY_SUBJECT = 'Verify your email address';
 const AXE_SOURCE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-
-/** The token of the invitation link in a mail (quoted-printable soft line breaks undone). */
-function invitationTokenOf(mail: CapturedMail): string {
-  const text = mail.raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
-  const match = /invitations\/accept\?token=([A-Za-z0-9_%.~-]+)/.exec(text);
-  if (!match) throw new Error(`no invitation link in:\n${mail.raw}`);
-  return decodeURIComponent(match[1]);
-}
 
 /** The credits of the last answer on the page, from its usage line ("… · 3 credits"). */
 async function lastAnswerCredits(page: Page): Promise<number> {
