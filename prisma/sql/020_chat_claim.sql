@@ -32,11 +32,9 @@ CREATE OR REPLACE FUNCTION "chat_claim"(
 LANGUAGE plpgsql AS $$
 DECLARE
     v_limit bigint;
+    v_step text;
 BEGIN
-    RETURN QUERY
-        SELECT 'taken'::text, v.id, v.fingerprint, v.status, v."conversationId", v."responseBody", v."errorCode",
-               v."modelId", v."inputTokens", v."outputTokens", v.credits
-          FROM "chat_request_by_key"(p_user, p_key) v;
+    RETURN QUERY SELECT * FROM "chat_claim_taken"(p_user, p_key);
     IF FOUND THEN
         RETURN;
     END IF;
@@ -51,36 +49,17 @@ BEGIN
       JOIN "Model" m ON m.id = pm."modelId" AND m.active
      WHERE u.id = p_user;
     IF v_limit IS NULL THEN
-        RETURN QUERY SELECT 'model_not_allowed'::text, NULL::uuid, NULL::text, NULL::text, NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::int, NULL::int, NULL::int;
+        RETURN QUERY SELECT * FROM "chat_claim_answer"('model_not_allowed');
         RETURN;
     END IF;
 
-    IF p_new_conversation THEN
-        INSERT INTO "Conversation" (id, "userId", title, "skillId", "skillVersionId", "createdAt", "updatedAt")
-        VALUES (p_conversation, p_user, p_title, p_skill, p_skill_version, now(), now());
-    ELSE
-        PERFORM 1 FROM "Conversation" c WHERE c.id = p_conversation AND c."userId" = p_user FOR KEY SHARE;
-        IF NOT FOUND THEN
-            RETURN QUERY SELECT 'not_found'::text, NULL::uuid, NULL::text, NULL::text, NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::int, NULL::int, NULL::int;
-            RETURN;
-        END IF;
-    END IF;
-
-    INSERT INTO "ChatRequest" AS r (id, "userId", "idempotencyKey", fingerprint, status, "conversationId", "modelId",
-                                    "skillId", "skillVersionId", "usageDay", "reservedCredits", "leaseExpiresAt")
-    VALUES (p_id, p_user, p_key, p_fingerprint, 'streaming', p_conversation, p_model,
-            p_skill, p_skill_version, p_day, p_credits, p_lease_until)
-    ON CONFLICT ("userId", "idempotencyKey") DO NOTHING;
-    IF NOT FOUND THEN
-        -- Another request claimed the key first (it committed while this one waited on it): nothing of this
-        -- claim remains, and its row goes back so the caller can replay or join it.
-        IF p_new_conversation THEN
-            DELETE FROM "Conversation" WHERE "Conversation".id = p_conversation;
-        END IF;
-        RETURN QUERY
-            SELECT 'taken'::text, v.id, v.fingerprint, v.status, v."conversationId", v."responseBody", v."errorCode",
-                   v."modelId", v."inputTokens", v."outputTokens", v.credits
-              FROM "chat_request_by_key"(p_user, p_key) v;
+    v_step := "chat_claim_request"(p_id, p_user, NULL, p_key, p_fingerprint, p_conversation, p_new_conversation,
+                                   p_title, p_model, p_skill, p_skill_version, p_day, p_credits, p_lease_until);
+    IF v_step = 'taken' THEN
+        RETURN QUERY SELECT * FROM "chat_claim_taken"(p_user, p_key);
+        RETURN;
+    ELSIF v_step <> 'claimed' THEN
+        RETURN QUERY SELECT * FROM "chat_claim_answer"(v_step);
         RETURN;
     END IF;
 
@@ -90,14 +69,11 @@ BEGIN
     ON CONFLICT ("userId", day) DO UPDATE SET reserved = d.reserved + EXCLUDED.reserved
         WHERE d.used + d.reserved + EXCLUDED.reserved <= v_limit;
     IF NOT FOUND THEN
-        DELETE FROM "ChatRequest" WHERE "ChatRequest".id = p_id;
-        IF p_new_conversation THEN
-            DELETE FROM "Conversation" WHERE "Conversation".id = p_conversation;
-        END IF;
-        RETURN QUERY SELECT 'quota_exceeded'::text, NULL::uuid, NULL::text, NULL::text, NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::int, NULL::int, NULL::int;
+        PERFORM "chat_claim_undo"(p_id, p_conversation, p_new_conversation);
+        RETURN QUERY SELECT * FROM "chat_claim_answer"('quota_exceeded');
         RETURN;
     END IF;
 
-    RETURN QUERY SELECT 'claimed'::text, p_id, p_fingerprint, 'streaming'::text, p_conversation, NULL::text, NULL::text, p_model, NULL::int, NULL::int, NULL::int;
+    RETURN QUERY SELECT * FROM "chat_claim_answer"('claimed', p_id, p_fingerprint, p_conversation, p_model);
 END;
 $$;

@@ -37,11 +37,9 @@ DECLARE
     v_cap integer;
     v_plan text;
     v_pool bigint;
+    v_step text;
 BEGIN
-    RETURN QUERY
-        SELECT 'taken'::text, v.id, v.fingerprint, v.status, v."conversationId", v."responseBody", v."errorCode",
-               v."modelId", v."inputTokens", v."outputTokens", v.credits
-          FROM "chat_request_by_key"(p_user, p_key) v;
+    RETURN QUERY SELECT * FROM "chat_claim_taken"(p_user, p_key);
     IF FOUND THEN
         RETURN;
     END IF;
@@ -56,45 +54,27 @@ BEGIN
      WHERE m."organizationId" = p_org AND m."userId" = p_user
        FOR KEY SHARE OF m;
     IF NOT FOUND THEN
-        RETURN QUERY SELECT 'not_member'::text, NULL::uuid, NULL::text, NULL::text, NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::int, NULL::int, NULL::int;
+        RETURN QUERY SELECT * FROM "chat_claim_answer"('not_member');
         RETURN;
     END IF;
     IF v_plan = 'free' OR v_pool <= 0 THEN
-        RETURN QUERY SELECT 'org_plan_required'::text, NULL::uuid, NULL::text, NULL::text, NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::int, NULL::int, NULL::int;
+        RETURN QUERY SELECT * FROM "chat_claim_answer"('org_plan_required');
         RETURN;
     END IF;
     PERFORM 1 FROM "PlanModel" pm JOIN "Model" md ON md.id = pm."modelId" AND md.active
      WHERE pm."planCode" = v_plan AND pm."modelId" = p_model;
     IF NOT FOUND THEN
-        RETURN QUERY SELECT 'model_not_allowed'::text, NULL::uuid, NULL::text, NULL::text, NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::int, NULL::int, NULL::int;
+        RETURN QUERY SELECT * FROM "chat_claim_answer"('model_not_allowed');
         RETURN;
     END IF;
 
-    IF p_new_conversation THEN
-        INSERT INTO "Conversation" (id, "userId", title, "skillId", "skillVersionId", "createdAt", "updatedAt")
-        VALUES (p_conversation, p_user, p_title, p_skill, p_skill_version, now(), now());
-    ELSE
-        PERFORM 1 FROM "Conversation" c WHERE c.id = p_conversation AND c."userId" = p_user FOR KEY SHARE;
-        IF NOT FOUND THEN
-            RETURN QUERY SELECT 'not_found'::text, NULL::uuid, NULL::text, NULL::text, NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::int, NULL::int, NULL::int;
-            RETURN;
-        END IF;
-    END IF;
-
-    INSERT INTO "ChatRequest" AS r (id, "userId", "idempotencyKey", fingerprint, status, "conversationId", "modelId",
-                                    "skillId", "skillVersionId", "usageDay", "reservedCredits", "leaseExpiresAt",
-                                    "organizationId")
-    VALUES (p_id, p_user, p_key, p_fingerprint, 'streaming', p_conversation, p_model,
-            p_skill, p_skill_version, p_day, p_credits, p_lease_until, p_org)
-    ON CONFLICT ("userId", "idempotencyKey") DO NOTHING;
-    IF NOT FOUND THEN
-        IF p_new_conversation THEN
-            DELETE FROM "Conversation" WHERE "Conversation".id = p_conversation;
-        END IF;
-        RETURN QUERY
-            SELECT 'taken'::text, v.id, v.fingerprint, v.status, v."conversationId", v."responseBody", v."errorCode",
-                   v."modelId", v."inputTokens", v."outputTokens", v.credits
-              FROM "chat_request_by_key"(p_user, p_key) v;
+    v_step := "chat_claim_request"(p_id, p_user, p_org, p_key, p_fingerprint, p_conversation, p_new_conversation,
+                                   p_title, p_model, p_skill, p_skill_version, p_day, p_credits, p_lease_until);
+    IF v_step = 'taken' THEN
+        RETURN QUERY SELECT * FROM "chat_claim_taken"(p_user, p_key);
+        RETURN;
+    ELSIF v_step <> 'claimed' THEN
+        RETURN QUERY SELECT * FROM "chat_claim_answer"(v_step);
         RETURN;
     END IF;
 
@@ -106,11 +86,8 @@ BEGIN
     ON CONFLICT ("organizationId", day) DO UPDATE SET reserved = d.reserved + EXCLUDED.reserved
         WHERE d.used + d.reserved + EXCLUDED.reserved <= v_pool;
     IF NOT FOUND THEN
-        DELETE FROM "ChatRequest" WHERE "ChatRequest".id = p_id;
-        IF p_new_conversation THEN
-            DELETE FROM "Conversation" WHERE "Conversation".id = p_conversation;
-        END IF;
-        RETURN QUERY SELECT 'quota_exceeded'::text, NULL::uuid, NULL::text, NULL::text, NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::int, NULL::int, NULL::int;
+        PERFORM "chat_claim_undo"(p_id, p_conversation, p_new_conversation);
+        RETURN QUERY SELECT * FROM "chat_claim_answer"('quota_exceeded');
         RETURN;
     END IF;
     INSERT INTO "OrgMemberDailyUsage" AS d ("organizationId", "userId", day, reserved)
@@ -120,14 +97,11 @@ BEGIN
     IF NOT FOUND THEN
         UPDATE "OrgDailyUsage" d SET reserved = d.reserved - p_credits
          WHERE d."organizationId" = p_org AND d.day = p_day;
-        DELETE FROM "ChatRequest" WHERE "ChatRequest".id = p_id;
-        IF p_new_conversation THEN
-            DELETE FROM "Conversation" WHERE "Conversation".id = p_conversation;
-        END IF;
-        RETURN QUERY SELECT 'member_quota_exceeded'::text, NULL::uuid, NULL::text, NULL::text, NULL::uuid, NULL::text, NULL::text, NULL::text, NULL::int, NULL::int, NULL::int;
+        PERFORM "chat_claim_undo"(p_id, p_conversation, p_new_conversation);
+        RETURN QUERY SELECT * FROM "chat_claim_answer"('member_quota_exceeded');
         RETURN;
     END IF;
 
-    RETURN QUERY SELECT 'claimed'::text, p_id, p_fingerprint, 'streaming'::text, p_conversation, NULL::text, NULL::text, p_model, NULL::int, NULL::int, NULL::int;
+    RETURN QUERY SELECT * FROM "chat_claim_answer"('claimed', p_id, p_fingerprint, p_conversation, p_model);
 END;
 $$;
