@@ -78,6 +78,7 @@ describe('organization billing', () => {
     jest.restoreAllMocks();
     stripe.failWith = null;
     paddle.failWith = null;
+    stripe.declinePayments = false;
   });
 
   function sql<T = Record<string, unknown>>(
@@ -166,6 +167,18 @@ describe('organization billing', () => {
       [orgId],
     );
   const providerCalls = () => stripe.requests.length + paddle.requests.length;
+  const subscriptionsOfOrg = (orgId: string) =>
+    sql<{
+      id: string;
+      providerSubscriptionId: string;
+      status: string;
+      seats: number;
+    }>(
+      'SELECT id::text, "providerSubscriptionId", status::text, seats FROM "Subscription" WHERE "organizationId" = $1 ORDER BY "createdAt", id',
+      [orgId],
+    );
+  const warnings = (msg: string) =>
+    t.logs.filter((line) => line.level === 'warn' && line.msg === msg);
 
   /** Moves the service's clock (plans end by it) and runs the sweeper as its timer would. */
   async function sweepAt(when: Date): Promise<string[]> {
@@ -353,6 +366,151 @@ describe('organization billing', () => {
       expect(providerCalls()).toBe(calls);
     });
 
+    it('opens Stripe sessions that expire with the pending window, and expires a replaced one at Stripe', async () => {
+      const owner = await registerUser(t.http);
+      const orgId = await createOrg(owner);
+      const before = stripe.creations().length;
+      const openedAt = Math.floor(Date.now() / 1000);
+      const first = await startOrgCheckout(owner, orgId, 'stripe', 3);
+      // Stripe's default is 24 hours; we count a checkout as pending for an hour.
+      const expiresAt = Number(
+        FakeStripe.fields(stripe.creations()[before]).expires_at,
+      );
+      expect(expiresAt).toBeGreaterThanOrEqual(openedAt + 3600 - 5);
+      expect(expiresAt).toBeLessThanOrEqual(
+        Math.floor(Date.now() / 1000) + 3600,
+      );
+
+      const expirationsBefore = stripe.expirations().length;
+      const second = await startOrgCheckout(owner, orgId, 'stripe', 5);
+      expect(
+        stripe
+          .expirations()
+          .slice(expirationsBefore)
+          .map((request) => request.path),
+      ).toEqual([`/v1/checkout/sessions/${first.sessionId}/expire`]);
+      // The 3-seat session can no longer be paid; the 5-seat one can.
+      expect(stripe.sessions.get(first.sessionId)?.status).toBe('expired');
+      expect(stripe.sessions.get(second.sessionId)?.status).toBe('open');
+      expect(
+        (await checkoutsOfOrg(orgId)).map((row) => [row.seats, row.status]),
+      ).toEqual([
+        [3, 'expired'],
+        [5, 'pending'],
+      ]);
+    });
+
+    it('cancels a replaced Paddle transaction once the buyer entered their details; a draft Paddle will not cancel stays, logged', async () => {
+      const owner = await registerUser(t.http);
+      const orgId = await createOrg(owner);
+      const first = await startOrgCheckout(owner, orgId, 'paddle', 3);
+      paddle.buyerEntersDetails(first.sessionId);
+      const before = paddle.expirations().length;
+      const second = await startOrgCheckout(owner, orgId, 'paddle', 5);
+      const asked = paddle.expirations().slice(before);
+      expect(
+        asked.map((request) => [request.path, JSON.parse(request.body)]),
+      ).toEqual([[`/transactions/${first.sessionId}`, { status: 'canceled' }]]);
+      expect(paddle.transactions.get(first.sessionId)?.status).toBe('canceled');
+
+      // Still a draft: Paddle refuses to cancel it; the new checkout opens anyway (the webhook guards the rest).
+      const third = await startOrgCheckout(owner, orgId, 'paddle', 6);
+      expect(
+        paddle
+          .expirations()
+          .slice(before + 1)
+          .map((request) => request.path),
+      ).toEqual([`/transactions/${second.sessionId}`]);
+      expect(paddle.transactions.get(second.sessionId)?.status).toBe('draft');
+      expect(paddle.transactions.get(third.sessionId)?.status).toBe('draft');
+      expect(
+        warnings(
+          'a given-up checkout stays payable at the provider (paid, or not cancelable yet)',
+        ),
+      ).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({
+            provider: 'paddle',
+            session: second.sessionId,
+            organization: orgId,
+          }),
+        ]),
+      );
+      expect(
+        (await checkoutsOfOrg(orgId)).map((row) => [row.seats, row.status]),
+      ).toEqual([
+        [3, 'expired'],
+        [5, 'expired'],
+        [6, 'pending'],
+      ]);
+    });
+
+    it('gives up another admin’s checkout of the organization once the hour is over, at its provider too', async () => {
+      const owner = await registerUser(t.http);
+      const orgId = await createOrg(owner);
+      const admin = await addMember(orgId, 'admin');
+      const first = await startOrgCheckout(owner, orgId, 'stripe', 2);
+      const body = {
+        planId: 'team',
+        provider: 'paddle',
+        organizationId: orgId,
+        seats: 2,
+      };
+      expect((await checkout(admin, body).expect(409)).body.code).toBe(
+        'conflict',
+      );
+
+      await sql(
+        `UPDATE "Checkout" SET "createdAt" = now() - interval '61 minutes' WHERE id = $1`,
+        [first.checkoutId],
+      );
+      const before = stripe.expirations().length;
+      await checkout(admin, body).expect(201);
+      expect(
+        stripe
+          .expirations()
+          .slice(before)
+          .map((request) => request.path),
+      ).toEqual([`/v1/checkout/sessions/${first.sessionId}/expire`]);
+      expect(
+        (await checkoutsOfOrg(orgId)).map((row) => [row.userId, row.status]),
+      ).toEqual([
+        [owner.id, 'expired'],
+        [admin.id, 'pending'],
+      ]);
+    });
+
+    it('refuses fewer seats than the organization has members (409 seats_exhausted), calling no provider', async () => {
+      const owner = await registerUser(t.http);
+      const orgId = await createOrg(owner);
+      for (let added = 0; added < 3; added++) await addMember(orgId, 'member');
+      const calls = providerCalls();
+      const body = { planId: 'team', organizationId: orgId };
+
+      const one = await checkout(owner, {
+        ...body,
+        provider: 'stripe',
+        seats: 1,
+      }).expect(409);
+      expect(one.body.code).toBe('seats_exhausted');
+      expect(one.body.detail).toMatch(/4 members/);
+      expect(one.body.errors).toEqual([
+        expect.objectContaining({ field: 'seats', code: 'below_member_count' }),
+      ]);
+      // Without seats, one seat is what would be bought.
+      const implicit = await checkout(owner, {
+        ...body,
+        provider: 'paddle',
+      }).expect(409);
+      expect(implicit.body.code).toBe('seats_exhausted');
+      expect(providerCalls()).toBe(calls);
+      expect(await checkoutsOfOrg(orgId)).toEqual([]);
+
+      await checkout(owner, { ...body, provider: 'stripe', seats: 4 }).expect(
+        201,
+      );
+    });
+
     it('refuses members who are not admins (403), non-members (404), other plans, and seats without an organization, calling no provider', async () => {
       const owner = await registerUser(t.http);
       const orgId = await createOrg(owner);
@@ -510,7 +668,8 @@ describe('organization billing', () => {
       expect(FakeStripe.fields(updates[0])).toEqual({
         'items[0][id]': 'si_1',
         'items[0][quantity]': '5',
-        proration_behavior: 'create_prorations',
+        proration_behavior: 'always_invoice',
+        payment_behavior: 'pending_if_incomplete',
       });
 
       // Accepted by Stripe, not confirmed yet: nothing of ours changed.
@@ -561,6 +720,62 @@ describe('organization billing', () => {
           }),
         ]),
       );
+    });
+
+    it('grants a seat increase only once it is paid: a declined charge leaves it in Stripe’s pending_update and the pool as it was', async () => {
+      const { owner, orgId, subscriptionId, created } =
+        await activeStripeOrg(2);
+      stripe.declinePayments = true;
+      const updatesBefore = stripe.updates().length;
+      await changeSeats(owner, orgId, { seats: 5 }).expect(202);
+      // Stripe's customer.subscription.updated carries the subscription as it now is.
+      const unpaid = stripe.subscriptions.get(subscriptionId)!;
+      await deliver(
+        t,
+        'stripe',
+        stripeEvent('customer.subscription.updated', unpaid, {
+          created: created + 10,
+        }),
+      ).expect(200);
+      expect((await orgOf(owner, orgId)).seats).toBe(2);
+      expect(await poolLimit(owner, orgId)).toBe(teamCredits * 2);
+      // Stripe kept the paid quantity on the item and holds the new one until its invoice is paid.
+      expect(
+        (unpaid.items as { data: { quantity: number }[] }).data[0].quantity,
+      ).toBe(2);
+      expect(unpaid.pending_update).toMatchObject({
+        subscription_items: [expect.objectContaining({ quantity: 5 })],
+      });
+      const [update] = stripe.updates().slice(updatesBefore);
+      expect(FakeStripe.fields(update)).toMatchObject({
+        proration_behavior: 'always_invoice',
+        payment_behavior: 'pending_if_incomplete',
+      });
+
+      // The customer fixes their card: the invoice is paid and Stripe applies the update.
+      const paid = stripe.payPendingUpdate(subscriptionId);
+      await deliver(
+        t,
+        'stripe',
+        stripeEvent('customer.subscription.pending_update_applied', paid, {
+          created: created + 20,
+        }),
+      ).expect(200);
+      expect((await orgOf(owner, orgId)).seats).toBe(5);
+      expect(await poolLimit(owner, orgId)).toBe(teamCredits * 5);
+
+      // A decrease is a credit: nothing to pay, it applies at once.
+      await changeSeats(owner, orgId, { seats: 3 }).expect(202);
+      await deliver(
+        t,
+        'stripe',
+        stripeEvent(
+          'customer.subscription.updated',
+          stripe.subscriptions.get(subscriptionId)!,
+          { created: created + 30 },
+        ),
+      ).expect(200);
+      expect((await orgOf(owner, orgId)).seats).toBe(3);
     });
 
     it('refuses seat changes below the member count, by members, by strangers and without a subscription', async () => {
@@ -742,6 +957,7 @@ describe('organization billing', () => {
       expect(JSON.parse(updates[0].body)).toEqual({
         items: [{ price_id: 'pri_team_seat', quantity: 4 }],
         proration_billing_mode: 'prorated_immediately',
+        on_payment_failure: 'prevent_change',
       });
       expect((await orgOf(owner, orgId)).seats).toBe(2);
 
@@ -783,6 +999,292 @@ describe('organization billing', () => {
           'org.plan.lapse',
         ]),
       );
+    });
+  });
+
+  describe('one renewing subscription per organization', () => {
+    /** A subscription of the organization's checkout as Stripe has it once paid. */
+    function paidAtStripe(
+      owner: User,
+      orgId: string,
+      purchase: { checkoutId: string; sessionId: string },
+      seats: number,
+    ) {
+      const subscriptionId = `sub_${randomUUID().slice(0, 12)}`;
+      stripe.subscriptions.set(
+        subscriptionId,
+        stripeSubscription({
+          id: subscriptionId,
+          status: 'active',
+          periodEnd: seconds(inDays(30)),
+          checkoutId: purchase.checkoutId,
+          userId: owner.id,
+          organizationId: orgId,
+          planCode: 'team',
+          quantity: seats,
+        }),
+      );
+      return {
+        subscriptionId,
+        completed: (created: number) =>
+          stripeEvent(
+            'checkout.session.completed',
+            stripeCheckoutSession(
+              purchase.sessionId,
+              subscriptionId,
+              purchase.checkoutId,
+            ),
+            { created },
+          ),
+      };
+    }
+
+    it('cancels at Stripe a second subscription paid while the first renews: the first is kept, audited and logged for a refund', async () => {
+      const owner = await registerUser(t.http);
+      const orgId = await createOrg(owner);
+      const first = await startOrgCheckout(owner, orgId, 'stripe', 3);
+      // Paid in one tab, its webhook not there yet, when another order opens: Stripe cannot expire a paid session.
+      stripe.completeSession(first.sessionId);
+      const second = await startOrgCheckout(owner, orgId, 'stripe', 5);
+      expect(stripe.sessions.get(first.sessionId)?.status).toBe('complete');
+      const paidFirst = paidAtStripe(owner, orgId, first, 3);
+      const paidSecond = paidAtStripe(owner, orgId, second, 5);
+      const created = seconds(new Date());
+
+      await deliver(t, 'stripe', paidFirst.completed(created)).expect(200);
+      const canceledBefore = stripe.cancellations().length;
+      await deliver(t, 'stripe', paidSecond.completed(created + 1)).expect(200);
+      expect(
+        stripe
+          .cancellations()
+          .slice(canceledBefore)
+          .map((request) => request.path),
+      ).toEqual([`/v1/subscriptions/${paidSecond.subscriptionId}`]);
+      const subscriptions = await subscriptionsOfOrg(orgId);
+      expect(
+        subscriptions.map((row) => [
+          row.providerSubscriptionId,
+          row.status,
+          row.seats,
+        ]),
+      ).toEqual([
+        [paidFirst.subscriptionId, 'active', 3],
+        [paidSecond.subscriptionId, 'canceled', 5],
+      ]);
+      expect(await orgRow(orgId)).toMatchObject({
+        planCode: 'team',
+        seats: 3,
+        planSubscriptionId: subscriptions[0].id,
+      });
+      expect(await poolLimit(owner, orgId)).toBe(teamCredits * 3);
+      expect(await auditOf(orgId)).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({
+            action: 'org.subscription.cancel_second',
+            adminId: null,
+            before: {
+              renewing: {
+                subscriptionId: subscriptions[0].id,
+                provider: 'stripe',
+                providerSubscriptionId: paidFirst.subscriptionId,
+                seats: 3,
+              },
+            },
+            after: {
+              canceled: {
+                provider: 'stripe',
+                providerSubscriptionId: paidSecond.subscriptionId,
+                seats: 5,
+              },
+            },
+            reason: expect.stringMatching(/refunded by hand/),
+          }),
+        ]),
+      );
+      expect(
+        warnings(
+          'second renewing subscription of an organization canceled at the provider: refund its payment by hand',
+        ),
+      ).toEqual([
+        expect.objectContaining({
+          provider: 'stripe',
+          subscription: paidSecond.subscriptionId,
+          organization: orgId,
+        }),
+      ]);
+
+      // A late event from before the cancellation changes nothing, and asks Stripe nothing more.
+      const calls = stripe.requests.length;
+      await deliver(
+        t,
+        'stripe',
+        stripeEvent(
+          'customer.subscription.updated',
+          stripeSubscription({
+            id: paidSecond.subscriptionId,
+            status: 'active',
+            periodEnd: seconds(inDays(30)),
+            checkoutId: second.checkoutId,
+            quantity: 5,
+          }),
+          { created: created + 2 },
+        ),
+      ).expect(200);
+      expect(stripe.requests.length).toBe(calls);
+      expect((await orgRow(orgId)).seats).toBe(3);
+    });
+
+    it('cancels at Paddle a second subscription when a replaced draft transaction was paid after all', async () => {
+      const owner = await registerUser(t.http);
+      const orgId = await createOrg(owner);
+      const first = await startOrgCheckout(owner, orgId, 'paddle', 3);
+      const second = await startOrgCheckout(owner, orgId, 'paddle', 5);
+      // A draft: Paddle did not cancel it.
+      expect(paddle.transactions.get(first.sessionId)?.status).toBe('draft');
+      const start = new Date();
+      const paid = (
+        purchase: { checkoutId: string; sessionId: string },
+        seats: number,
+        at: Date,
+      ) => {
+        const subscriptionId = `sub_${randomUUID().replace(/-/g, '').slice(0, 26)}`;
+        paddle.subscriptions.set(
+          subscriptionId,
+          paddleSubscription({
+            id: subscriptionId,
+            status: 'active',
+            periodEnd: inDays(30),
+            checkoutId: purchase.checkoutId,
+            transactionId: purchase.sessionId,
+            organizationId: orgId,
+            quantity: seats,
+          }),
+        );
+        return {
+          subscriptionId,
+          event: paddleEvent(
+            'transaction.completed',
+            paddleTransaction({
+              id: purchase.sessionId,
+              subscriptionId,
+              checkoutId: purchase.checkoutId,
+              periodEnd: inDays(30),
+            }),
+            { occurredAt: at },
+          ),
+        };
+      };
+      const paidSecond = paid(second, 5, start);
+      const paidFirst = paid(first, 3, new Date(start.getTime() + 1000));
+
+      await deliver(t, 'paddle', paidSecond.event).expect(200);
+      expect((await orgRow(orgId)).seats).toBe(5);
+      const canceledBefore = paddle.cancellations().length;
+      await deliver(t, 'paddle', paidFirst.event).expect(200);
+      const canceled = paddle.cancellations().slice(canceledBefore);
+      expect(canceled.map((request) => request.path)).toEqual([
+        `/subscriptions/${paidFirst.subscriptionId}/cancel`,
+      ]);
+      expect(JSON.parse(canceled[0].body)).toEqual({
+        effective_from: 'immediately',
+      });
+      const subscriptions = await subscriptionsOfOrg(orgId);
+      expect(
+        subscriptions.map((row) => [row.providerSubscriptionId, row.status]),
+      ).toEqual([
+        [paidSecond.subscriptionId, 'active'],
+        [paidFirst.subscriptionId, 'canceled'],
+      ]);
+      expect(await orgRow(orgId)).toMatchObject({
+        seats: 5,
+        planSubscriptionId: subscriptions[0].id,
+      });
+      expect(
+        (await auditOf(orgId)).filter(
+          (entry) => entry.action === 'org.subscription.cancel_second',
+        ),
+      ).toHaveLength(1);
+    });
+
+    it('keeps one subscription when two purchases of an organization are confirmed at the same time', async () => {
+      const owner = await registerUser(t.http);
+      const orgId = await createOrg(owner);
+      const first = await startOrgCheckout(owner, orgId, 'stripe', 2);
+      stripe.completeSession(first.sessionId);
+      const second = await startOrgCheckout(owner, orgId, 'stripe', 4);
+      const purchases = [
+        paidAtStripe(owner, orgId, first, 2),
+        paidAtStripe(owner, orgId, second, 4),
+      ];
+      const created = seconds(new Date());
+      const events = purchases.map((purchase) => purchase.completed(created));
+      const canceledBefore = stripe.cancellations().length;
+
+      // A delivery that lost the race is refused (503) and delivered again, as Stripe would.
+      let statuses = (
+        await Promise.all(events.map((event) => deliver(t, 'stripe', event)))
+      ).map((res) => res.status);
+      for (let round = 0; round < 3 && statuses.includes(503); round++)
+        statuses = await Promise.all(
+          events.map(async (event, index) =>
+            statuses[index] === 503
+              ? (await deliver(t, 'stripe', event)).status
+              : statuses[index],
+          ),
+        );
+      expect(statuses).toEqual([200, 200]);
+
+      const subscriptions = await subscriptionsOfOrg(orgId);
+      const live = subscriptions.filter((row) => row.status === 'active');
+      const gone = subscriptions.filter((row) => row.status === 'canceled');
+      expect(live).toHaveLength(1);
+      expect(gone).toHaveLength(1);
+      expect(
+        stripe
+          .cancellations()
+          .slice(canceledBefore)
+          .map((request) => request.path),
+      ).toEqual([`/v1/subscriptions/${gone[0].providerSubscriptionId}`]);
+      expect(await orgRow(orgId)).toMatchObject({
+        seats: live[0].seats,
+        planSubscriptionId: live[0].id,
+      });
+    });
+  });
+
+  describe('organization ids', () => {
+    it('matches an id sent upper-case as stored: checkout metadata, seat-change and admin-plan audit entries', async () => {
+      const { owner, orgId } = await activeStripeOrg(2);
+      const upper = orgId.toUpperCase();
+      expect(upper).not.toBe(orgId);
+
+      await changeSeats(owner, upper, { seats: 4 }).expect(202);
+      const res = await t.http
+        .put(`/v1/admin/orgs/${upper}/plan`)
+        .set('Cookie', root.cookie)
+        .send({ planCode: 'enterprise', seats: 10 })
+        .expect(200);
+      expect(res.body.id).toBe(orgId);
+      expect((await auditOf(orgId)).map((entry) => entry.action)).toEqual(
+        expect.arrayContaining(['org.seats.request', 'org.plan']),
+      );
+      expect(
+        await sql('SELECT 1 FROM "AuditLog" WHERE "targetId" = $1', [upper]),
+      ).toEqual([]);
+
+      const buyer = await registerUser(t.http);
+      const otherOrg = await createOrg(buyer);
+      const before = stripe.creations().length;
+      await checkout(buyer, {
+        planId: 'team',
+        provider: 'stripe',
+        organizationId: otherOrg.toUpperCase(),
+        seats: 1,
+      }).expect(201);
+      expect(FakeStripe.fields(stripe.creations()[before])).toMatchObject({
+        'metadata[organizationId]': otherOrg,
+        'subscription_data[metadata][organizationId]': otherOrg,
+      });
     });
   });
 

@@ -3,6 +3,7 @@ import { ApiOkResponse, ApiOperation } from '@nestjs/swagger';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { SessionUser } from '../auth/session-user';
 import { ApiProblems } from '../common/openapi/api-problems.decorator';
+import { LowerCasePipe } from '../common/validation/lower-case.pipe';
 import { AdminOnly } from './admin.guard';
 import { AdminOrgsService } from './admin-orgs.service';
 import {
@@ -40,7 +41,7 @@ export class AdminOrgsController {
   @ApiProblems(400, 404, 409)
   setPlan(
     @CurrentUser() admin: SessionUser,
-    @Param('id') id: string,
+    @Param('id', LowerCasePipe) id: string,
     @Body() body: AdminOrgPlanDto,
   ): Promise<AdminOrgDto> {
     return this.orgs.setPlan(admin, id, body);

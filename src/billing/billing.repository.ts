@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { Prisma } from '../infra/prisma/generated/client';
 import { Db, PrismaService } from '../infra/prisma/prisma.service';
 import { PaymentProviderName } from './providers/payment-gateway';
-import { SubscriptionState } from './subscription-state';
+import { SubscriptionState, SubscriptionStatus } from './subscription-state';
 
 /**
  * One user's open checkout of one plan through one provider (at most one is pending: partial unique index),
@@ -25,15 +25,28 @@ export interface NewCheckout extends CheckoutKey {
   interval: 'month' | 'year';
 }
 
-/**
- * The claim's outcome: a new pending checkout, or the same order already pending (a double click), or, for
- * an organization, refused because another checkout of it is pending or a subscription already renews.
- */
-export type CheckoutClaim =
-  | 'claimed'
-  | 'pending'
-  | 'organization_checkout_pending'
-  | 'organization_subscribed';
+/** A pending checkout, as a new claim weighs it (give it up, hand it back, or refuse because of it). */
+export interface PendingCheckout {
+  id: string;
+  userId: string;
+  planCode: string;
+  provider: PaymentProviderName;
+  organizationId: string | null;
+  seats: number;
+  url: string | null;
+  providerSessionId: string | null;
+  createdAt: Date;
+}
+
+/** An organization's subscription that still binds it, as checkout, seat changes and webhooks weigh it. */
+export interface LiveOrganizationSubscription {
+  id: string;
+  provider: PaymentProviderName;
+  providerSubscriptionId: string;
+  seats: number;
+  status: SubscriptionStatus;
+  cancelAtPeriodEnd: boolean;
+}
 
 export interface LockedSubscription extends SubscriptionState {
   id: string;
@@ -112,76 +125,74 @@ export class BillingRepository {
   }
 
   /**
-   * The claim of a new checkout, one short transaction: pending checkouts of the user, plan and provider that
-   * are too old are given up (older than `staleBefore`, or still without a URL after `abandonedBefore`: the
-   * request that opened them died), and so are those of another order (another organization, or other seats:
-   * a new click replaces them; a payment of one still counts when its webhook comes). Then the new row is
-   * inserted unless the same order is still pending. A concurrent claim of the same key waits for this
-   * transaction and then finds its row.
-   * For an organization, under a transaction lock of the organization's checkouts: refused while a
-   * subscription of it renews, or while another checkout of it (another buyer or provider) is pending, so
-   * two admins cannot both pay for the same organization.
+   * Serialises the checkout claims of one organization for the transaction: what one claim finds pending or
+   * live, the next one sees.
    */
-  claimCheckout(
-    checkout: NewCheckout,
-    staleBefore: Date,
-    abandonedBefore: Date,
-  ): Promise<CheckoutClaim> {
-    const { userId, planCode, provider, organizationId, seats } = checkout;
-    return this.inTransaction(async (db) => {
-      await db.$executeRaw`
-        UPDATE "Checkout" SET status = 'expired'
-         WHERE "userId" = ${userId}::uuid AND "planCode" = ${planCode}
-           AND provider = ${provider}::"PaymentProvider" AND status = 'pending'
-           AND ("createdAt" < ${staleBefore}
-                OR (url IS NULL AND "createdAt" < ${abandonedBefore})
-                OR "organizationId" IS DISTINCT FROM ${organizationId}::uuid
-                OR seats <> ${seats})`;
-      if (organizationId) {
-        const refusal = await this.refuseOrganizationCheckout(
-          db,
-          checkout,
-          staleBefore,
-          abandonedBefore,
-        );
-        if (refusal) return refusal;
-      }
-      const inserted = await db.$executeRaw`
-        INSERT INTO "Checkout" (id, "userId", "planCode", provider, status, amount, currency, interval, "organizationId", seats)
-        VALUES (${checkout.id}::uuid, ${userId}::uuid, ${planCode}, ${provider}::"PaymentProvider", 'pending',
-                ${checkout.amount}, ${checkout.currency}, ${checkout.interval}::"BillingInterval",
-                ${organizationId}::uuid, ${seats})
-        ON CONFLICT DO NOTHING`;
-      return inserted === 1 ? 'claimed' : 'pending';
+  async lockCheckoutsOfOrganization(
+    db: Db,
+    organizationId: string,
+  ): Promise<void> {
+    await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`checkout:organization:${organizationId}`}::text, 0))`;
+  }
+
+  /**
+   * The pending checkouts of one buyer's plan and provider (at most one: partial unique index) and, with an
+   * organization, every pending checkout of that organization (any buyer, any provider).
+   */
+  findPendingCheckouts(
+    db: Db,
+    buyer: Pick<CheckoutKey, 'userId' | 'planCode' | 'provider'>,
+    organizationId: string | null,
+  ): Promise<PendingCheckout[]> {
+    return db.checkout.findMany({
+      where: {
+        status: 'pending',
+        OR: [
+          {
+            userId: buyer.userId,
+            planCode: buyer.planCode,
+            provider: buyer.provider,
+          },
+          ...(organizationId ? [{ organizationId }] : []),
+        ],
+      },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      select: {
+        id: true,
+        userId: true,
+        planCode: true,
+        provider: true,
+        organizationId: true,
+        seats: true,
+        url: true,
+        providerSessionId: true,
+        createdAt: true,
+      },
     });
   }
 
-  private async refuseOrganizationCheckout(
-    db: Db,
-    checkout: NewCheckout,
-    staleBefore: Date,
-    abandonedBefore: Date,
-  ): Promise<CheckoutClaim | null> {
-    const { userId, planCode, provider, organizationId } = checkout;
-    await db.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`checkout:organization:${organizationId}`}::text, 0))`;
-    const renewing = await db.subscription.findFirst({
-      where: {
-        organizationId,
-        status: { in: [...LIVE_SUBSCRIPTION_STATUSES] },
-        cancelAtPeriodEnd: false,
-      },
-      select: { id: true },
-    });
-    if (renewing) return 'organization_subscribed';
-    const [other] = await db.$queryRaw<{ id: string }[]>`
-      SELECT id::text FROM "Checkout"
-       WHERE "organizationId" = ${organizationId}::uuid AND status = 'pending'
-         AND "createdAt" >= ${staleBefore}
-         AND NOT (url IS NULL AND "createdAt" < ${abandonedBefore})
-         AND NOT ("userId" = ${userId}::uuid AND "planCode" = ${planCode}
-                  AND provider = ${provider}::"PaymentProvider")
-       LIMIT 1`;
-    return other ? 'organization_checkout_pending' : null;
+  /** Gives these checkouts up (expired) if they are still pending; answers the ids it gave up. */
+  async expirePendingCheckouts(db: Db, ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const rows = await db.$queryRaw<{ id: string }[]>`
+      UPDATE "Checkout" SET status = 'expired'
+       WHERE id = ANY(${ids}::uuid[]) AND status = 'pending'
+      RETURNING id::text`;
+    return rows.map((row) => row.id);
+  }
+
+  /**
+   * Inserts the pending checkout; false when the buyer already has one pending of this plan and provider
+   * (partial unique index: a concurrent insert of the same key waits for the other transaction, then skips).
+   */
+  async insertPendingCheckout(db: Db, checkout: NewCheckout): Promise<boolean> {
+    const inserted = await db.$executeRaw`
+      INSERT INTO "Checkout" (id, "userId", "planCode", provider, status, amount, currency, interval, "organizationId", seats)
+      VALUES (${checkout.id}::uuid, ${checkout.userId}::uuid, ${checkout.planCode}, ${checkout.provider}::"PaymentProvider", 'pending',
+              ${checkout.amount}, ${checkout.currency}, ${checkout.interval}::"BillingInterval",
+              ${checkout.organizationId}::uuid, ${checkout.seats})
+      ON CONFLICT DO NOTHING`;
+    return inserted === 1;
   }
 
   findPendingCheckout(key: CheckoutKey) {
@@ -344,6 +355,44 @@ export class BillingRepository {
         AND NOT EXISTS (SELECT 1 FROM "Organization" o WHERE o.id = bought."organizationId")
       LIMIT 1`;
     return rows.length > 0;
+  }
+
+  /**
+   * The organization a provider subscription pays for, found by the subscription when we have it (with its
+   * stored status), else by the checkout session that bought it (status null: not stored yet). Null for a
+   * personal purchase or one we cannot link.
+   */
+  async findOrganizationPurchase(
+    provider: PaymentProviderName,
+    providerSubscriptionId: string,
+    checkoutSessionId: string | null,
+  ): Promise<{
+    organizationId: string;
+    status: SubscriptionStatus | null;
+  } | null> {
+    const known = await this.prisma.subscription.findUnique({
+      where: {
+        provider_providerSubscriptionId: { provider, providerSubscriptionId },
+      },
+      select: { organizationId: true, status: true },
+    });
+    if (known)
+      return known.organizationId
+        ? { organizationId: known.organizationId, status: known.status }
+        : null;
+    if (!checkoutSessionId) return null;
+    const checkout = await this.prisma.checkout.findUnique({
+      where: {
+        provider_providerSessionId: {
+          provider,
+          providerSessionId: checkoutSessionId,
+        },
+      },
+      select: { organizationId: true },
+    });
+    return checkout?.organizationId
+      ? { organizationId: checkout.organizationId, status: null }
+      : null;
   }
 
   async isEventRecorded(
@@ -576,15 +625,12 @@ export class BillingRepository {
     });
   }
 
-  /**
-   * The subscription a seat change goes to: the one the organization's plan comes from while it is live,
-   * else its newest live one (its plan may be an admin's). Null when none is live.
-   */
-  async findLiveSubscriptionOfOrganization(
+  /** The organization's live subscriptions (they pay, or may pay again), newest first. */
+  findLiveSubscriptionsOfOrganization(
     organizationId: string,
-    planSubscriptionId: string | null,
-  ) {
-    const live = await this.prisma.subscription.findMany({
+    db: Db = this.prisma,
+  ): Promise<LiveOrganizationSubscription[]> {
+    return db.subscription.findMany({
       where: {
         organizationId,
         status: { in: [...LIVE_SUBSCRIPTION_STATUSES] },
@@ -596,13 +642,9 @@ export class BillingRepository {
         providerSubscriptionId: true,
         seats: true,
         status: true,
+        cancelAtPeriodEnd: true,
       },
     });
-    return (
-      live.find((subscription) => subscription.id === planSubscriptionId) ??
-      live[0] ??
-      null
-    );
   }
 
   /**

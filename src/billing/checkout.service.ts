@@ -3,28 +3,45 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
 import { Clock } from '../common/clock';
 import { AppError } from '../common/errors/app-error';
+import { AppLogger } from '../common/logging/app-logger';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { OrgAccess } from '../orgs/org-access';
+import { OrgAccess, OrgMembership } from '../orgs/org-access';
 import {
   BillingRepository,
-  CheckoutClaim,
   CheckoutKey,
+  NewCheckout,
+  PendingCheckout,
 } from './billing.repository';
 import { CheckoutRequestDto } from './dto/checkout.request';
 import { CheckoutDto } from './dto/checkout.response';
+import { isRenewing } from './organization-subscriptions';
 import { PaymentGateways } from './providers/payment-gateways';
 
 /** The one plan sold per seat to organizations; the others are personal (or, Enterprise, set by an admin). */
 export const ORGANIZATION_PLAN = 'team';
 
-/** A pending checkout is offered again for this long; after it a click opens a new provider session. */
-const CHECKOUT_REUSE_MS = 60 * 60 * 1000;
+/**
+ * A pending checkout is offered again for this long; after it a click opens a new provider session. Stripe
+ * sessions are opened to expire at the same moment (`expires_at`, which Stripe allows from 30 minutes to 24
+ * hours), so a checkout we no longer count as pending cannot be paid there either.
+ */
+export const CHECKOUT_REUSE_MS = 60 * 60 * 1000;
 /** A pending checkout still without a URL after this long was left by a request that died. */
 const CHECKOUT_ABANDONED_MS = 60 * 1000;
 /** How long a concurrent click waits for the first one's provider session (10 s per attempt, one retry). */
 const PENDING_WAIT_MS = 25_000;
 const PENDING_POLL_MS = 150;
+
+/**
+ * The claim's outcome: a new pending checkout, or the same order already pending (a double click), or, for
+ * an organization, refused because another checkout of it is pending or a subscription already renews.
+ */
+type CheckoutClaim =
+  | 'claimed'
+  | 'pending'
+  | 'organization_checkout_pending'
+  | 'organization_subscribed';
 
 export interface CheckoutResult {
   checkout: CheckoutDto;
@@ -41,13 +58,15 @@ export class CheckoutService {
     private readonly access: OrgAccess,
     private readonly clock: Clock,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly log: AppLogger,
   ) {}
 
   /**
    * Opens a checkout of a plan. The price is the plan row's; every refusal happens before any provider call.
    * The pending row is claimed first (one per user, plan and provider: a partial unique index), then the
    * provider is called outside any transaction, so a slow provider holds no database connection. A concurrent
-   * click finds the claimed row and waits for its URL: one provider session for a double click.
+   * click finds the claimed row and waits for its URL: one provider session for a double click. The checkouts
+   * the claim gave up are expired at their provider too, so they cannot be paid any more.
    * With `organizationId`, the caller (admin or owner of it) buys `seats` of the Team plan for the
    * organization: the amount is the plan's price times the seats, and the provider charges the plan's price
    * per unit of its own quantity field.
@@ -56,6 +75,7 @@ export class CheckoutService {
     user: SessionUser,
     input: CheckoutRequestDto,
   ): Promise<CheckoutResult> {
+    // Lower-case, as stored (the DTO's transform): the provider's metadata names the organization so too.
     const organizationId = input.organizationId ?? null;
     if (input.seats !== undefined && organizationId === null)
       throw new AppError(
@@ -73,8 +93,9 @@ export class CheckoutService {
       );
     const seats = input.seats ?? 1;
     // A non-member learns nothing about the organization (404), whatever else is wrong with the request.
-    if (organizationId)
-      await this.access.require(user, organizationId, 'admin');
+    const membership = organizationId
+      ? await this.access.require(user, organizationId, 'admin')
+      : null;
     const plan = await this.billing.findActivePlan(input.planId);
     if (!plan)
       throw new AppError(
@@ -106,6 +127,7 @@ export class CheckoutService {
           ],
         },
       );
+    if (membership) refuseFewerSeatsThanMembers(seats, membership);
     const gateway = this.gateways.get(input.provider);
     if (!gateway.canCheckout())
       throw new AppError(
@@ -124,7 +146,7 @@ export class CheckoutService {
     const id = randomUUID();
     const interval = plan.priceInterval;
     const now = this.clock.now().getTime();
-    const claim = await this.billing.claimCheckout(
+    const { claim, givenUp } = await this.claim(
       {
         ...key,
         id,
@@ -133,9 +155,10 @@ export class CheckoutService {
         currency: plan.priceCurrency,
         interval,
       },
-      new Date(now - CHECKOUT_REUSE_MS),
-      new Date(now - CHECKOUT_ABANDONED_MS),
+      now,
     );
+    // Before the new session opens: the fewer sessions payable at once, the fewer double purchases.
+    await this.expireAtProviders(givenUp);
     if (claim !== 'claimed') {
       refuseOrganizationClaim(claim);
       return { checkout: await this.awaitPendingUrl(key), created: false };
@@ -157,6 +180,8 @@ export class CheckoutService {
         },
         successUrl: `${this.config.appUrl}/billing/success?checkoutId=${id}`,
         cancelUrl: `${this.config.appUrl}/billing/canceled?checkoutId=${id}`,
+        // No later than the row stops counting as pending (its createdAt is after `now`).
+        expiresAt: new Date(now + CHECKOUT_REUSE_MS),
       });
       if (
         !(await this.billing.recordProviderSession(
@@ -183,6 +208,106 @@ export class CheckoutService {
       await this.billing.markCheckoutFailed(id).catch(() => undefined);
       throw error;
     }
+  }
+
+  /**
+   * The claim of a new checkout, one short transaction. The pending checkouts of the buyer's plan and provider
+   * are given up (expired) when they are stale, abandoned, or another order (another organization, or other
+   * seats: a new click replaces them; a payment of one still counts when its webhook comes); with an
+   * organization, under a transaction lock of its checkouts, so are its stale and abandoned ones of other
+   * buyers, and the claim is refused while a subscription of it renews or while another checkout of it (another
+   * buyer or provider) is pending, so two admins cannot both pay for the same organization. Then the new row is
+   * inserted unless the same order is still pending (a double click).
+   */
+  private claim(
+    checkout: NewCheckout,
+    now: number,
+  ): Promise<{ claim: CheckoutClaim; givenUp: PendingCheckout[] }> {
+    const { organizationId } = checkout;
+    const staleBefore = now - CHECKOUT_REUSE_MS;
+    const abandonedBefore = now - CHECKOUT_ABANDONED_MS;
+    const outdated = (row: PendingCheckout) =>
+      row.createdAt.getTime() < staleBefore ||
+      (row.url === null && row.createdAt.getTime() < abandonedBefore);
+    const sameBuyer = (row: PendingCheckout) =>
+      row.userId === checkout.userId &&
+      row.planCode === checkout.planCode &&
+      row.provider === checkout.provider;
+    return this.billing.inTransaction(async (db) => {
+      if (organizationId)
+        await this.billing.lockCheckoutsOfOrganization(db, organizationId);
+      const pending = await this.billing.findPendingCheckouts(
+        db,
+        checkout,
+        organizationId,
+      );
+      const replaced = pending.filter(
+        (row) =>
+          outdated(row) ||
+          (sameBuyer(row) &&
+            (row.organizationId !== organizationId ||
+              row.seats !== checkout.seats)),
+      );
+      const expired = new Set(
+        await this.billing.expirePendingCheckouts(
+          db,
+          replaced.map((row) => row.id),
+        ),
+      );
+      const givenUp = replaced.filter((row) => expired.has(row.id));
+      if (organizationId) {
+        const live = await this.billing.findLiveSubscriptionsOfOrganization(
+          organizationId,
+          db,
+        );
+        if (live.some(isRenewing))
+          return { claim: 'organization_subscribed', givenUp };
+        const otherOrder = pending.some(
+          (row) =>
+            !replaced.includes(row) &&
+            row.organizationId === organizationId &&
+            !sameBuyer(row),
+        );
+        if (otherOrder)
+          return { claim: 'organization_checkout_pending', givenUp };
+      }
+      const inserted = await this.billing.insertPendingCheckout(db, checkout);
+      return { claim: inserted ? 'claimed' : 'pending', givenUp };
+    });
+  }
+
+  /**
+   * Makes the given-up checkouts unpayable at their providers. A provider that cannot (a paid session, a Paddle
+   * transaction still a draft) or cannot be reached is logged and left: should such a checkout still be paid
+   * for an organization that has a renewing subscription by then, the webhook cancels the newcomer.
+   */
+  private async expireAtProviders(givenUp: PendingCheckout[]): Promise<void> {
+    await Promise.all(
+      givenUp.map(
+        async ({ id, provider, providerSessionId, organizationId }) => {
+          // Never opened at the provider (the request that claimed it died first): nothing to expire there.
+          if (providerSessionId === null) return;
+          const outcome = await this.gateways
+            .get(provider)
+            .expireCheckout(providerSessionId)
+            .catch(() => null);
+          if (outcome) return;
+          const fields = {
+            provider,
+            checkout: id,
+            session: providerSessionId,
+            organization: organizationId,
+          };
+          const msg =
+            outcome === false
+              ? 'a given-up checkout stays payable at the provider (paid, or not cancelable yet)'
+              : 'a given-up checkout could not be expired at the provider now';
+          // An organization's is support's concern (a second subscription would be canceled, refunded by hand).
+          if (organizationId) this.log.warn(fields, msg);
+          else this.log.info(fields, msg);
+        },
+      ),
+    );
   }
 
   /** The checkout another request of the same user is opening right now: its URL once it has one. */
@@ -229,6 +354,28 @@ export class CheckoutService {
       );
     }
   }
+}
+
+/** Seats are what members use: a purchase never gives an organization fewer seats than it has members. */
+function refuseFewerSeatsThanMembers(
+  seats: number,
+  membership: OrgMembership,
+): void {
+  const members = membership.organization._count.members;
+  if (seats >= members) return;
+  throw new AppError(
+    'seats_exhausted',
+    `The organization has ${members} members, so it needs at least ${members} seats: buy that many, or remove members first.`,
+    {
+      errors: [
+        {
+          field: 'seats',
+          code: 'below_member_count',
+          message: `seats must be at least ${members}, the number of members`,
+        },
+      ],
+    },
+  );
 }
 
 /** The claim's refusals for an organization (a plain `pending` is the caller's own double click). */

@@ -4,6 +4,7 @@ import { CurrentUser } from '../auth/current-user.decorator';
 import { SessionUser } from '../auth/session-user';
 import { VerifiedEmailRequired } from '../auth/verified-email.guard';
 import { ApiProblems } from '../common/openapi/api-problems.decorator';
+import { LowerCasePipe } from '../common/validation/lower-case.pipe';
 import { OrgSeatChangeDto, OrgSeatsDto } from './dto/org-subscription.dto';
 import { OrgSubscriptionService } from './org-subscription.service';
 
@@ -28,7 +29,7 @@ export class OrgSubscriptionController {
   @ApiProblems(400, 401, 403, 404, 409, 502, 503)
   changeSeats(
     @CurrentUser() user: SessionUser,
-    @Param('id') id: string,
+    @Param('id', LowerCasePipe) id: string,
     @Body() body: OrgSeatsDto,
   ): Promise<OrgSeatChangeDto> {
     return this.subscriptions.changeSeats(user, id, body);

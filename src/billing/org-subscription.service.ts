@@ -5,12 +5,14 @@ import { AppError } from '../common/errors/app-error';
 import { OrgAccess } from '../orgs/org-access';
 import { BillingRepository } from './billing.repository';
 import { OrgSeatChangeDto, OrgSeatsDto } from './dto/org-subscription.dto';
+import { subscriptionForSeatChange } from './organization-subscriptions';
 import { PaymentGateways } from './providers/payment-gateways';
 
 /**
- * Seat changes of an organization's subscription: asked of the provider (prorated there), confirmed by its
- * webhook. Nothing of ours changes before that confirmation but the audit entry of the request, so a request
- * the provider refuses or never confirms leaves the pool and the seat limit as they were.
+ * Seat changes of an organization's subscription: asked of the provider (the prorated difference charged now;
+ * the provider applies the new quantity once it is paid), confirmed by its webhook. Nothing of ours changes
+ * before that confirmation but the audit entry of the request, so a request the provider refuses, or whose
+ * charge is never paid, leaves the pool and the seat limit as they were.
  * docs/adr/0062-organizations.md
  */
 @Injectable()
@@ -32,8 +34,8 @@ export class OrgSubscriptionService {
       organizationId,
       'admin',
     );
-    const subscription = await this.billing.findLiveSubscriptionOfOrganization(
-      organizationId,
+    const subscription = subscriptionForSeatChange(
+      await this.billing.findLiveSubscriptionsOfOrganization(organizationId),
       organization.planSubscriptionId,
     );
     if (!subscription)

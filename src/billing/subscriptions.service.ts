@@ -14,6 +14,7 @@ import {
   LockedSubscription,
 } from './billing.repository';
 import { SubscriptionDto } from './dto/subscription.response';
+import { isLive, renewingRival } from './organization-subscriptions';
 import { PaymentProviderName } from './providers/payment-gateway';
 import {
   applySnapshot,
@@ -74,7 +75,8 @@ export class SubscriptionsService {
       provider,
       snapshot.providerSubscriptionId,
     );
-    if (existing) return this.update(db, existing, snapshot, occurredAt);
+    if (existing)
+      return this.update(db, provider, existing, snapshot, occurredAt);
 
     const checkout = snapshot.checkoutSessionId
       ? await this.billing.findCheckoutBySession(
@@ -89,6 +91,15 @@ export class SubscriptionsService {
       await this.billing.lockOrganizationPlan(db, organizationId);
     else await this.billing.lockUserPlan(db, checkout.userId);
     const state = applySnapshot(null, snapshot, occurredAt)!;
+    if (organizationId)
+      await this.refuseSecondRenewing(
+        db,
+        provider,
+        snapshot.providerSubscriptionId,
+        organizationId,
+        state.status,
+        null,
+      );
     const id = await this.billing.insertSubscription(db, {
       ...state,
       grantsUntil: grantEndsAt(state, this.config.billing.graceMs),
@@ -178,8 +189,48 @@ export class SubscriptionsService {
     };
   }
 
+  /**
+   * The webhook cancels a second renewing subscription of an organization at its provider before it applies the
+   * event (docs/adr/0062-organizations.md). Two such purchases whose events race both pass that check; under the
+   * organization's lock the second sees the first committed, and its event is refused (503) so that its
+   * redelivery cancels it. Nothing is changed meanwhile.
+   */
+  private async refuseSecondRenewing(
+    db: Db,
+    provider: PaymentProviderName,
+    providerSubscriptionId: string,
+    organizationId: string,
+    status: LockedSubscription['status'],
+    storedStatus: LockedSubscription['status'] | null,
+  ): Promise<void> {
+    if (!isLive(status)) return;
+    const rival = renewingRival(
+      { provider, providerSubscriptionId, status, storedStatus },
+      await this.billing.findLiveSubscriptionsOfOrganization(
+        organizationId,
+        db,
+      ),
+    );
+    if (!rival) return;
+    this.log.warn(
+      {
+        provider,
+        subscription: providerSubscriptionId,
+        organization: organizationId,
+        renewing: rival.id,
+      },
+      'a second renewing subscription of an organization started concurrently: asked again, to be canceled',
+    );
+    throw new AppError(
+      'webhook_not_processed',
+      'Another subscription of this organization started at the same time; deliver the event again.',
+      { headers: { 'Retry-After': '60' } },
+    );
+  }
+
   private async update(
     db: Db,
+    provider: PaymentProviderName,
     existing: LockedSubscription,
     snapshot: SubscriptionSnapshot,
     occurredAt: Date,
@@ -191,6 +242,22 @@ export class SubscriptionsService {
         'stale or post-cancellation subscription event: ignored',
       );
       return;
+    }
+    if (
+      existing.organizationId &&
+      isLive(next.status) &&
+      !isLive(existing.status)
+    ) {
+      // Subscription, then organization: the order every event of an organization's subscription locks in.
+      await this.billing.lockOrganizationPlan(db, existing.organizationId);
+      await this.refuseSecondRenewing(
+        db,
+        provider,
+        snapshot.providerSubscriptionId,
+        existing.organizationId,
+        next.status,
+        existing.status,
+      );
     }
     await this.billing.updateSubscriptionState(db, existing.id, {
       ...this.withGrantEnd(next),

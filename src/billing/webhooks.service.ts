@@ -1,11 +1,16 @@
 import { Injectable } from '@nestjs/common';
+import { AuditRepository } from '../audit/audit.repository';
 import { Clock } from '../common/clock';
 import { AppError } from '../common/errors/app-error';
 import { AppLogger } from '../common/logging/app-logger';
 import { Metrics, WebhookOutcome } from '../infra/metrics/metrics';
 import { Db } from '../infra/prisma/prisma.service';
-import { BillingRepository } from './billing.repository';
+import {
+  BillingRepository,
+  LiveOrganizationSubscription,
+} from './billing.repository';
 import { WebhookAckDto } from './dto/webhook-ack.response';
+import { renewingRival } from './organization-subscriptions';
 import { PaymentGateways } from './providers/payment-gateways';
 import {
   BillingAction,
@@ -13,7 +18,27 @@ import {
   PaymentProviderName,
   VerifiedWebhook,
 } from './providers/payment-gateway';
+import { SubscriptionSnapshot } from './subscription-state';
 import { SubscriptionsService } from './subscriptions.service';
+
+/** Why a subscription an event makes live must not bill: canceled at the provider before the event is applied. */
+type Unwanted =
+  | { kind: 'erased' }
+  | { kind: 'organization_deleted' }
+  | {
+      /** A second renewing subscription of one organization: the one it already pays for is kept. */
+      kind: 'second_subscription';
+      organizationId: string;
+      kept: LiveOrganizationSubscription;
+    };
+
+const UNWANTED_LOG: Record<Unwanted['kind'], string> = {
+  erased: 'subscription of an erased account canceled at the provider',
+  organization_deleted:
+    'subscription of a deleted organization canceled at the provider',
+  second_subscription:
+    'second renewing subscription of an organization canceled at the provider: refund its payment by hand',
+};
 
 /**
  * Inbound provider webhooks: verify the signature over the raw body, then record the event and apply it in
@@ -28,6 +53,7 @@ export class WebhooksService {
     private readonly gateways: PaymentGateways,
     private readonly billing: BillingRepository,
     private readonly subscriptions: SubscriptionsService,
+    private readonly audit: AuditRepository,
     private readonly clock: Clock,
     private readonly log: AppLogger,
     private readonly metrics: Metrics,
@@ -99,7 +125,7 @@ export class WebhooksService {
     // A cheap early answer for redeliveries, before any provider lookup; the insert below is what decides.
     if (await this.billing.isEventRecorded(provider, webhook.eventId))
       return false;
-    const action = await this.cancelIfBuyerErased(
+    const { action, unwanted } = await this.cancelIfUnwanted(
       gateway,
       await gateway.interpret(webhook),
     );
@@ -110,64 +136,137 @@ export class WebhooksService {
         type: webhook.type,
         occurredAt: webhook.occurredAt,
       });
-      if (recorded) await this.apply(db, provider, webhook, action);
-      return recorded;
+      if (!recorded) return false;
+      await this.apply(db, provider, webhook, action);
+      if (unwanted?.kind === 'second_subscription')
+        await this.audit.record(db, {
+          adminId: null,
+          action: 'org.subscription.cancel_second',
+          targetType: 'organization',
+          targetId: unwanted.organizationId,
+          before: {
+            renewing: {
+              subscriptionId: unwanted.kept.id,
+              provider: unwanted.kept.provider,
+              providerSubscriptionId: unwanted.kept.providerSubscriptionId,
+              seats: unwanted.kept.seats,
+            },
+          },
+          after: {
+            canceled: {
+              provider,
+              providerSubscriptionId:
+                subscriptionOf(action)?.providerSubscriptionId ?? null,
+              seats: subscriptionOf(action)?.quantity ?? null,
+            },
+          },
+          reason:
+            'The organization already had a renewing subscription; the second one was canceled at the provider. Its payment is refunded by hand.',
+        });
+      return true;
     });
   }
 
   /**
    * A checkout left open when its buyer erased the account (or when the organization it buys seats for was
-   * deleted) can still be paid, and a provider may report a subscription of an erased account as live again:
-   * it is canceled at the provider before the event is recorded, so a failure (503) has the provider deliver
-   * the event again and the cancellation is retried. The event is then applied as the cancellation it became.
+   * deleted) can still be paid, and a provider may report a subscription of an erased account as live again;
+   * and an organization's second checkout (opened before the first was paid, or one its provider could not
+   * expire) can be paid while another subscription of the organization renews. Such a subscription is canceled
+   * at the provider before the event is recorded, so a failure (503) has the provider deliver the event again
+   * and the cancellation is retried. The event is then applied as the cancellation it became; the first
+   * subscription of the organization is kept.
    */
-  private async cancelIfBuyerErased(
+  private async cancelIfUnwanted(
     gateway: PaymentGateway,
     action: BillingAction,
-  ): Promise<BillingAction> {
-    if (
-      action.kind !== 'checkout_completed' &&
-      action.kind !== 'subscription_changed'
-    )
-      return action;
-    const snapshot = action.subscription;
-    if (!snapshot || snapshot.status === 'canceled') return action;
+  ): Promise<{ action: BillingAction; unwanted: Unwanted | null }> {
+    const snapshot = subscriptionOf(action);
+    if (!snapshot || snapshot.status === 'canceled')
+      return { action, unwanted: null };
     const sessionId =
       action.kind === 'checkout_completed'
         ? action.providerSessionId
         : (snapshot.checkoutSessionId ?? null);
-    const erased = await this.billing.isBoughtByErasedAccount(
-      gateway.provider,
-      snapshot.providerSubscriptionId,
-      sessionId,
-    );
-    if (
-      !erased &&
-      !(await this.billing.isForMissingOrganization(
-        gateway.provider,
-        snapshot.providerSubscriptionId,
-        sessionId,
-      ))
-    )
-      return action;
+    const unwanted = await this.unwanted(gateway.provider, snapshot, sessionId);
+    if (!unwanted) return { action, unwanted: null };
     await gateway.cancelSubscription(snapshot.providerSubscriptionId);
     this.log.warn(
       {
         provider: gateway.provider,
         subscription: snapshot.providerSubscriptionId,
+        ...(unwanted.kind === 'second_subscription'
+          ? {
+              organization: unwanted.organizationId,
+              kept: {
+                subscriptionId: unwanted.kept.id,
+                provider: unwanted.kept.provider,
+                providerSubscriptionId: unwanted.kept.providerSubscriptionId,
+              },
+            }
+          : {}),
       },
-      erased
-        ? 'subscription of an erased account canceled at the provider'
-        : 'subscription of a deleted organization canceled at the provider',
+      UNWANTED_LOG[unwanted.kind],
     );
-    return {
-      ...action,
-      subscription: {
-        ...snapshot,
-        status: 'canceled',
-        canceledAt: snapshot.canceledAt ?? this.clock.now(),
-      },
+    const canceled: SubscriptionSnapshot = {
+      ...snapshot,
+      status: 'canceled',
+      canceledAt: snapshot.canceledAt ?? this.clock.now(),
     };
+    return {
+      action:
+        action.kind === 'checkout_completed'
+          ? { ...action, subscription: canceled }
+          : { kind: 'subscription_changed', subscription: canceled },
+      unwanted,
+    };
+  }
+
+  private async unwanted(
+    provider: PaymentProviderName,
+    snapshot: SubscriptionSnapshot,
+    sessionId: string | null,
+  ): Promise<Unwanted | null> {
+    const { providerSubscriptionId } = snapshot;
+    if (
+      await this.billing.isBoughtByErasedAccount(
+        provider,
+        providerSubscriptionId,
+        sessionId,
+      )
+    )
+      return { kind: 'erased' };
+    if (
+      await this.billing.isForMissingOrganization(
+        provider,
+        providerSubscriptionId,
+        sessionId,
+      )
+    )
+      return { kind: 'organization_deleted' };
+    const purchase = await this.billing.findOrganizationPurchase(
+      provider,
+      providerSubscriptionId,
+      sessionId,
+    );
+    if (!purchase) return null;
+    const kept = renewingRival(
+      {
+        provider,
+        providerSubscriptionId,
+        status: snapshot.status,
+        storedStatus: purchase.status,
+      },
+      await this.billing.findLiveSubscriptionsOfOrganization(
+        purchase.organizationId,
+      ),
+    );
+    return kept
+      ? {
+          kind: 'second_subscription',
+          organizationId: purchase.organizationId,
+          kept,
+        }
+      : null;
   }
 
   private async apply(
@@ -218,6 +317,13 @@ export class WebhooksService {
         return;
     }
   }
+}
+
+/** The subscription an event is about, when it is about one. */
+function subscriptionOf(action: BillingAction): SubscriptionSnapshot | null {
+  if (action.kind === 'checkout_completed') return action.subscription;
+  if (action.kind === 'subscription_changed') return action.subscription;
+  return null;
 }
 
 /** A delivery refused for what it is (4xx: signature, payload) is invalid; one that could not be applied now (5xx, delivered again) failed. */

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { OrgRole } from '../infra/prisma/generated/client';
+import { LIVE_SUBSCRIPTION_STATUSES } from '../billing/billing.repository';
 import { Db, PrismaService } from '../infra/prisma/prisma.service';
 
 export type { OrgRole };
@@ -24,9 +25,6 @@ const ORGANIZATION = {
   },
   _count: { select: { members: true } },
 } as const;
-
-/** Subscription states in which a subscription still binds the organization (it pays, or may pay again). */
-const LIVE_SUBSCRIPTION = ['active', 'past_due', 'paused'] as const;
 
 /** Organizations and their members (docs/adr/0062-organizations.md). Rules live in the services. */
 @Injectable()
@@ -129,7 +127,10 @@ export class OrgsRepository {
 
   async hasLiveSubscription(db: Db, organizationId: string): Promise<boolean> {
     const live = await db.subscription.count({
-      where: { organizationId, status: { in: [...LIVE_SUBSCRIPTION] } },
+      where: {
+        organizationId,
+        status: { in: [...LIVE_SUBSCRIPTION_STATUSES] },
+      },
     });
     return live > 0;
   }

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
 import {
   IsIn,
   IsInt,
@@ -37,6 +38,10 @@ export class CheckoutRequestDto {
    * yourself. Its plan and seats change when the provider confirms the payment.
    */
   @ApiPropertyOptional({ format: 'uuid' })
+  // Ids are matched lower-case, as stored: the metadata sent to the provider names it so too.
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' ? value.toLowerCase() : value,
+  )
   @IsOptional()
   @IsUUID('all', { message: 'organizationId must be a UUID' })
   organizationId?: string;

@@ -79,6 +79,8 @@ const STATUS: Record<string, SubscriptionStatus> = {
   canceled: 'canceled',
   paused: 'paused',
 };
+/** Paddle's error code for a transaction status it does not change (a draft, a completed transaction). */
+const STATUS_NOT_CHANGED = 'transaction_invalid_status_change';
 /** Paddle's error codes of a cancellation that has nothing left to cancel. */
 const ALREADY_ENDED = new Set([
   'not_found',
@@ -250,6 +252,55 @@ export class PaddleGateway implements PaymentGateway {
   }
 
   /**
+   * PATCH /transactions/{id} with `status: canceled` alone (the SDK's transactions.update): a canceled
+   * transaction cannot be paid. Paddle cancels `ready` (and `billed`) transactions only; for the others it
+   * answers 400 transaction_invalid_status_change and the transaction is read: canceled is done, a `draft`
+   * (the buyer has not entered their details yet) or a paid one stays payable or paid (false). Paddle
+   * transactions have no expiry of their own. An unknown transaction (404 not_found) cannot be paid.
+   */
+  async expireCheckout(providerSessionId: string): Promise<boolean> {
+    const client = this.client();
+    try {
+      await withTimeout(
+        client.transactions.update(providerSessionId, { status: 'canceled' }),
+        REQUEST_TIMEOUT_MS,
+        `no answer from Paddle within ${REQUEST_TIMEOUT_MS} ms`,
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'not_found') return true;
+      if (!(error instanceof ApiError && error.code === STATUS_NOT_CHANGED))
+        throw this.cancellationFailed(error, providerSessionId);
+    }
+    try {
+      const transaction = await withTimeout(
+        client.transactions.get(providerSessionId),
+        REQUEST_TIMEOUT_MS,
+        `no answer from Paddle within ${REQUEST_TIMEOUT_MS} ms`,
+      );
+      return transaction.status === 'canceled';
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'not_found') return true;
+      throw this.cancellationFailed(error, providerSessionId);
+    }
+  }
+
+  private cancellationFailed(error: unknown, transactionId: string): AppError {
+    const detail =
+      error instanceof ApiError
+        ? { type: error.type, code: error.code, detail: error.detail }
+        : undefined;
+    this.log.error(
+      { err: detail ? undefined : error, error: detail, transactionId },
+      'paddle transaction could not be canceled',
+    );
+    return new AppError(
+      'payment_provider_unavailable',
+      'Paddle could not cancel the checkout right now. Try again in a moment.',
+    );
+  }
+
+  /**
    * POST /subscriptions/{id}/cancel with `effective_from: immediately` (the SDK's subscriptions.cancel): the
    * default would let the current period run and bill nothing more, but an erased account must not keep a
    * live subscription. Paddle answers 404 not_found for an id it does not know and 400
@@ -289,8 +340,10 @@ export class PaddleGateway implements PaymentGateway {
 
   /**
    * PATCH /subscriptions/{id} (the SDK's subscriptions.update) with the item's price and its new quantity,
-   * `proration_billing_mode: prorated_immediately`: Paddle bills the prorated difference now. Paddle replaces
-   * the whole item list, so the one item's price id is read from Paddle first (we store none).
+   * `proration_billing_mode: prorated_immediately`: Paddle charges the prorated difference now, and with
+   * `on_payment_failure: prevent_change` (Paddle's default, sent to say so) a charge that fails leaves the
+   * subscription as it was, so seats are never granted before they are paid. Paddle replaces the whole item
+   * list, so the one item's price id is read from Paddle first (we store none).
    */
   async changeQuantity(
     providerSubscriptionId: string,
@@ -310,6 +363,7 @@ export class PaddleGateway implements PaymentGateway {
         client.subscriptions.update(providerSubscriptionId, {
           items: [{ priceId: item.price.id, quantity }],
           prorationBillingMode: 'prorated_immediately',
+          onPaymentFailure: 'prevent_change',
         }),
         REQUEST_TIMEOUT_MS,
         `no answer from Paddle within ${REQUEST_TIMEOUT_MS} ms`,

@@ -27,6 +27,12 @@ export interface CheckoutOrder {
   };
   successUrl: string;
   cancelUrl: string;
+  /**
+   * When the provider must stop taking payment for it: the end of our pending window, so a session we consider
+   * given up can no longer be paid (Stripe's `expires_at`; Paddle transactions have no expiry and are canceled
+   * when replaced instead).
+   */
+  expiresAt: Date;
 }
 
 export interface ProviderCheckout {
@@ -64,6 +70,14 @@ export interface PaymentGateway {
   canCheckout(): boolean;
   canVerifyWebhooks(): boolean;
   createCheckout(order: CheckoutOrder): Promise<ProviderCheckout>;
+  /**
+   * Makes a checkout session we gave up unpayable at the provider (Stripe: expires the Checkout Session; Paddle:
+   * cancels the transaction). True when it can no longer be paid (now or already: expired, canceled, unknown);
+   * false when the provider keeps it payable or paid (completed, or a Paddle transaction still a draft, which
+   * Paddle does not cancel). Rejects with AppError payment_provider_unavailable (503) when the provider cannot
+   * be reached, provider_not_configured (503) without an API key.
+   */
+  expireCheckout(providerSessionId: string): Promise<boolean>;
   /** Rejects with AppError webhook_signature_invalid (400) or webhook_payload_invalid (400). */
   verifyWebhook(
     rawBody: Buffer,
@@ -79,8 +93,9 @@ export interface PaymentGateway {
    */
   cancelSubscription(providerSubscriptionId: string): Promise<void>;
   /**
-   * Sets the quantity (seats) of the subscription's item at the provider, prorated now. Our records change
-   * only when the provider's webhook confirms it. Rejects with AppError payment_provider_error (502) when the
+   * Sets the quantity (seats) of the subscription's item at the provider, the prorated difference charged now;
+   * the provider applies the new quantity only once that charge is paid (a decrease at once). Our records change
+   * only when the provider's webhook confirms the quantity. Rejects with AppError payment_provider_error (502) when the
    * provider refuses or cannot be reached, provider_not_configured (503) without an API key.
    */
   changeQuantity(

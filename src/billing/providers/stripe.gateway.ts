@@ -61,7 +61,10 @@ const subscriptionSchema = z.object({
       data: z.array(
         z.object({
           current_period_end: z.number().int().nullish(),
-          /** The seats of an organization's subscription (one item). */
+          /**
+           * The seats of an organization's subscription (one item), as paid: a seat change whose invoice is not
+           * paid yet waits in the subscription's `pending_update`, which is never read (docs/adr/0062).
+           */
           quantity: z.number().int().nonnegative().nullish(),
         }),
       ),
@@ -87,6 +90,9 @@ const SUBSCRIPTION_EVENTS = new Set([
   'customer.subscription.deleted',
   'customer.subscription.paused',
   'customer.subscription.resumed',
+  // A seat change paid late (its items are the subscription's now), or given up unpaid (they stay as they were).
+  'customer.subscription.pending_update_applied',
+  'customer.subscription.pending_update_expired',
 ]);
 
 /**
@@ -148,6 +154,8 @@ export class StripeGateway implements PaymentGateway {
               },
             },
           ],
+          // Our pending window, not Stripe's default 24 hours: once we give the checkout up it cannot be paid.
+          expires_at: Math.floor(order.expiresAt.getTime() / 1000),
           client_reference_id: order.checkoutId,
           customer_email: order.email,
           metadata: reference,
@@ -238,6 +246,42 @@ export class StripeGateway implements PaymentGateway {
   }
 
   /**
+   * POST /v1/checkout/sessions/:id/expire (the SDK's checkout.sessions.expire). Stripe expires only `open`
+   * sessions and answers 400 for the others: the session is then read to tell an expired one (done) from a
+   * completed one (paid: false). An unknown session (404 resource_missing) cannot be paid.
+   */
+  async expireCheckout(providerSessionId: string): Promise<boolean> {
+    const client = this.requireClient();
+    try {
+      await client.checkout.sessions.expire(providerSessionId);
+      return true;
+    } catch (error) {
+      if (isMissing(error)) return true;
+      if (!(error instanceof Stripe.errors.StripeInvalidRequestError))
+        throw this.expiryFailed(error, providerSessionId);
+    }
+    try {
+      const session =
+        await client.checkout.sessions.retrieve(providerSessionId);
+      return session.status === 'expired';
+    } catch (error) {
+      if (isMissing(error)) return true;
+      throw this.expiryFailed(error, providerSessionId);
+    }
+  }
+
+  private expiryFailed(error: unknown, providerSessionId: string): AppError {
+    this.log.error(
+      { err: error, session: providerSessionId },
+      'stripe checkout session could not be expired',
+    );
+    return new AppError(
+      'payment_provider_unavailable',
+      'Stripe could not expire the checkout session right now. Try again in a moment.',
+    );
+  }
+
+  /**
    * DELETE /v1/subscriptions/:id (the SDK's subscriptions.cancel): canceled at once, no further invoice.
    * Stripe answers 404 resource_missing for a subscription it does not know and for one already canceled
    * (a canceled subscription counts as deleted there): both mean nothing is billed any more.
@@ -247,12 +291,7 @@ export class StripeGateway implements PaymentGateway {
     try {
       await client.subscriptions.cancel(providerSubscriptionId);
     } catch (error) {
-      if (
-        error instanceof Stripe.errors.StripeError &&
-        error.statusCode === 404 &&
-        error.code === 'resource_missing'
-      )
-        return;
+      if (isMissing(error)) return;
       this.log.error(
         { err: error, subscription: providerSubscriptionId },
         'stripe subscription could not be canceled',
@@ -266,8 +305,11 @@ export class StripeGateway implements PaymentGateway {
 
   /**
    * POST /v1/subscriptions/:id (the SDK's subscriptions.update) with the one item's id and its new quantity,
-   * `proration_behavior: create_prorations`: Stripe credits the unused time of the old quantity and charges the
-   * new one on the next invoice. The item id is read from Stripe first (we store none).
+   * `proration_behavior: always_invoice` (the prorated difference is invoiced and charged now) and
+   * `payment_behavior: pending_if_incomplete`: when that charge fails, Stripe keeps the old quantity and holds
+   * the new one in the subscription's `pending_update` until the invoice is paid (or the update expires), so
+   * seats are never granted before they are paid. A decrease (a credit) applies at once. The item id is read
+   * from Stripe first (we store none).
    */
   async changeQuantity(
     providerSubscriptionId: string,
@@ -283,7 +325,8 @@ export class StripeGateway implements PaymentGateway {
         throw new Error('the Stripe subscription has no item to change');
       await client.subscriptions.update(providerSubscriptionId, {
         items: [{ id: item.id, quantity }],
-        proration_behavior: 'create_prorations',
+        proration_behavior: 'always_invoice',
+        payment_behavior: 'pending_if_incomplete',
       });
     } catch (error) {
       this.log.error(
@@ -370,6 +413,15 @@ function toSnapshot(
     checkoutHint: subscription.metadata?.checkoutId ?? null,
     quantity: subscription.items?.data[0]?.quantity ?? undefined,
   };
+}
+
+/** Stripe's answer for an object it does not know (a canceled subscription counts as deleted there). */
+function isMissing(error: unknown): boolean {
+  return (
+    error instanceof Stripe.errors.StripeError &&
+    error.statusCode === 404 &&
+    error.code === 'resource_missing'
+  );
 }
 
 /** Missing and malformed headers are told apart first; the SDK then checks the signature itself. */
