@@ -237,6 +237,31 @@ describe('organizations (issue 30)', () => {
       ]);
     });
 
+    it('sends invitations only from a verified account when REQUIRE_EMAIL_VERIFICATION is on', async () => {
+      const strict = await bootTestApp({
+        SMTP_URL: smtp.url,
+        REQUIRE_EMAIL_VERIFICATION: 'true',
+      });
+      try {
+        const owner = await registerUser(strict.http);
+        const id = await createOrgOf(strict.http, owner);
+        const refused = await strict.http
+          .post(`/v1/orgs/${id}/invitations`)
+          .set('Cookie', owner.cookie)
+          .send({ email: 'someone@example.com', role: 'member' })
+          .expect(403);
+        expect(refused.body.code).toBe('email_unverified');
+        await verifyEmail(strict.http, owner);
+        await strict.http
+          .post(`/v1/orgs/${id}/invitations`)
+          .set('Cookie', owner.cookie)
+          .send({ email: 'someone@example.com', role: 'member' })
+          .expect(201);
+      } finally {
+        await strict.close();
+      }
+    });
+
     it('answers 410 for a revoked or expired link and 404 for an unknown one', async () => {
       const owner = await registerUser(t.http);
       const id = await createOrg(owner);

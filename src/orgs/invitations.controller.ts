@@ -16,6 +16,7 @@ import {
 } from '@nestjs/swagger';
 import { CurrentUser } from '../auth/current-user.decorator';
 import { SessionUser } from '../auth/session-user';
+import { VerifiedEmailRequired } from '../auth/verified-email.guard';
 import { ApiProblems } from '../common/openapi/api-problems.decorator';
 import { LowerCasePipe } from '../common/validation/lower-case.pipe';
 import { RateLimit } from '../common/rate-limit/rate-limit.decorator';
@@ -48,6 +49,8 @@ export class InvitationsController {
     return this.invitations.accept(user, body);
   }
 
+  // Invitations send mail: with REQUIRE_EMAIL_VERIFICATION, only from a verified account.
+  @VerifiedEmailRequired()
   @RateLimit('invite-user')
   @Post(':id/invitations')
   @ApiOperation({
