@@ -213,7 +213,7 @@ export class CheckoutService {
   /**
    * The claim of a new checkout, one short transaction. The pending checkouts of the buyer's plan and provider
    * are given up (expired) when they are stale, abandoned, or another order (another organization, or other
-   * seats: a new click replaces them; a payment of one still counts when its webhook comes); with an
+   * seats: a new click replaces them, and they are made unpayable at their provider too); with an
    * organization, under a transaction lock of its checkouts, so are its stale and abandoned ones of other
    * buyers, and the claim is refused while a subscription of it renews or while another checkout of it (another
    * buyer or provider) is pending, so two admins cannot both pay for the same organization. Then the new row is

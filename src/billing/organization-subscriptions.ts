@@ -27,15 +27,22 @@ export function isRenewing(
 }
 
 /**
- * The subscription a seat change goes to: the one the organization's plan comes from while it is live, else
- * its newest live one (its plan may be an admin's). Null when none is live. `live` is newest first.
+ * The subscription a seat change goes to: a renewing one first (seats bought on one that ends with its
+ * period would go with it), the one the organization's plan comes from before another; else the plan's,
+ * else the newest live one (its plan may be an admin's). Null when none is live. `live` is newest first.
  */
 export function subscriptionForSeatChange(
   live: LiveOrganizationSubscription[],
   planSubscriptionId: string | null,
 ): LiveOrganizationSubscription | null {
+  const isPlans = (subscription: LiveOrganizationSubscription) =>
+    subscription.id === planSubscriptionId;
   return (
-    live.find((subscription) => subscription.id === planSubscriptionId) ??
+    live.find(
+      (subscription) => isRenewing(subscription) && isPlans(subscription),
+    ) ??
+    live.find(isRenewing) ??
+    live.find(isPlans) ??
     live[0] ??
     null
   );

@@ -6,6 +6,8 @@ import { PaymentGateways } from '../../billing/providers/payment-gateways';
 import { RunStops } from '../../chat/stop/run-stops';
 import { Clock } from '../../common/clock';
 import { AppError } from '../../common/errors/app-error';
+import { isDatabaseUnavailable } from '../../common/errors/database-unavailable';
+import { doublingDelays, retrying } from '../../common/waiting';
 import { AppLogger } from '../../common/logging/app-logger';
 import { Db } from '../../infra/prisma/prisma.service';
 import {
@@ -19,6 +21,11 @@ import {
   ErasedData,
 } from './account-deletion.repository';
 import { DeleteAccountDto } from './dto/delete-account.dto';
+
+/** How long the erasure's transaction is tried again after a deadlock or a lost connection, and the waits. */
+const ERASE_RETRY_FOR_MS = 5_000;
+const ERASE_RETRY_FIRST_MS = 50;
+const ERASE_RETRY_MAX_MS = 500;
 
 /** Object deletions in flight at once: an account with thousands of files must not take one round trip each in turn. */
 const PARALLEL_OBJECT_DELETES = 8;
@@ -78,16 +85,49 @@ export class AccountDeletionService {
     const removedObjects = await this.removeFileObjects(userId);
     await this.stops.stop(await this.accounts.findLiveRunIds(userId));
 
-    const erased = await this.accounts.inTransaction(async (db) => {
+    // All or nothing, so tried again when PostgreSQL ends it to break a deadlock (a claim of the account's
+    // that takes the same rows in another order) or loses the connection.
+    const erased = await retrying(
+      () => this.eraseRows(request, canceledSubscriptions),
+      {
+        delays: doublingDelays(ERASE_RETRY_FIRST_MS, ERASE_RETRY_MAX_MS),
+        giveUpAt: Date.now() + ERASE_RETRY_FOR_MS,
+        retryable: isDatabaseUnavailable,
+        onRetry: (error, retryInMs) =>
+          this.log.warn(
+            { err: error, user: userId, retryInMs },
+            'account erasure transaction failed: trying again',
+          ),
+      },
+    );
+    // Every instance hears of it from the database (sessions and user changed); this one forgets it before answering.
+    this.sessions.forgetUser(userId);
+    await this.removeLateObjects(erased.storageKeys, removedObjects);
+    this.log.info(
+      { user: userId, admin: request.adminId, ...counts(erased) },
+      'account erased',
+    );
+  }
+
+  /** The one transaction that removes the personal rows and turns the user row into a tombstone. */
+  private eraseRows(
+    request: ErasureRequest,
+    canceledSubscriptions: string[],
+  ): Promise<ErasedData> {
+    const { userId } = request;
+    return this.accounts.inTransaction(async (db) => {
       await request.enter?.(db);
       await this.accounts.lockAdminActions(db);
       await this.accounts.lockSubscriptionsOfUser(db, userId);
+      // The organizations before the account's row: a claim of the account's takes them in that order too
+      // (the organization KEY SHARE, then the user through its foreign keys).
+      const memberships = await this.accounts.findMemberships(userId, db, true);
       const account = await this.refuseUnerasable(
         userId,
         await this.accounts.lockAccount(db, userId),
         db,
       );
-      refuseLastOwner(await this.accounts.findMemberships(userId, db, true));
+      refuseLastOwner(memberships);
       await this.refuseUncanceledSubscriptions(
         db,
         userId,
@@ -115,13 +155,6 @@ export class AccountDeletionService {
       });
       return data;
     });
-    // Every instance hears of it from the database (sessions and user changed); this one forgets it before answering.
-    this.sessions.forgetUser(userId);
-    await this.removeLateObjects(erased.storageKeys, removedObjects);
-    this.log.info(
-      { user: userId, admin: request.adminId, ...counts(erased) },
-      'account erased',
-    );
   }
 
   private async refuseUnerasable(
