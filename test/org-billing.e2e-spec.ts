@@ -904,6 +904,38 @@ describe('organization billing', () => {
   });
 
   describe('Paddle', () => {
+    it('grants the seats the buyer paid for when they changed the quantity on Paddle’s checkout', async () => {
+      const owner = await registerUser(t.http);
+      const orgId = await createOrg(owner);
+      const { checkoutId, sessionId } = await startOrgCheckout(
+        owner,
+        orgId,
+        'paddle',
+        2,
+      );
+      const subscriptionId = `sub_${randomUUID().replace(/-/g, '').slice(0, 26)}`;
+      const periodEnd = inDays(30);
+      await deliver(
+        t,
+        'paddle',
+        paddleEvent(
+          'transaction.completed',
+          paddleTransaction({
+            id: sessionId,
+            subscriptionId,
+            checkoutId,
+            periodEnd,
+            quantity: 5,
+          }),
+        ),
+      ).expect(200);
+      expect(await orgOf(owner, orgId)).toMatchObject({
+        plan: { code: 'team' },
+        seats: 5,
+      });
+      expect(await poolLimit(owner, orgId)).toBe(teamCredits * 5);
+    });
+
     it('activates from the completed transaction, changes the seats with prorated billing, follows the confirmation and lapses on cancel', async () => {
       const owner = await registerUser(t.http);
       const orgId = await createOrg(owner);

@@ -132,6 +132,8 @@ export function paddleTransaction(fields: {
   subscriptionId: string | null;
   checkoutId?: string;
   periodEnd: Date;
+  /** The quantity paid for (one item); absent: no items listed. */
+  quantity?: number;
 }): Record<string, unknown> {
   return {
     id: fields.id,
@@ -146,7 +148,10 @@ export function paddleTransaction(fields: {
       ).toISOString(),
       ends_at: fields.periodEnd.toISOString(),
     },
-    items: [],
+    items:
+      fields.quantity === undefined
+        ? []
+        : [{ price_id: 'pri_team_seat', quantity: fields.quantity }],
     details: { totals: { subtotal: '2000', currency_code: 'USD' } },
   };
 }

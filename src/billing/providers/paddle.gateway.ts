@@ -54,6 +54,10 @@ const transactionSchema = z.object({
   customer_id: providerId.nullish(),
   custom_data: customData,
   billing_period: z.object({ ends_at: timestamp }).nullish(),
+  /** What was paid for: Paddle's checkout lets the buyer change the quantity within the price's range. */
+  items: z
+    .array(z.object({ quantity: z.number().int().nonnegative().nullish() }))
+    .nullish(),
 });
 
 const subscriptionSchema = z.object({
@@ -425,6 +429,7 @@ function transactionCompleted(payload: Record<string, unknown>): BillingAction {
         providerCustomerId: transaction.customer_id ?? null,
         checkoutSessionId: transaction.id,
         checkoutHint: stringField(transaction.custom_data, 'checkoutId'),
+        quantity: transaction.items?.[0]?.quantity ?? undefined,
       }
     : null;
   return {
