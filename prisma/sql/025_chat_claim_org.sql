@@ -45,14 +45,14 @@ BEGIN
     END IF;
 
     -- The organization before its member row, as membership changes take them (no circular wait).
-    PERFORM 1 FROM "Organization" o WHERE o.id = p_org FOR KEY SHARE;
-    SELECT m."dailyCreditLimit", o."planCode", p."dailyCredits"::bigint * o.seats
-      INTO v_cap, v_plan, v_pool
+    SELECT o."planCode", p."dailyCredits"::bigint * o.seats INTO v_plan, v_pool
+      FROM "Organization" o JOIN "Plan" p ON p.code = o."planCode"
+     WHERE o.id = p_org
+       FOR KEY SHARE OF o;
+    SELECT m."dailyCreditLimit" INTO v_cap
       FROM "OrgMember" m
-      JOIN "Organization" o ON o.id = m."organizationId"
-      JOIN "Plan" p ON p.code = o."planCode"
      WHERE m."organizationId" = p_org AND m."userId" = p_user
-       FOR KEY SHARE OF m;
+       FOR KEY SHARE;
     IF NOT FOUND THEN
         RETURN QUERY SELECT * FROM "chat_claim_answer"('not_member');
         RETURN;

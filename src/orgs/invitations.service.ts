@@ -9,7 +9,6 @@ import { AppLogger } from '../common/logging/app-logger';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { MailService } from '../infra/mail/mail.service';
-import { Db } from '../infra/prisma/prisma.service';
 import { AcceptInvitationDto, InvitationInputDto } from './dto/org-input.dto';
 import {
   InvitationDto,
@@ -82,7 +81,9 @@ export class InvitationsService {
     const { token, hash } = newSecretToken();
     const now = this.clock.now();
     const invitation = await this.orgs.inTransaction(async (db) => {
-      await this.assertSeatFree(db, orgId);
+      const org = await this.orgs.lockOrganization(db, orgId);
+      if (!org) throw organizationNotFound();
+      assertSeatFree(org, orgId);
       // The caller's role as committed, under the organization's lock (it may have changed meanwhile).
       const current = await this.orgs.findMemberInTransaction(
         db,
@@ -220,13 +221,6 @@ export class InvitationsService {
     });
     const membership = await this.access.require(user, orgId);
     return toOrganization(membership.organization, membership.role);
-  }
-
-  /** Locks the organization; 409 `seats_exhausted` when a paid one has as many members as seats. */
-  private async assertSeatFree(db: Db, orgId: string): Promise<void> {
-    const org = await this.orgs.lockOrganization(db, orgId);
-    if (!org) throw organizationNotFound();
-    assertSeatFree(org, orgId);
   }
 
   private async sendMail(

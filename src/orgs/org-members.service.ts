@@ -35,7 +35,7 @@ export class OrgMembersService {
     return {
       data: rows.map((row) => ({
         userId: row.userId,
-        email: row.user.email.endsWith('.invalid') ? null : row.user.email,
+        email: row.user.email,
         role: row.role,
         dailyCreditLimit: row.dailyCreditLimit,
         joinedAt: row.createdAt.toISOString(),

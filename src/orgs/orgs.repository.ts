@@ -185,7 +185,8 @@ export class OrgsRepository {
       }[]
     >`
       SELECT to_char((l."createdAt" AT TIME ZONE 'UTC')::date, 'YYYY-MM-DD') AS day, l."userId"::text AS "userId",
-             u.email, SUM(l.credits)::int AS credits, count(*)::int AS runs
+             CASE WHEN u."deletedAt" IS NULL THEN u.email END AS email,
+             SUM(l.credits)::int AS credits, count(*)::int AS runs
         FROM "LedgerEntry" l JOIN "User" u ON u.id = l."userId"
        WHERE l."organizationId" = ${organizationId}::uuid
          AND l."createdAt" >= ${from} AND l."createdAt" < ${toExclusive}

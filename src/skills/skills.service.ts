@@ -4,7 +4,7 @@ import { Injectable } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
 import { ChatPipelineService } from '../chat/chat-pipeline.service';
 import { RunRequest } from '../chat/admission/chat-admission';
-import { TurnCompletion } from '../chat/run/chat-turn';
+import { payingCaller, TurnCompletion } from '../chat/run/chat-turn';
 import { ChatStream } from '../chat/chat-stream';
 import { fingerprintOf } from '../chat/fingerprint';
 import { AppError } from '../common/errors/app-error';
@@ -141,7 +141,7 @@ export class SkillsService {
       throw notFound();
     // An organization's Skill offers the tools of the organization's plan.
     await this.tools.usableOrRefuse(
-      { ...user, planCode: owner.planCode },
+      payingCaller(user, owner),
       input.allowed_tools,
       'allowed_tools',
     );
@@ -340,11 +340,13 @@ export class SkillsService {
     const { skill, latest } = await this.latestOf(owner, id);
     const payer = payerId ? await this.orgs.payer(user, payerId) : undefined;
     await this.checkInput(latest, request.input);
-    const toolsCaller = payer ? { ...user, planCode: payer.planCode } : user;
     return {
       system: latest.instruction,
       skill: { skillId: skill.id, skillVersionId: latest.id },
-      tools: await this.tools.stillUsable(toolsCaller, skill.allowedTools),
+      tools: await this.tools.stillUsable(
+        payingCaller(user, payer),
+        skill.allowedTools,
+      ),
       payer,
     };
   }

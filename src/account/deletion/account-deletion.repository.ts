@@ -124,16 +124,18 @@ export class AccountDeletionRepository {
        ORDER BY s.id`;
   }
 
-  /** The account's memberships, with each organization's member and owner counts; `lock` takes the organizations' rows first. */
-  async findMemberships(
+  /** Locks the rows of the account's organizations until the commit (in id order). */
+  async lockOrganizationsOf(db: Db, userId: string): Promise<void> {
+    await db.$queryRaw`
+      SELECT o.id FROM "Organization" o JOIN "OrgMember" m ON m."organizationId" = o.id
+       WHERE m."userId" = ${userId}::uuid ORDER BY o.id FOR UPDATE OF o`;
+  }
+
+  /** The account's memberships, with each organization's member and owner counts. */
+  findMemberships(
     userId: string,
     db: Db = this.prisma,
-    lock = false,
   ): Promise<ErasableMembership[]> {
-    if (lock)
-      await db.$queryRaw`
-        SELECT o.id FROM "Organization" o JOIN "OrgMember" m ON m."organizationId" = o.id
-         WHERE m."userId" = ${userId}::uuid ORDER BY o.id FOR UPDATE OF o`;
     return db.$queryRaw<ErasableMembership[]>`
       SELECT o.id::text AS "organizationId", o.name, m.role::text AS role,
              (SELECT count(*)::int FROM "OrgMember" a WHERE a."organizationId" = o.id) AS members,

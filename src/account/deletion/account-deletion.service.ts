@@ -121,7 +121,8 @@ export class AccountDeletionService {
       await this.accounts.lockSubscriptionsOfUser(db, userId);
       // The organizations before the account's row: a claim of the account's takes them in that order too
       // (the organization KEY SHARE, then the user through its foreign keys).
-      const memberships = await this.accounts.findMemberships(userId, db, true);
+      await this.accounts.lockOrganizationsOf(db, userId);
+      const memberships = await this.accounts.findMemberships(userId, db);
       const account = await this.refuseUnerasable(
         userId,
         await this.accounts.lockAccount(db, userId),

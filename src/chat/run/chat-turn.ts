@@ -4,6 +4,7 @@ import {
 } from '../../models/providers/model-provider';
 import { FileContext } from '../../files/context/file-context.service';
 import { ToolBinding } from '../../tools/run/tool-binding';
+import { SessionUser } from '../../auth/session-user';
 import { ModelPrice } from '../pricing';
 
 /** One chat turn or Skill run, as the pipeline receives it from POST /v1/chat or POST /v1/skills/:id/run. */
@@ -47,6 +48,17 @@ export interface OrgPayer {
   planCode: string;
 }
 
+/**
+ * The caller as the paying plan sees them: for a run an organization's pool pays, with the organization's
+ * plan (its models and tools). docs/adr/0062-organizations.md
+ */
+export function payingCaller(
+  user: SessionUser,
+  payer: Pick<OrgPayer, 'planCode'> | undefined,
+): SessionUser {
+  return payer ? { ...user, planCode: payer.planCode } : user;
+}
+
 /** What `prepareNewRequest` may complete of a turn. */
 export type TurnCompletion = Partial<
   Pick<
@@ -72,4 +84,6 @@ export interface RunPlan {
   usageDay: Date;
   /** The organization whose pool pays; absent: the user. */
   organizationId?: string;
+  /** The paying plan: the organization's, or the user's. */
+  planCode: string;
 }

@@ -1,4 +1,3 @@
-import { SessionUser } from '../../auth/session-user';
 import { AppError } from '../../common/errors/app-error';
 import { nextUtcMidnight } from '../../common/utc-day';
 
@@ -20,10 +19,15 @@ export function unknownModel(modelId: string): AppError {
   );
 }
 
-export function modelNotAllowed(user: SessionUser, modelId: string): AppError {
+/** 403: the paying plan (the caller's, or the organization's for a run its pool pays) lacks the model. */
+export function modelNotAllowed(
+  modelId: string,
+  plan: { planCode: string; organizationId?: string },
+): AppError {
+  const whose = plan.organizationId ? "The organization's plan" : 'Your plan';
   return new AppError(
     'model_not_allowed',
-    `Your plan (${user.planCode}) does not include ${modelId}.`,
+    `${whose} (${plan.planCode}) does not include ${modelId}.`,
   );
 }
 

@@ -171,12 +171,7 @@ export class RunClaimer {
         return memberCapReached(plan.reservedCredits, now);
       case 'model_not_allowed':
         // The plan changed since this instance read it; the database's answer is the one that counts.
-        return plan.organizationId
-          ? new AppError(
-              'model_not_allowed',
-              `The organization's plan does not include ${plan.model.id}.`,
-            )
-          : modelNotAllowed(user, plan.model.id);
+        return modelNotAllowed(plan.model.id, plan);
       case 'not_found':
         return new AppError('not_found', 'No such conversation.');
       case 'not_member':

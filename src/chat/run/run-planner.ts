@@ -25,7 +25,7 @@ import {
   estimateInputTokens,
   reservationFor,
 } from '../pricing';
-import { ChatTurn, RunPlan } from './chat-turn';
+import { ChatTurn, payingCaller, RunPlan } from './chat-turn';
 import { modelNotAllowed, unknownModel } from './refusals';
 
 /** The section's own words and each file's delimiters, in tokens (generous). */
@@ -65,15 +65,12 @@ export class RunPlanner {
   }
 
   async plan(user: SessionUser, turn: ChatTurn): Promise<RunPlan> {
-    const model = await this.modelFor(user, turn);
+    const caller = payingCaller(user, turn.payer);
+    const model = await this.modelFor(caller, turn);
     const tools = turn.tools?.length
       ? new ToolBinding(
           // A pooled run gets the tools of the organization's plan.
-          await this.tools.usableOrRefuse(
-            turn.payer ? { ...user, planCode: turn.payer.planCode } : user,
-            turn.tools,
-            'tools',
-          ),
+          await this.tools.usableOrRefuse(caller, turn.tools, 'tools'),
         )
       : undefined;
     const provider = this.providers.configured(model.provider);
@@ -112,20 +109,19 @@ export class RunPlanner {
       reservedCredits: reservationFor(model, estimatedInputTokens),
       usageDay: utcDay(this.clock.now()),
       organizationId: turn.payer?.organizationId,
+      planCode: caller.planCode,
     };
   }
 
-  /** The model, known and in the payer's plan (the organization's, for a run its pool pays). */
-  private async modelFor(user: SessionUser, turn: ChatTurn) {
+  /** The model, known and in the paying plan (the organization's, for a run its pool pays). */
+  private async modelFor(caller: SessionUser, turn: ChatTurn) {
     const model = (await this.catalog.current()).models.get(turn.model);
     if (!model) throw unknownModel(turn.model);
-    if (turn.payer && !model.planCodes.has(turn.payer.planCode))
-      throw new AppError(
-        'model_not_allowed',
-        `The organization's plan (${turn.payer.planCode}) does not include ${model.id}.`,
-      );
-    if (!turn.payer && !model.planCodes.has(user.planCode))
-      throw modelNotAllowed(user, model.id);
+    if (!model.planCodes.has(caller.planCode))
+      throw modelNotAllowed(model.id, {
+        planCode: caller.planCode,
+        organizationId: turn.payer?.organizationId,
+      });
     return model;
   }
 
