@@ -562,6 +562,43 @@ export class FakePaddle extends FakePaymentProvider {
   }
 
   /**
+   * The subscription a change or a cancellation acts on, as Paddle answers: the planned failure, 404 not_found
+   * for an unknown id, 400 with `canceled` (code, detail) for a canceled one. Undefined once it has answered.
+   */
+  private changeableSubscription(
+    id: string,
+    res: ServerResponse,
+    failWith: number | null,
+    canceled: [code: string, detail: string],
+  ): Record<string, unknown> | undefined {
+    if (failWith) {
+      this.send(
+        res,
+        failWith,
+        paddleError('internal_error', 'api_error', 'Paddle fake failure'),
+      );
+      return undefined;
+    }
+    const found = this.subscriptions.get(id);
+    if (!found) {
+      this.send(
+        res,
+        404,
+        paddleError('not_found', 'request_error', `Entity ${id} not found`),
+      );
+      return undefined;
+    }
+    if (found.status === 'canceled') {
+      this.send(
+        res,
+        400,
+        paddleError(canceled[0], 'request_error', canceled[1], 'subscriptions'),
+      );
+      return undefined;
+    }
+    return found;
+  }
+  /**
    * As Paddle: `items` replaces the subscription's items, each named by `price_id` with its `quantity` (here
    * only prices the subscription already has), and `proration_billing_mode` is required with items. A canceled
    * subscription answers 400 subscription_update_when_canceled, an unknown one 404 not_found.
@@ -571,30 +608,11 @@ export class FakePaddle extends FakePaymentProvider {
     request: RecordedRequest,
     res: ServerResponse,
   ): void {
-    if (this.failWith)
-      return this.send(
-        res,
-        this.failWith,
-        paddleError('internal_error', 'api_error', 'Paddle fake failure'),
-      );
-    const found = this.subscriptions.get(id);
-    if (!found)
-      return this.send(
-        res,
-        404,
-        paddleError('not_found', 'request_error', `Entity ${id} not found`),
-      );
-    if (found.status === 'canceled')
-      return this.send(
-        res,
-        400,
-        paddleError(
-          'subscription_update_when_canceled',
-          'request_error',
-          'cannot update a canceled subscription',
-          'subscriptions',
-        ),
-      );
+    const found = this.changeableSubscription(id, res, this.failWith, [
+      'subscription_update_when_canceled',
+      'cannot update a canceled subscription',
+    ]);
+    if (!found) return;
     const body = JSON.parse(request.body || '{}') as {
       items?: { price_id?: string; quantity?: number }[];
       proration_billing_mode?: string;
@@ -652,30 +670,11 @@ export class FakePaddle extends FakePaymentProvider {
     request: RecordedRequest,
     res: ServerResponse,
   ): void {
-    if (this.cancelFailWith)
-      return this.send(
-        res,
-        this.cancelFailWith,
-        paddleError('internal_error', 'api_error', 'Paddle fake failure'),
-      );
-    const found = this.subscriptions.get(id);
-    if (!found)
-      return this.send(
-        res,
-        404,
-        paddleError('not_found', 'request_error', `Entity ${id} not found`),
-      );
-    if (found.status === 'canceled')
-      return this.send(
-        res,
-        400,
-        paddleError(
-          'subscription_is_canceled_action_invalid',
-          'request_error',
-          "action can't be performed on canceled subscription",
-          'subscriptions',
-        ),
-      );
+    const found = this.changeableSubscription(id, res, this.cancelFailWith, [
+      'subscription_is_canceled_action_invalid',
+      "action can't be performed on canceled subscription",
+    ]);
+    if (!found) return;
     const body = (request.body ? JSON.parse(request.body) : {}) as {
       effective_from?: string;
     };
