@@ -618,7 +618,8 @@ describe('POST /v1/chat', () => {
     expect(retry.status).toBe(502);
     expect(retry.body.code).toBe('provider_error');
     expect(retry.headers['idempotent-replayed']).toBe('true');
-    expect(fake.requests).toHaveLength(1);
+    // The run's call and its PROVIDER_RETRIES (2) retries before the first token; the replay calls nothing.
+    expect(fake.requests).toHaveLength(3);
   });
 
   it('a provider breaking after some tokens: abnormal end, only the delivered part billed and replayed', async () => {

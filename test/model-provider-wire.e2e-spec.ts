@@ -1,14 +1,20 @@
 import { AddressInfo, createServer } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { loadConfig } from '../src/config/load-config';
-import { ModelProviders } from '../src/models/model-providers';
-import { LEADING_USER_PLACEHOLDER } from '../src/models/providers/anthropic.provider';
+import {
+  AnthropicProvider,
+  LEADING_USER_PLACEHOLDER,
+} from '../src/models/providers/anthropic.provider';
 import {
   ChatMessage,
   GenerationEvent,
   ModelProvider,
   ProviderError,
 } from '../src/models/providers/model-provider';
+import { OpenAiCompatibleProvider } from '../src/models/providers/openai-compatible.provider';
+import {
+  SseModelProvider,
+  TransportSettings,
+} from '../src/models/providers/sse-provider';
 import { chat, listen } from './support/chat-client';
 import { FakeModelServer } from './support/fake-model-servers';
 import { registerUser } from './support/factories';
@@ -24,6 +30,14 @@ const messages: ChatMessage[] = [
   { role: 'system', content: 'Be brief.' },
   { role: 'user', content: PROMPT },
 ];
+const KEYS: Record<string, string> = {
+  openai: OPENAI_KEY,
+  anthropic: ANTHROPIC_KEY,
+};
+const transport: TransportSettings = {
+  connectTimeoutMs: 10_000,
+  responseTimeoutMs: 60_000,
+};
 
 /** Every event until the end, or the error that ended the stream with the events before it. */
 async function run(
@@ -36,6 +50,7 @@ async function run(
     for await (const event of provider.stream({
       upstreamModel: 'test-model',
       messages: input,
+      apiKey: KEYS[provider.name],
       maxOutputTokens: 50,
       signal,
     }))
@@ -74,20 +89,25 @@ function safeMessage(error: unknown): string {
 
 describe('model provider adapters on the wire', () => {
   let fake: FakeModelServer;
-  let providers: ModelProviders;
+  let providers: { configured(name: string): SseModelProvider };
+  let adapters: SseModelProvider[];
   beforeAll(async () => {
     fake = await new FakeModelServer().start();
-    providers = new ModelProviders(
-      loadConfig({
-        OPENAI_API_KEY: OPENAI_KEY,
-        OPENAI_BASE_URL: fake.baseUrl,
-        ANTHROPIC_API_KEY: ANTHROPIC_KEY,
-        ANTHROPIC_BASE_URL: fake.baseUrl,
-      }),
-    );
+    adapters = [
+      new OpenAiCompatibleProvider(
+        'openai',
+        { baseUrl: fake.baseUrl },
+        transport,
+      ),
+      new AnthropicProvider('anthropic', { baseUrl: fake.baseUrl }, transport),
+    ];
+    providers = {
+      configured: (name) =>
+        adapters.find((adapter) => adapter.name === name) as SseModelProvider,
+    };
   });
   afterAll(async () => {
-    await providers.onModuleDestroy();
+    await Promise.all(adapters.map((adapter) => adapter.close()));
     await fake.close();
   });
   beforeEach(() => {
@@ -156,6 +176,7 @@ describe('model provider adapters on the wire', () => {
         .stream({
           upstreamModel: 'm',
           messages,
+          apiKey: KEYS[name],
           maxOutputTokens: 10,
           signal: abort.signal,
         })
@@ -180,7 +201,12 @@ describe('model provider adapters on the wire', () => {
       };
       const iterator = providers
         .configured(name)
-        .stream({ upstreamModel: 'm', messages, maxOutputTokens: 10 })
+        .stream({
+          upstreamModel: 'm',
+          messages,
+          apiKey: KEYS[name],
+          maxOutputTokens: 10,
+        })
         [Symbol.asyncIterator]();
       expect((await iterator.next()).value).toEqual({
         type: 'text',
@@ -205,17 +231,16 @@ describe('model provider adapters on the wire', () => {
     await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
     const port = (probe.address() as AddressInfo).port;
     await new Promise((done) => probe.close(done));
-    const offline = new ModelProviders(
-      loadConfig({
-        OPENAI_API_KEY: OPENAI_KEY,
-        OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
-      }),
+    const offline = new OpenAiCompatibleProvider(
+      'openai',
+      { baseUrl: `http://127.0.0.1:${port}/v1` },
+      transport,
     );
     try {
-      const { error } = await run(offline.configured('openai'));
+      const { error } = await run(offline);
       expect(safeMessage(error)).toMatch(/^openai: .*ECONNREFUSED/);
     } finally {
-      await offline.onModuleDestroy();
+      await offline.close();
     }
   });
 
@@ -307,6 +332,8 @@ describe('provider failures in the running service', () => {
       OPENAI_BASE_URL: fake.baseUrl,
       ANTHROPIC_API_KEY: ANTHROPIC_KEY,
       ANTHROPIC_BASE_URL: fake.baseUrl,
+      // One call per case: this suite reads what is logged; the router's retries have their own suite.
+      PROVIDER_RETRIES: '0',
     });
     base = await listen(t);
   });

@@ -9,7 +9,9 @@
 -- deleted meanwhile keeps no text and no messages; its ledger entry and usage are written all the same.
 -- `p_runs` is a JSON array of objects with the fields named below, each with its `messages` ({id, role,
 -- content}, in order), and for a run that used tools its `steps` and `toolCalls` for the ledger entry
--- (absent in the previous release's calls: null). Answers the positions (from 1) of the runs settled. Callers sort the runs by payer (users, then organizations) and user.
+-- (absent in the previous release's calls: null); `modelId` is the model billed, `requestedModelId` the
+-- one asked for when a fallback answered (docs/adr/0063), `cachedInputTokens` the input read from the
+-- provider's cache (both absent in older releases' calls). Answers the positions (from 1) of the runs settled. Callers sort the runs by payer (users, then organizations) and user.
 CREATE OR REPLACE FUNCTION "chat_settle_many"(p_runs jsonb) RETURNS TABLE (n integer)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -24,16 +26,20 @@ BEGIN
                    id uuid, status text, "responseBody" text, "errorCode" text, "finishedAt" timestamptz,
                    billed boolean, "skillId" uuid, "skillVersionId" uuid, "modelId" text, "inputTokens" integer,
                    "outputTokens" integer, credits integer, "ledgerId" uuid, anchored boolean, "parentId" uuid,
-                   messages jsonb, steps jsonb, "toolCalls" jsonb))
+                   messages jsonb, steps jsonb, "toolCalls" jsonb, "cachedInputTokens" integer,
+                   "requestedModelId" text))
                WITH ORDINALITY AS s(id, status, "responseBody", "errorCode", "finishedAt", billed, "skillId",
                                     "skillVersionId", "modelId", "inputTokens", "outputTokens", credits,
-                                    "ledgerId", anchored, "parentId", messages, steps, "toolCalls", k)
+                                    "ledgerId", anchored, "parentId", messages, steps, "toolCalls",
+                                    "cachedInputTokens", "requestedModelId", k)
          ORDER BY s.k
     LOOP
         UPDATE "ChatRequest" r
            SET status = v_input.status::"ChatRequestStatus",
                "responseBody" = CASE WHEN r."conversationId" IS NULL THEN NULL ELSE v_input."responseBody" END,
-               "errorCode" = v_input."errorCode", "finishedAt" = v_input."finishedAt"
+               "errorCode" = v_input."errorCode", "finishedAt" = v_input."finishedAt",
+               "answeredModelId" = CASE WHEN v_input."requestedModelId" IS NULL THEN r."answeredModelId"
+                                        ELSE v_input."modelId" END
          WHERE r.id = v_input.id AND r.status = 'streaming'
         RETURNING r."userId", r."conversationId", r."usageDay", r."reservedCredits", r."organizationId" INTO v_run;
         CONTINUE WHEN NOT FOUND;
@@ -68,12 +74,13 @@ BEGIN
         IF v_input.billed THEN
             INSERT INTO "LedgerEntry" (id, "userId", kind, status, "chatRequestId", "modelId", "conversationId", "skillId",
                                        "skillVersionId", "inputTokens", "outputTokens", credits, steps, "toolCalls",
-                                       "createdAt", "organizationId")
+                                       "createdAt", "organizationId", "cachedInputTokens", "requestedModelId")
             VALUES (v_input."ledgerId", v_run."userId", 'usage',
                     (CASE WHEN v_input.status = 'completed' THEN 'completed' ELSE 'partial' END)::"LedgerStatus",
                     v_input.id, v_input."modelId", v_run."conversationId", v_input."skillId", v_input."skillVersionId",
                     v_input."inputTokens", v_input."outputTokens", v_input.credits, v_input.steps, v_input."toolCalls",
-                    v_input."finishedAt", v_run."organizationId");
+                    v_input."finishedAt", v_run."organizationId", COALESCE(v_input."cachedInputTokens", 0),
+                    v_input."requestedModelId");
         END IF;
 
         IF v_run."organizationId" IS NULL THEN

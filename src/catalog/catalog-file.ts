@@ -5,6 +5,8 @@ import {
   Catalog,
   catalogSchema,
   DEFAULT_PLAN,
+  endpointIdOf,
+  endpointKindOf,
   NON_CHECKOUT_PLANS,
 } from './catalog.schema';
 
@@ -88,6 +90,22 @@ function crossReferenceProblems(catalog: Catalog): string[] {
       );
     modelIds.add(model.id);
     lowerCaseIds.add(model.id.toLowerCase());
+    const endpoint = endpointIdOf(model);
+    if (!endpointKindOf(catalog, endpoint))
+      problems.push(
+        `models[${index}] (${model.id}).endpoint: unknown endpoint "${endpoint}"`,
+      );
+  });
+  catalog.models.forEach((model, index) => {
+    const at = `models[${index}] (${model.id}).fallbacks`;
+    for (const fallback of model.fallbacks) {
+      if (fallback === model.id)
+        problems.push(`${at}: a model cannot fall back to itself`);
+      else if (!modelIds.has(fallback))
+        problems.push(`${at}: unknown model id "${fallback}"`);
+    }
+    if (new Set(model.fallbacks).size !== model.fallbacks.length)
+      problems.push(`${at}: lists a model twice`);
   });
   const planCodes = new Set<string>();
   catalog.plans.forEach((plan, index) => {

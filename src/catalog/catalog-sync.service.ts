@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { AppLogger } from '../common/logging/app-logger';
 import { CatalogCache } from './catalog-cache';
-import { Catalog } from './catalog.schema';
+import { Catalog, endpointIdOf, endpointKindOf } from './catalog.schema';
 import { CatalogRepository } from './catalog.repository';
 import { CATALOG } from './catalog.token';
 
@@ -27,8 +27,12 @@ export class CatalogSyncService implements OnApplicationBootstrap {
   async sync(catalog: Catalog): Promise<void> {
     const deactivated = await this.catalog.inTransaction(async (db) => {
       await this.catalog.lockCatalogSync(db);
-      for (const [index, model] of catalog.models.entries())
-        await this.catalog.upsertModel(db, model, index);
+      for (const [index, model] of catalog.models.entries()) {
+        const id = endpointIdOf(model);
+        // parseCatalog refused a model whose endpoint is unknown.
+        const kind = endpointKindOf(catalog, id) ?? 'local';
+        await this.catalog.upsertModel(db, model, { id, kind }, index);
+      }
       for (const [index, plan] of catalog.plans.entries()) {
         await this.catalog.upsertPlan(db, plan, index);
         await this.catalog.replacePlanModels(db, plan.code, plan.models);

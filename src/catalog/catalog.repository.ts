@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Db, PrismaService } from '../infra/prisma/prisma.service';
-import { CatalogModel, CatalogPlan } from './catalog.schema';
+import { CatalogModel, CatalogPlan, EndpointKind } from './catalog.schema';
 
 /** Arbitrary constant: the advisory lock that serialises catalog syncs of instances starting together. */
 const CATALOG_SYNC_LOCK = 7_240_001;
@@ -17,18 +17,23 @@ export class CatalogRepository {
     await db.$executeRaw`SELECT pg_advisory_xact_lock(${CATALOG_SYNC_LOCK}::bigint)`;
   }
 
+  /** `endpoint` as the catalog resolved it: the model's endpoint id and that endpoint's kind. */
   async upsertModel(
     db: Db,
     model: CatalogModel,
+    endpoint: { id: string; kind: EndpointKind },
     sortOrder: number,
   ): Promise<void> {
     const fields = {
       name: model.name,
-      provider: model.provider,
+      provider: endpoint.kind,
+      endpoint: endpoint.id,
       upstreamModel: model.upstreamModel,
       creditsPerRequest: model.pricing.perRequest,
       creditsPer1kInput: model.pricing.per1kInputTokens,
       creditsPer1kOutput: model.pricing.per1kOutputTokens,
+      creditsPer1kCachedInput: model.pricing.per1kCachedInputTokens ?? null,
+      fallbacks: model.fallbacks,
       maxOutputTokens: model.maxOutputTokens,
       contextWindowTokens: model.contextWindow,
       sortOrder,
@@ -105,10 +110,13 @@ export class CatalogRepository {
         id: true,
         name: true,
         provider: true,
+        endpoint: true,
         upstreamModel: true,
         creditsPerRequest: true,
         creditsPer1kInput: true,
         creditsPer1kOutput: true,
+        creditsPer1kCachedInput: true,
+        fallbacks: true,
         maxOutputTokens: true,
         contextWindowTokens: true,
         plans: {

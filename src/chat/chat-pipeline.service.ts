@@ -8,7 +8,7 @@ import { Metrics } from '../infra/metrics/metrics';
 import { RunRequest } from './admission/chat-admission';
 import { ChatStream, toChatStream } from './chat-stream';
 import { RemoteRunFollower } from './live/remote-run-follower';
-import { ChatTurn } from './run/chat-turn';
+import { billedModel, ChatTurn } from './run/chat-turn';
 import { replay } from './run/replay';
 import { Claimed, RunClaimer } from './run/run-claimer';
 import { RunExecutor } from './run/run-executor';
@@ -76,7 +76,7 @@ export class ChatPipelineService implements OnModuleDestroy {
         ),
       ),
     );
-    return toChatStream(
+    const stream = await toChatStream(
       {
         runId: plan.runId,
         model: plan.model.id,
@@ -87,6 +87,11 @@ export class ChatPipelineService implements OnModuleDestroy {
       },
       request.signal,
     );
+    // The first text came: the router knows which model answers it (a fallback, perhaps).
+    const answered = billedModel(plan).id;
+    return answered === plan.model.id
+      ? stream
+      : { ...stream, model: answered, requestedModel: plan.model.id };
   }
 
   /** Plan -> claim, each step answering the earlier request instead when the key already holds one. */

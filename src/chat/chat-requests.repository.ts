@@ -41,7 +41,10 @@ export interface StoredRequest {
 
 /** A stored request with what its replay as events shows: the model, and the usage of a billed run. */
 export interface StoredRun extends StoredRequest {
+  /** The model that answered (a fallback, perhaps). */
   modelId: string;
+  /** The model asked for, when a fallback answered instead. */
+  requestedModelId?: string;
   /** Null while streaming and for a run that billed nothing. */
   usage: RunUsage | null;
 }
@@ -71,26 +74,47 @@ export interface Settlement {
    * regenerated answer or an edited message; by default after the conversation's current message.
    */
   anchor?: { parentId: string | null };
+  /** The model billed: the one that answered. */
   modelId: string;
+  /** The model asked for, when a fallback answered instead (docs/adr/0063). */
+  requestedModelId?: string;
   skill?: { skillId: string; skillVersionId: string };
   inputTokens: number;
+  /** Of inputTokens, those read from the provider's prompt cache. */
+  cachedInputTokens: number;
   outputTokens: number;
   credits: number;
   /** A run that used tools: each model call's tokens, and its calls, for its ledger entry. */
-  steps?: { inputTokens: number; outputTokens: number }[];
+  steps?: {
+    inputTokens: number;
+    outputTokens: number;
+    cachedInputTokens?: number;
+  }[];
   toolCalls?: { id: string; tool: string; status: string; credits: number }[];
 }
 
 interface RunRow extends StoredRequest {
   modelId: string;
+  answeredModelId: string | null;
+  billedModelId: string | null;
   inputTokens: number | null;
+  cachedInputTokens: number | null;
   outputTokens: number | null;
   credits: number | null;
 }
 
 /** The stored run's columns, as the view chat_stored_runs has them (prisma/sql/010_chat_stored_runs.sql). */
 const STORED_RUN_COLUMNS = `id::text, fingerprint, status, "conversationId"::text AS "conversationId", "responseBody", "errorCode",
-       "modelId", "inputTokens", "outputTokens", credits`;
+       "modelId", "answeredModelId", "billedModelId", "inputTokens", "cachedInputTokens", "outputTokens", credits`;
+
+/**
+ * The columns of a key already taken, as the claim answers it: the claim functions' row shape predates
+ * the answering model and cached tokens (a function's row type cannot change in place), so those are
+ * read again for a taken key (a rare race: retries normally find their key before claiming).
+ */
+const CLAIM_RUN_COLUMNS = `id::text, fingerprint, status, "conversationId"::text AS "conversationId", "responseBody", "errorCode",
+       "modelId", NULL::text AS "answeredModelId", NULL::text AS "billedModelId", "inputTokens",
+       NULL::int AS "cachedInputTokens", "outputTokens", credits`;
 
 const FIND_BY_KEY: PreparedStatement = {
   name: 'chat_find_run_by_key',
@@ -116,7 +140,7 @@ type ClaimRow = {
 /** chat_claim_many (prisma/sql/030_chat_claim_many.sql): one JSON array of claims, fields by name. */
 const CLAIM_MANY: PreparedStatement = {
   name: 'chat_claim_many_json',
-  text: `SELECT n, outcome, ${STORED_RUN_COLUMNS} FROM chat_claim_many($1::jsonb)`,
+  text: `SELECT n, outcome, ${CLAIM_RUN_COLUMNS} FROM chat_claim_many($1::jsonb)`,
 };
 
 const RENEW_LEASES: PreparedStatement = {
@@ -210,6 +234,11 @@ export class ChatRequestsRepository {
     ]);
     const results = new Array<ClaimResult>(requests.length);
     for (const row of rows) results[row.n - 1] = toClaimResult(row);
+    for (const [index, result] of results.entries()) {
+      if (result?.outcome !== 'taken') continue;
+      const stored = await this.findOutcome(result.request.id);
+      if (stored) results[index] = { outcome: 'taken', request: stored };
+    }
     return results;
   }
 
@@ -223,6 +252,14 @@ export class ChatRequestsRepository {
       stopRequested: boolean;
     }>(RENEW_LEASES, [ids, leaseMs]);
     return rows.filter((row) => row.stopRequested).map((row) => row.id);
+  }
+
+  /** A fallback answers the run (before its first token goes out): followers on other instances name it. */
+  async recordAnsweringModel(id: string, modelId: string): Promise<void> {
+    await this.prisma.chatRequest.updateMany({
+      where: { id, status: 'streaming' },
+      data: { answeredModelId: modelId },
+    });
   }
 
   /**
@@ -274,7 +311,9 @@ export class ChatRequestsRepository {
       skillId: run.skill?.skillId ?? null,
       skillVersionId: run.skill?.skillVersionId ?? null,
       modelId: run.modelId,
+      requestedModelId: run.requestedModelId ?? null,
       inputTokens: run.inputTokens,
+      cachedInputTokens: run.cachedInputTokens,
       outputTokens: run.outputTokens,
       credits: run.credits,
       ledgerId: uuidv7(run.finishedAt.getTime()),
@@ -340,10 +379,12 @@ function toClaimResult(row: ClaimRow): ClaimResult {
 
 function toStoredRun({
   inputTokens,
+  cachedInputTokens,
   outputTokens,
   credits,
   ...run
 }: RunRow): StoredRun {
+  const answeredBy = run.answeredModelId ?? run.modelId;
   return {
     id: run.id,
     fingerprint: run.fingerprint,
@@ -351,14 +392,17 @@ function toStoredRun({
     conversationId: run.conversationId,
     responseBody: run.responseBody,
     errorCode: run.errorCode,
-    modelId: run.modelId,
+    modelId: answeredBy,
+    ...(answeredBy !== run.modelId ? { requestedModelId: run.modelId } : {}),
     usage:
       credits === null
         ? null
         : {
             inputTokens: inputTokens ?? 0,
+            cachedInputTokens: cachedInputTokens ?? 0,
             outputTokens: outputTokens ?? 0,
             credits,
+            model: run.billedModelId ?? answeredBy,
           },
   };
 }

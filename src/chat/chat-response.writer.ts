@@ -17,6 +17,18 @@ const FLUSH_BEFORE_ABORT_MS = 5_000;
 
 const NO_USAGE: RunUsage = { inputTokens: 0, outputTokens: 0, credits: 0 };
 
+/** The `usage` event: the ledger's figures, cached input tokens always present (0 when none). */
+function usageEventOf(usage: RunUsage | undefined): RunUsage {
+  const { cachedInputTokens, ...rest } = usage ?? NO_USAGE;
+  return {
+    inputTokens: rest.inputTokens,
+    cachedInputTokens: cachedInputTokens ?? 0,
+    outputTokens: rest.outputTokens,
+    credits: rest.credits,
+    ...(rest.model ? { model: rest.model } : {}),
+  };
+}
+
 /** Server-sent events when the client asks for them (`Accept: text/event-stream`), else streamed plain text. */
 export function writeAnswer(
   req: Request,
@@ -68,6 +80,9 @@ export function writeChatEvents(
     conversationId: stream.conversationId,
     requestId: stream.runId,
     model: stream.model,
+    ...(stream.requestedModel && stream.requestedModel !== stream.model
+      ? { requestedModel: stream.requestedModel }
+      : {}),
   });
   return relay(res, stream, {
     text: (text) => sendEvent(res, 'delta', { text }),
@@ -75,7 +90,7 @@ export function writeChatEvents(
     end: (outcome) => {
       if (outcome.status === 'failed')
         sendEvent(res, 'error', midStreamFailure(outcome.errorCode));
-      sendEvent(res, 'usage', outcome.usage ?? NO_USAGE);
+      sendEvent(res, 'usage', usageEventOf(outcome.usage));
       sendEvent(res, 'done', { status: outcome.status });
       res.end();
     },

@@ -6,8 +6,10 @@ import { FailureCode } from './live/live-event';
 export interface ChatStream {
   /** The run's id (the chat request's: its ledger entry names it). */
   runId: string;
-  /** The catalog id of the model answering. */
+  /** The catalog id of the model answering (a fallback, perhaps). */
   model: string;
+  /** The model asked for, when it is not the one answering. */
+  requestedModel?: string;
   conversationId: string;
   /** True for a retry: a replay of a finished request or a join of one still running. */
   replayed: boolean;

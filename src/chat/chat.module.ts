@@ -20,6 +20,7 @@ import { RunStops } from './stop/run-stops';
 import { RemoteRunFollower } from './live/remote-run-follower';
 import { RunClaimer } from './run/run-claimer';
 import { RunExecutor } from './run/run-executor';
+import { ModelRouter } from './run/model-router';
 import { RunPlanner } from './run/run-planner';
 import { RunSettler } from './run/run-settler';
 
@@ -46,6 +47,7 @@ import { RunSettler } from './run/run-settler';
     RemoteRunFollower,
     RunClaimer,
     RunExecutor,
+    ModelRouter,
     RunPlanner,
     RunSettler,
     RunStops,

@@ -13,7 +13,6 @@ function provider(
 ): ModelProvider {
   return {
     name: 'fake',
-    isConfigured: () => true,
     stream: (request) => streamOf(events(request.signal)),
   };
 }
@@ -169,7 +168,6 @@ describe('generate', () => {
     ): ModelProvider {
       return {
         name: 'pushing',
-        isConfigured: () => true,
         stream: () => {
           throw new Error('the pipeline must use pump');
         },

@@ -3,6 +3,7 @@ import {
   GenerationRequest,
   ModelProvider,
   ProviderError,
+  ProviderFailure,
   ToolCall,
 } from '../models/providers/model-provider';
 import { FailureCode } from './live/live-event';
@@ -11,7 +12,7 @@ import { FailureCode } from './live/live-event';
 export interface Generation {
   text: string;
   chunks: number;
-  usage?: { inputTokens: number; outputTokens: number };
+  usage?: StepUsage;
   /** The tools the model asked to call (only when it was offered tools), in the order it wrote them. */
   toolCalls?: ToolCall[];
   /** A run's steps whose tool calls were run (0 or absent: the model never called a tool). */
@@ -26,26 +27,39 @@ export interface Generation {
   /** Credits the run's tool calls cost, on top of its model calls. */
   toolCredits?: number;
   /** A run's model calls, each with its usage (a run of one call may leave it out). */
-  steps?: { inputTokens: number; outputTokens: number }[];
+  steps?: StepUsage[];
   failure?: FailureCode;
   /** The run was stopped (POST /v1/chat/stop): the text so far is the answer. */
   stopped?: boolean;
   /** For the log only: the provider's own words, never sent to the client. */
   failureReason?: string;
+  /** What kind of failure the provider's was (for the router: retry, cool the key down, fall back). */
+  providerFailure?: ProviderFailure;
+  /** The provider's silence before the first event ran out (a first-token timeout). */
+  firstTokenTimedOut?: boolean;
+}
+
+/** One model call's tokens; `cachedInputTokens` (of the input) were read from the provider's cache. */
+export interface StepUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens?: number;
 }
 
 /**
  * Calls the provider once and passes each text chunk on as it arrives. The provider may stay silent at
- * most `timeoutMs` before the first event and between two events; then the call is aborted as timed out
- * (one timer for the whole call, pushed back at every event). Never throws: a failure is part of the
- * result, with the text delivered before it. Resolves at the timeout even if the provider ignores the abort.
- * When `stop` aborts, the provider call is aborted and the generation ends at once, stopped, with its text.
+ * most `firstEventTimeoutMs` (default `timeoutMs`) before the first event and `timeoutMs` between two
+ * events; then the call is aborted as timed out (one timer for the whole call, pushed back at every
+ * event). Never throws: a failure is part of the result, with the text delivered before it. Resolves at
+ * the timeout even if the provider ignores the abort. When `stop` aborts, the provider call is aborted and
+ * the generation ends at once, stopped, with its text.
  */
 export function generate(
   provider: ModelProvider,
   request: Omit<GenerationRequest, 'signal'>,
   options: {
     timeoutMs: number;
+    firstEventTimeoutMs?: number;
     onText: (text: string) => void;
     stop?: AbortSignal;
   },
@@ -54,7 +68,12 @@ export function generate(
   const result: Generation = { text: '', chunks: 0 };
   return new Promise((resolve) => {
     let done = false;
-    const finish = (failure?: FailureCode, reason?: string) => {
+    let heard = false;
+    const finish = (
+      failure?: FailureCode,
+      reason?: string,
+      kind?: ProviderFailure,
+    ) => {
       if (done) return;
       done = true;
       clearTimeout(silence);
@@ -63,12 +82,22 @@ export function generate(
         abort.abort();
         result.failure = failure;
         result.failureReason = reason;
+        if (kind) result.providerFailure = kind;
       }
       resolve(result);
     };
-    const silence = setTimeout(
-      () => finish('provider_timeout', `no event for ${options.timeoutMs} ms`),
-      options.timeoutMs,
+    const silenceRanOut = () => {
+      if (!heard) result.firstTokenTimedOut = true;
+      const limit = heard
+        ? options.timeoutMs
+        : (options.firstEventTimeoutMs ?? options.timeoutMs);
+      finish('provider_timeout', `no event for ${limit} ms`);
+    };
+    // Before the first event the silence may last firstEventTimeoutMs; refresh() below re-arms the timer
+    // with the delay it was created with, so the first event replaces it with one of timeoutMs.
+    let silence = setTimeout(
+      silenceRanOut,
+      options.firstEventTimeoutMs ?? options.timeoutMs,
     );
     const stopped = () => {
       if (done) return;
@@ -83,11 +112,24 @@ export function generate(
     options.stop?.addEventListener('abort', stopped, { once: true });
     const receive = (event: GenerationEvent) => {
       if (done) return;
-      silence.refresh();
+      if (heard) silence.refresh();
+      else {
+        heard = true;
+        clearTimeout(silence);
+        silence = setTimeout(silenceRanOut, options.timeoutMs);
+      }
       if (event.type === 'usage') {
         result.usage = {
           inputTokens: event.inputTokens,
           outputTokens: event.outputTokens,
+          ...(event.cachedInputTokens
+            ? {
+                cachedInputTokens: Math.min(
+                  event.cachedInputTokens,
+                  event.inputTokens,
+                ),
+              }
+            : {}),
         };
         return;
       }
@@ -116,12 +158,12 @@ export function generate(
     consume().then(
       () => finish(),
       (error: unknown) =>
-        finish(
-          'provider_error',
-          error instanceof ProviderError
-            ? error.message
-            : `unexpected ${error instanceof Error ? error.name : typeof error}`,
-        ),
+        error instanceof ProviderError
+          ? finish('provider_error', error.message, error.failure)
+          : finish(
+              'provider_error',
+              `unexpected ${error instanceof Error ? error.name : typeof error}`,
+            ),
     );
   });
 }

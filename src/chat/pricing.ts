@@ -5,6 +5,8 @@ export interface ModelPrice {
   creditsPerRequest: number;
   creditsPer1kInput: number;
   creditsPer1kOutput: number;
+  /** Input read from the provider's prompt cache; null: priced as other input. */
+  creditsPer1kCachedInput: number | null;
   maxOutputTokens: number;
 }
 
@@ -33,15 +35,25 @@ export function estimateInputTokens(messages: ChatMessage[]): number {
   );
 }
 
-/** Credits for a number of tokens: the per-request price plus each side rounded up to a whole credit. */
+/**
+ * Credits for a number of tokens: the per-request price plus each side rounded up to a whole credit. Of
+ * the input, `cachedInputTokens` (read from the provider's prompt cache) take the cached price.
+ */
 export function creditsFor(
   price: ModelPrice,
   inputTokens: number,
   outputTokens: number,
+  cachedInputTokens = 0,
 ): number {
+  const cached = Math.min(Math.max(0, cachedInputTokens), inputTokens);
+  const cachedPrice = price.creditsPer1kCachedInput ?? price.creditsPer1kInput;
   return (
     price.creditsPerRequest +
-    Math.ceil((inputTokens * price.creditsPer1kInput) / 1000) +
+    Math.ceil(
+      ((inputTokens - cached) * price.creditsPer1kInput +
+        cached * cachedPrice) /
+        1000,
+    ) +
     Math.ceil((outputTokens * price.creditsPer1kOutput) / 1000)
   );
 }
@@ -60,6 +72,10 @@ export function settledCredits(
   reserved: number,
   inputTokens: number,
   outputTokens: number,
+  cachedInputTokens = 0,
 ): number {
-  return Math.min(reserved, creditsFor(price, inputTokens, outputTokens));
+  return Math.min(
+    reserved,
+    creditsFor(price, inputTokens, outputTokens, cachedInputTokens),
+  );
 }

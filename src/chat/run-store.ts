@@ -98,6 +98,10 @@ export class RunStore implements OnModuleInit {
     return this.requests.recordAttachedFiles(runId, files);
   }
 
+  recordAnsweringModel(runId: string, modelId: string): Promise<void> {
+    return this.requests.recordAnsweringModel(runId, modelId);
+  }
+
   keepInterruptedText(runId: string, text: string): Promise<void> {
     return this.requests.keepInterruptedText(runId, text);
   }

@@ -1,3 +1,4 @@
+import { Environment } from './environment';
 import { RateLimitName } from '../common/rate-limit/rate-limit.rules';
 
 /** The one typed configuration object, built from the environment by loadConfig() at boot. */
@@ -114,8 +115,19 @@ export interface AppConfig {
   providers: {
     /** Pause between the words of the built-in local/echo model. */
     echoDelayMs: number;
-    openai: { apiKey?: string; baseUrl: string };
-    anthropic: { apiKey?: string; baseUrl: string };
+    /** Where the catalog's endpoints read their keys and settings (`apiKeyEnv`, `${NAME}`). */
+    environment: Environment;
+    /** Longest wait for a call's first token before it is tried again (at most providerTimeoutMs). */
+    firstTokenTimeoutMs: number;
+    /** Calls of one model tried again after a failure before its first token, before its fallbacks. */
+    retries: number;
+    /** Backoff before a retry: base x 2^n with full jitter, at most max. */
+    retryBaseMs: number;
+    retryMaxMs: number;
+    /** Calls one run may make before its first token, over all its models (retries and fallbacks). */
+    maxAttempts: number;
+    /** How long a key that answered 429 or 401 rests when the upstream gave no Retry-After. */
+    keyCooldownMs: number;
   };
   chat: {
     /** Longest wait for the provider's first event, and between two events, before the run fails. */

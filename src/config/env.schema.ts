@@ -192,6 +192,13 @@ export const envSchema = z.object({
 
   ECHO_DELAY_MS: integer(0, 10_000).default(30),
   PROVIDER_TIMEOUT_MS: integer(100, 600_000).default(60_000),
+  // Routing (docs/adr/0063): a model's first token may take this long before the call is tried again.
+  PROVIDER_FIRST_TOKEN_TIMEOUT_MS: integer(100, 600_000).default(60_000),
+  PROVIDER_RETRIES: integer(0, 10).default(2),
+  PROVIDER_RETRY_BASE_MS: integer(0, 60_000).default(250),
+  PROVIDER_RETRY_MAX_MS: integer(0, 60_000).default(4_000),
+  PROVIDER_MAX_ATTEMPTS: integer(1, 50).default(6),
+  PROVIDER_KEY_COOLDOWN_MS: integer(100, 3_600_000).default(60_000),
   // At least 5 s: renewed every quarter lease, a renewal then has 3.75 s to land even on a loaded machine.
   CHAT_LEASE_MS: integer(5_000, 3_600_000).default(60_000),
   CHAT_MAX_INPUT_CHARS: integer(1_000, 10_000_000).default(100_000),

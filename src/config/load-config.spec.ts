@@ -25,8 +25,22 @@ describe('loadConfig', () => {
     expect(config.redis.url).toBeUndefined();
     expect(config.corsOrigins).toEqual(['http://localhost:3000']);
     expect(config.catalogFile).toBe('config/catalog.json');
-    expect(config.providers.openai.baseUrl).toBe('https://api.openai.com/v1');
+    expect(config.providers).toMatchObject({
+      firstTokenTimeoutMs: 60_000,
+      retries: 2,
+      maxAttempts: 6,
+      keyCooldownMs: 60_000,
+    });
     expect(config.http.trustProxy).toBe(false);
+  });
+
+  it("reads the endpoints' variables without ever showing them", () => {
+    const config = loadConfig({ OPENAI_API_KEY: 'sk-secret-1', EMPTY: ' ' });
+    expect(config.providers.environment.get('OPENAI_API_KEY')).toBe(
+      'sk-secret-1',
+    );
+    expect(config.providers.environment.get('EMPTY')).toBeUndefined();
+    expect(JSON.stringify(config)).not.toContain('sk-secret-1');
   });
 
   it('names each bad variable', () => {

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { WEB_CLIENT_DIR } from '../web-client/web-client-dir';
 import { AppConfig } from './app-config';
 import { DEV_DEFAULTS, DEV_SECRETS, Env, envSchema } from './env.schema';
+import { Environment } from './environment';
 
 /** Thrown at boot when the environment is not usable; the message names every bad variable. */
 export class ConfigError extends Error {
@@ -30,7 +31,7 @@ export function loadConfig(source: NodeJS.ProcessEnv = process.env): AppConfig {
   const problems = env.NODE_ENV === 'production' ? productionProblems(env) : [];
   problems.push(...crossFieldProblems(env));
   if (problems.length > 0) throw new ConfigError(problems);
-  return toAppConfig(env);
+  return toAppConfig(env, source);
 }
 
 /** Production refuses dev conveniences: embedded database, in-process stores and dev secrets. */
@@ -101,7 +102,7 @@ function crossFieldProblems(env: Env): string[] {
   return problems;
 }
 
-function toAppConfig(env: Env): AppConfig {
+function toAppConfig(env: Env, source: NodeJS.ProcessEnv): AppConfig {
   const appUrl = env.APP_URL.replace(/\/+$/, '');
   return {
     env: env.NODE_ENV,
@@ -187,14 +188,16 @@ function toAppConfig(env: Env): AppConfig {
     skillTemplatesFile: env.SKILL_TEMPLATES_FILE,
     providers: {
       echoDelayMs: env.ECHO_DELAY_MS,
-      openai: {
-        apiKey: env.OPENAI_API_KEY,
-        baseUrl: stripTrailingSlash(env.OPENAI_BASE_URL),
-      },
-      anthropic: {
-        apiKey: env.ANTHROPIC_API_KEY,
-        baseUrl: stripTrailingSlash(env.ANTHROPIC_BASE_URL),
-      },
+      environment: new Environment(source),
+      firstTokenTimeoutMs: Math.min(
+        env.PROVIDER_FIRST_TOKEN_TIMEOUT_MS,
+        env.PROVIDER_TIMEOUT_MS,
+      ),
+      retries: env.PROVIDER_RETRIES,
+      retryBaseMs: env.PROVIDER_RETRY_BASE_MS,
+      retryMaxMs: env.PROVIDER_RETRY_MAX_MS,
+      maxAttempts: env.PROVIDER_MAX_ATTEMPTS,
+      keyCooldownMs: env.PROVIDER_KEY_COOLDOWN_MS,
     },
     chat: {
       providerTimeoutMs: env.PROVIDER_TIMEOUT_MS,

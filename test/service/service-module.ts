@@ -6,7 +6,7 @@ import { SessionUser } from '../../src/auth/session-user';
 import { createRootLogger } from '../../src/common/logging/logger';
 import { loadConfig } from '../../src/config/load-config';
 import { ModelProvider } from '../../src/models/providers/model-provider';
-import { ModelProviders } from '../../src/models/model-providers';
+import { ProviderEndpoints } from '../../src/models/provider-endpoints';
 import { ScratchDatabase } from '../../scripts/lib/scratch-database';
 import { sql } from '../support/sql';
 import { testEnv } from '../support/test-app';
@@ -38,8 +38,8 @@ export async function bootServiceModule(
   });
   if (provider)
     builder = builder
-      .overrideProvider(ModelProviders)
-      .useValue({ configured: () => provider });
+      .overrideProvider(ProviderEndpoints)
+      .useValue(oneEndpoint(provider));
   const moduleRef = await builder.compile();
   await moduleRef.init();
   const db = <T = Record<string, unknown>>(query: string, values?: unknown[]) =>
@@ -72,5 +72,18 @@ export async function bootServiceModule(
       await moduleRef.close();
       await database.drop();
     },
+  };
+}
+
+/** ProviderEndpoints with one endpoint, without key, serving every model with `provider`. */
+function oneEndpoint(provider: ModelProvider): Partial<ProviderEndpoints> {
+  const keys = [{ label: 'none', fingerprint: 'none' }];
+  const endpoint = { id: 'test', kind: 'openai' as const, provider, keys };
+  return {
+    configured: () => endpoint,
+    find: () => endpoint,
+    nextKey: () => keys[0],
+    coolDown: () => undefined,
+    describe: () => [],
   };
 }

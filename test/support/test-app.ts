@@ -56,6 +56,9 @@ export function testEnv(
     // Suites share one database but not one storage directory: an instance extracting another suite's
     // files would find no object. Suites that need extraction turn it on over TEST_SHARED_STORAGE_DIR.
     FILE_EXTRACTION_ENABLED: 'false',
+    // Retries before a first token wait a few milliseconds, not seconds (the backoff has unit tests).
+    PROVIDER_RETRY_BASE_MS: '5',
+    PROVIDER_RETRY_MAX_MS: '50',
     // Whether web/dist exists depends on what ran before: suites that test the client turn it on.
     WEB_CLIENT: 'off',
     // Built once per run by global-setup, outside web/dist (several runs may build at once).

@@ -10,8 +10,14 @@ export class ChatMetaEventDataDto {
   @ApiProperty({ format: 'uuid' })
   requestId!: string;
 
-  /** The catalog id of the model answering. */
+  /**
+   * The catalog id of the model answering: a fallback when the model asked for failed before its first
+   * token (docs/adr/0063-providers-and-routing.md).
+   */
   model!: string;
+
+  /** The model asked for, present only when a fallback (`model`) answers instead. */
+  requestedModel?: string;
 }
 
 /** First: which conversation, run and model. */
@@ -63,9 +69,14 @@ export class ChatErrorEventDto {
 
 export class ChatUsageEventDataDto {
   inputTokens!: number;
+  /** Of inputTokens, those the provider read from its prompt cache (priced apart). */
+  cachedInputTokens!: number;
   outputTokens!: number;
   /** Credits billed for this run (0 when nothing was billed). */
   credits!: number;
+
+  /** The catalog id of the model billed (the one that answered); absent when nothing was billed. */
+  model?: string;
 }
 
 /** What the run cost, as its ledger entry says (zeros when nothing was billed). */

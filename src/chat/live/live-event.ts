@@ -6,6 +6,10 @@ export interface RunUsage {
   inputTokens: number;
   outputTokens: number;
   credits: number;
+  /** Of inputTokens, those read from the provider's prompt cache. */
+  cachedInputTokens?: number;
+  /** The model billed (the one that answered, a fallback perhaps); absent when nothing was billed. */
+  model?: string;
 }
 
 /**

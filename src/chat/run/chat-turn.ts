@@ -1,7 +1,4 @@
-import {
-  ChatMessage,
-  ModelProvider,
-} from '../../models/providers/model-provider';
+import { ChatMessage } from '../../models/providers/model-provider';
 import { FileContext } from '../../files/context/file-context.service';
 import { ToolBinding } from '../../tools/run/tool-binding';
 import { SessionUser } from '../../auth/session-user';
@@ -67,14 +64,30 @@ export type TurnCompletion = Partial<
   >
 >;
 
+/** A catalog model as a run calls and bills it: its price, its provider's name for it, its endpoint. */
+export type RunModel = ModelPrice & {
+  id: string;
+  upstreamModel: string;
+  endpoint: string;
+};
+
 /** Everything decided before the claim: which model, what it costs at most, what the model receives. */
 export interface RunPlan {
   runId: string;
-  model: ModelPrice & { id: string; upstreamModel: string };
-  provider: ModelProvider;
+  /** The model asked for (its endpoint is configured here: checked before the claim). */
+  model: RunModel;
+  /**
+   * Tried in order when `model` fails before its first token: its catalog fallbacks that the paying plan
+   * allows. docs/adr/0063-providers-and-routing.md
+   */
+  fallbacks: RunModel[];
+  /** The model that answered (set by the router at its first token): the run is billed at it. */
+  answered?: RunModel;
   conversationId: string;
   newConversation: boolean;
   prompt: ChatMessage[];
+  /** How many leading messages of `prompt` are a stable prefix a provider may cache (0: none). */
+  cacheablePrefix: number;
   /** The tools offered to the model; undefined for a run without tools. */
   tools?: ToolBinding;
   /** The attached files that went into the prompt. */
@@ -86,4 +99,11 @@ export interface RunPlan {
   organizationId?: string;
   /** The paying plan: the organization's, or the user's. */
   planCode: string;
+}
+
+/** The model a run is billed at: the one that answered, else the one asked for. */
+export function billedModel(
+  plan: Pick<RunPlan, 'model' | 'answered'>,
+): RunModel {
+  return plan.answered ?? plan.model;
 }

@@ -38,6 +38,9 @@ export async function replay(
     {
       runId: request.id,
       model: request.modelId,
+      ...(request.requestedModelId
+        ? { requestedModel: request.requestedModelId }
+        : {}),
       conversationId: request.conversationId,
       replayed: true,
       answer,

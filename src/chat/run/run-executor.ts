@@ -8,12 +8,13 @@ import { APP_CONFIG } from '../../config/config.module';
 import { Metrics } from '../../infra/metrics/metrics';
 import { ChatMessage } from '../../models/providers/model-provider';
 import { ToolOutcome, ToolRunner } from '../../tools/run/tool-runner';
-import { generate, Generation } from '../generation';
+import { Generation } from '../generation';
 import { LeaseKeeper } from '../lease-keeper';
 import { RunOutcome } from '../live/live-event';
 import { LiveWriter } from '../live/live-streams';
 import { RunStops } from '../stop/run-stops';
-import { ChatTurn, RunPlan } from './chat-turn';
+import { billedModel, ChatTurn, RunPlan } from './chat-turn';
+import { ModelRouter } from './model-router';
 import { RunSettler } from './run-settler';
 import { resultText } from './tool-history';
 import { estimateInputTokens, reservationFor } from '../pricing';
@@ -33,6 +34,7 @@ export class RunExecutor {
     private readonly settler: RunSettler,
     private readonly tools: ToolRunner,
     private readonly store: RunStore,
+    private readonly router: ModelRouter,
     private readonly metrics: Metrics,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly log: AppLogger,
@@ -48,7 +50,7 @@ export class RunExecutor {
   ): Promise<void> {
     const attributes = {
       'chat.run_id': plan.runId,
-      'gen_ai.system': plan.provider.name,
+      'gen_ai.system': plan.model.endpoint,
       'gen_ai.request.model': plan.model.upstreamModel,
       'chat.model': plan.model.id,
     };
@@ -196,7 +198,10 @@ export class RunExecutor {
     prompt: ChatMessage[],
     requestId: string | undefined,
   ): Promise<'quota_exceeded' | 'generation_interrupted' | undefined> {
-    const credits = reservationFor(plan.model, estimateInputTokens(prompt));
+    const credits = reservationFor(
+      billedModel(plan),
+      estimateInputTokens(prompt),
+    );
     try {
       if (!(await this.reserveCredits(plan, credits))) return 'quota_exceeded';
     } catch (error) {
@@ -220,7 +225,10 @@ export class RunExecutor {
     return true;
   }
 
-  /** One model call, streamed into the writer as it comes; a provider failure is in the result, not thrown. */
+  /**
+   * One model call, streamed into the writer as it comes, through the router (retries and fallbacks before
+   * the first token); a provider failure is in the result, not thrown.
+   */
   private generateAnswer(
     plan: RunPlan,
     prompt: ChatMessage[],
@@ -228,35 +236,25 @@ export class RunExecutor {
     stop: AbortSignal,
     requestId?: string,
   ): Promise<Generation> {
-    const firstToken = this.metrics.firstTokenTimer(
-      plan.provider.name,
-      plan.model.id,
-    );
     const attributes = {
-      'gen_ai.system': plan.provider.name,
+      'gen_ai.system': plan.model.endpoint,
       'gen_ai.request.model': plan.model.upstreamModel,
     };
     return inSpan('chat.generate', attributes, async (span) => {
       let waitingForFirstToken = true;
-      const generation = await generate(
-        plan.provider,
-        {
-          upstreamModel: plan.model.upstreamModel,
-          messages: prompt,
-          maxOutputTokens: plan.model.maxOutputTokens,
-          ...(plan.tools ? { tools: plan.tools.specs() } : {}),
+      const generation = await this.router.call(plan, {
+        prompt,
+        ...(plan.tools ? { tools: plan.tools.specs() } : {}),
+        onText: (text) => {
+          if (waitingForFirstToken) span.addEvent('first token');
+          waitingForFirstToken = false;
+          writer.append(text);
         },
-        {
-          timeoutMs: this.config.chat.providerTimeoutMs,
-          onText: (text) => {
-            firstToken();
-            if (waitingForFirstToken) span.addEvent('first token');
-            waitingForFirstToken = false;
-            writer.append(text);
-          },
-          stop,
-        },
-      );
+        stop,
+        requestId,
+      });
+      const answered = billedModel(plan);
+      span.setAttribute('gen_ai.response.model', answered.upstreamModel);
       if (generation.failure) {
         span.setStatus({
           code: SpanStatusCode.ERROR,
@@ -266,7 +264,7 @@ export class RunExecutor {
           {
             requestId,
             runId: plan.runId,
-            model: plan.model.id,
+            model: answered.id,
             failure: generation.failure,
             reason: generation.failureReason,
           },
@@ -278,7 +276,7 @@ export class RunExecutor {
   }
 
   private record(plan: RunPlan, outcome: RunOutcome, span: Span): void {
-    this.metrics.runFinished(plan.model.id, outcome);
+    this.metrics.runFinished(billedModel(plan).id, outcome);
     span.setAttributes({
       'chat.outcome': outcome.status,
       'gen_ai.usage.input_tokens': outcome.usage?.inputTokens ?? 0,
@@ -301,6 +299,9 @@ function addStep(total: Generation, step: Generation): void {
     total.usage = {
       inputTokens: (total.usage?.inputTokens ?? 0) + step.usage.inputTokens,
       outputTokens: (total.usage?.outputTokens ?? 0) + step.usage.outputTokens,
+      cachedInputTokens:
+        (total.usage?.cachedInputTokens ?? 0) +
+        (step.usage.cachedInputTokens ?? 0),
     };
   if (step.failure) {
     total.failure = step.failure;

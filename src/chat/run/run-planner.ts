@@ -1,6 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { SessionUser } from '../../auth/session-user';
-import { CatalogCache } from '../../catalog/catalog-cache';
+import {
+  ActiveModel,
+  CatalogCache,
+  CatalogSnapshot,
+} from '../../catalog/catalog-cache';
 import { Clock } from '../../common/clock';
 import { AppError } from '../../common/errors/app-error';
 import { isUuid, uuidv7 } from '../../common/ids';
@@ -18,14 +22,14 @@ import {
   FileContext,
   FileContextService,
 } from '../../files/context/file-context.service';
-import { ModelProviders } from '../../models/model-providers';
+import { ProviderEndpoints } from '../../models/provider-endpoints';
 import { ChatMessage } from '../../models/providers/model-provider';
 import {
   BYTES_PER_TOKEN,
   estimateInputTokens,
   reservationFor,
 } from '../pricing';
-import { ChatTurn, payingCaller, RunPlan } from './chat-turn';
+import { ChatTurn, payingCaller, RunModel, RunPlan } from './chat-turn';
 import { modelNotAllowed, unknownModel } from './refusals';
 
 /** The section's own words and each file's delimiters, in tokens (generous). */
@@ -42,7 +46,7 @@ const MAX_HISTORY_MESSAGES = 200;
 export class RunPlanner {
   constructor(
     private readonly catalog: CatalogCache,
-    private readonly providers: ModelProviders,
+    private readonly endpoints: ProviderEndpoints,
     private readonly conversations: ConversationsRepository,
     private readonly fileContext: FileContextService,
     private readonly tools: ToolsService,
@@ -66,14 +70,16 @@ export class RunPlanner {
 
   async plan(user: SessionUser, turn: ChatTurn): Promise<RunPlan> {
     const caller = payingCaller(user, turn.payer);
-    const model = await this.modelFor(caller, turn);
+    const catalog = await this.catalog.current();
+    const model = this.modelFor(catalog, caller, turn);
     const tools = turn.tools?.length
       ? new ToolBinding(
           // A pooled run gets the tools of the organization's plan.
           await this.tools.usableOrRefuse(caller, turn.tools, 'tools'),
         )
       : undefined;
-    const provider = this.providers.configured(model.provider);
+    // 503 before anything is claimed when this instance cannot call the model asked for.
+    this.endpoints.configured(model.endpoint);
     const history = turn.conversationId
       ? toModelMessages(
           await this.history(user, turn.conversationId, turn.anchor),
@@ -98,11 +104,13 @@ export class RunPlanner {
     const estimatedInputTokens = estimateInputTokens(prompt);
     return {
       runId: uuidv7(),
-      model,
-      provider,
+      model: runModelOf(model),
+      fallbacks: this.fallbacksOf(catalog, model, caller.planCode),
       conversationId: turn.conversationId ?? uuidv7(),
       newConversation: !turn.conversationId,
       prompt,
+      // The Skill's instruction, the files and the history stay the same from one turn to the next.
+      cacheablePrefix: system.length + section.length + history.length,
       tools,
       files: context?.files ?? [],
       estimatedInputTokens,
@@ -113,9 +121,32 @@ export class RunPlanner {
     };
   }
 
+  /**
+   * The model's fallbacks a run may use: active, in the paying plan, and reachable from this instance
+   * (an endpoint not configured here is no fallback). docs/adr/0063-providers-and-routing.md
+   */
+  private fallbacksOf(
+    catalog: CatalogSnapshot,
+    model: ActiveModel,
+    planCode: string,
+  ): RunModel[] {
+    return model.fallbacks.flatMap((id) => {
+      const fallback = catalog.models.get(id);
+      return fallback &&
+        fallback.planCodes.has(planCode) &&
+        this.endpoints.find(fallback.endpoint)
+        ? [runModelOf(fallback)]
+        : [];
+    });
+  }
+
   /** The model, known and in the paying plan (the organization's, for a run its pool pays). */
-  private async modelFor(caller: SessionUser, turn: ChatTurn) {
-    const model = (await this.catalog.current()).models.get(turn.model);
+  private modelFor(
+    catalog: CatalogSnapshot,
+    caller: SessionUser,
+    turn: ChatTurn,
+  ): ActiveModel {
+    const model = catalog.models.get(turn.model);
     if (!model) throw unknownModel(turn.model);
     if (!model.planCodes.has(caller.planCode))
       throw modelNotAllowed(model.id, {
@@ -186,4 +217,18 @@ export class RunPlanner {
     }
     return kept.reverse();
   }
+}
+
+/** A catalog model as a run needs it. */
+function runModelOf(model: ActiveModel): RunModel {
+  return {
+    id: model.id,
+    upstreamModel: model.upstreamModel,
+    endpoint: model.endpoint,
+    creditsPerRequest: model.creditsPerRequest,
+    creditsPer1kInput: model.creditsPer1kInput,
+    creditsPer1kOutput: model.creditsPer1kOutput,
+    creditsPer1kCachedInput: model.creditsPer1kCachedInput,
+    maxOutputTokens: model.maxOutputTokens,
+  };
 }

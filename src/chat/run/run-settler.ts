@@ -13,7 +13,7 @@ import { RunOutcome, RunUsage } from '../live/live-event';
 import { creditsFor, settledCredits } from '../pricing';
 import { Payer, RunStore } from '../run-store';
 import { NO_USAGE } from '../stored-run';
-import { ChatTurn, RunPlan } from './chat-turn';
+import { billedModel, ChatTurn, RunPlan } from './chat-turn';
 
 /** A settlement the database refused is tried again after 250 ms, then twice as long each time, up to 5 s apart. */
 const SETTLE_RETRY_FIRST_MS = 250;
@@ -116,7 +116,12 @@ export function settlementOf(
     (generation.toolSteps ?? 0) > 0;
   const inputTokens =
     generation.usage?.inputTokens ?? plan.estimatedInputTokens;
+  const cachedInputTokens = Math.min(
+    generation.usage?.cachedInputTokens ?? 0,
+    inputTokens,
+  );
   const outputTokens = generation.usage?.outputTokens ?? generation.chunks;
+  const model = billedModel(plan);
   return {
     id: plan.runId,
     status: outcome.status,
@@ -129,12 +134,20 @@ export function settlementOf(
       { role: 'assistant', content: generation.text },
     ],
     anchor: turn.anchor,
-    modelId: plan.model.id,
+    modelId: model.id,
+    ...(model.id !== plan.model.id ? { requestedModelId: plan.model.id } : {}),
     skill: turn.skill,
     inputTokens,
+    cachedInputTokens,
     outputTokens,
     credits: billed
-      ? creditsOf(plan, generation, inputTokens, outputTokens)
+      ? creditsOf(
+          plan,
+          generation,
+          inputTokens,
+          outputTokens,
+          cachedInputTokens,
+        )
       : 0,
     ...((generation.toolSteps ?? 0) > 0
       ? {
@@ -154,20 +167,29 @@ function creditsOf(
   generation: Generation,
   inputTokens: number,
   outputTokens: number,
+  cachedInputTokens: number,
 ): number {
+  const model = billedModel(plan);
   const steps = generation.steps ?? [];
   if ((generation.toolSteps ?? 0) === 0)
     return settledCredits(
-      plan.model,
+      model,
       plan.reservedCredits,
       inputTokens,
       outputTokens,
+      cachedInputTokens,
     );
   return Math.min(
     plan.reservedCredits,
     steps.reduce(
       (sum, step) =>
-        sum + creditsFor(plan.model, step.inputTokens, step.outputTokens),
+        sum +
+        creditsFor(
+          model,
+          step.inputTokens,
+          step.outputTokens,
+          step.cachedInputTokens,
+        ),
       generation.toolCredits ?? 0,
     ),
   );
@@ -178,8 +200,10 @@ function usageOf(settlement: Settlement): RunUsage {
   return settlement.billed
     ? {
         inputTokens: settlement.inputTokens,
+        cachedInputTokens: settlement.cachedInputTokens,
         outputTokens: settlement.outputTokens,
         credits: settlement.credits,
+        model: settlement.modelId,
       }
     : NO_USAGE;
 }

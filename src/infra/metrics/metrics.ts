@@ -58,6 +58,21 @@ export interface PoolUsage {
 /** Called once, at the first token of a generation. */
 export type FirstTokenMark = () => void;
 
+/**
+ * Why a provider call failed before its first token, as a label: the HTTP status class (429 and the key
+ * refusals apart), no connection, the first-token timeout, a broken stream, or the router found no key.
+ */
+export type ProviderFailureLabel =
+  | 'http_429'
+  | 'http_auth'
+  | 'http_4xx'
+  | 'http_5xx'
+  | 'connection'
+  | 'timeout'
+  | 'stream'
+  | 'no_key'
+  | 'unavailable';
+
 export abstract class Metrics {
   /** True when a registry collects (METRICS_PORT set). */
   abstract readonly enabled: boolean;
@@ -82,6 +97,22 @@ export abstract class Metrics {
 
   /** Starts timing a provider call; the mark it answers records the time to the first token (once). */
   abstract firstTokenTimer(provider: string, model: string): FirstTokenMark;
+
+  /** A provider call failed before its first token (docs/adr/0063): by endpoint, catalog model and why. */
+  abstract providerFailure(
+    endpoint: string,
+    model: string,
+    reason: ProviderFailureLabel,
+  ): void;
+
+  /** The router called the same model again after a failure before its first token. */
+  abstract providerRetry(endpoint: string, model: string): void;
+
+  /** The router went on to a fallback model (`from` failed before its first token). */
+  abstract providerFallback(from: string, to: string): void;
+
+  /** A key of the endpoint was rested after a 429 or a refusal of the key. */
+  abstract keyCooldown(endpoint: string): void;
 
   /** A run refused because the account's daily credits were used up; `plan` is the plan code. */
   abstract quotaRefused(plan: string): void;
@@ -109,6 +140,10 @@ class NoMetrics extends Metrics {
   firstTokenTimer(): FirstTokenMark {
     return ignore;
   }
+  providerFailure(): void {}
+  providerRetry(): void {}
+  providerFallback(): void {}
+  keyCooldown(): void {}
   quotaRefused(): void {}
   webhook(): void {}
   rateLimited(): void {}

@@ -6,6 +6,7 @@ import {
   FirstTokenMark,
   Metrics,
   PoolUsage,
+  ProviderFailureLabel,
   RUN_OUTCOME_LABELS,
   RunOutcomeLabel,
   runOutcomeLabel,
@@ -54,6 +55,10 @@ export class PrometheusMetrics extends Metrics {
     string,
     Map<string, FirstTokenSeries>
   >();
+  private readonly providerFailures: Counter<'endpoint' | 'model' | 'reason'>;
+  private readonly providerRetries: Counter<'endpoint' | 'model'>;
+  private readonly providerFallbacks: Counter<'from_model' | 'to_model'>;
+  private readonly keyCooldowns: Counter<'endpoint'>;
   private readonly quotaRefusals: Counter<'plan'>;
   private readonly webhookEvents: Counter<'provider' | 'outcome'>;
   private readonly rateLimitRefusals: Counter<'rule'>;
@@ -98,6 +103,30 @@ export class PrometheusMetrics extends Metrics {
       help: 'Time from the provider call to its first token, by provider and catalog model.',
       labelNames: ['provider', 'model'],
       buckets: FIRST_TOKEN_BUCKETS_SECONDS,
+      registers,
+    });
+    this.providerFailures = new Counter({
+      name: 'chat_provider_errors_total',
+      help: 'Provider calls failed before their first token, by endpoint, catalog model and reason (http_429, http_auth, http_4xx, http_5xx, connection, timeout, stream, no_key, unavailable).',
+      labelNames: ['endpoint', 'model', 'reason'],
+      registers,
+    });
+    this.providerRetries = new Counter({
+      name: 'chat_provider_retries_total',
+      help: 'Provider calls made again (same model) after a failure before the first token, by endpoint and catalog model.',
+      labelNames: ['endpoint', 'model'],
+      registers,
+    });
+    this.providerFallbacks = new Counter({
+      name: 'chat_provider_fallbacks_total',
+      help: 'Runs that went on to a fallback model, by the model that failed and the one tried next.',
+      labelNames: ['from_model', 'to_model'],
+      registers,
+    });
+    this.keyCooldowns = new Counter({
+      name: 'chat_provider_key_cooldowns_total',
+      help: 'Keys rested after a 429 or a refusal of the key, by endpoint.',
+      labelNames: ['endpoint'],
       registers,
     });
     this.quotaRefusals = new Counter({
@@ -179,6 +208,26 @@ export class PrometheusMetrics extends Metrics {
         (performance.now() - startedAt) / 1000,
       );
     };
+  }
+
+  providerFailure(
+    endpoint: string,
+    model: string,
+    reason: ProviderFailureLabel,
+  ): void {
+    this.providerFailures.inc({ endpoint, model, reason });
+  }
+
+  providerRetry(endpoint: string, model: string): void {
+    this.providerRetries.inc({ endpoint, model });
+  }
+
+  providerFallback(from: string, to: string): void {
+    this.providerFallbacks.inc({ from_model: from, to_model: to });
+  }
+
+  keyCooldown(endpoint: string): void {
+    this.keyCooldowns.inc({ endpoint });
   }
 
   quotaRefused(plan: string): void {

@@ -2,9 +2,15 @@ import {
   anthropicRequestBody,
   AnthropicStreamDecoder,
   LEADING_USER_PLACEHOLDER,
+  MIN_CACHED_PREFIX_CHARS,
   toAnthropicPrompt,
 } from './anthropic.provider';
-import { ChatMessage, GenerationEvent } from './model-provider';
+import {
+  ChatMessage,
+  GenerationEvent,
+  GenerationRequest,
+  ToolSpec,
+} from './model-provider';
 import { UpstreamError } from './upstream-error';
 
 const m = (role: ChatMessage['role'], content: string): ChatMessage => ({
@@ -230,6 +236,29 @@ describe('AnthropicStreamDecoder', () => {
       type: 'usage',
       inputTokens: 1111,
       outputTokens: 3,
+      cachedInputTokens: 1000,
+    });
+  });
+
+  it('reports cachedInputTokens only when Anthropic reported cache reads, 0 included', () => {
+    const usage = (fields: Record<string, number>) =>
+      decode([
+        start({ input_tokens: 20, output_tokens: 1, ...fields }),
+        { type: 'message_delta', usage: { output_tokens: 4 } },
+        { type: 'message_stop' },
+      ]).events.at(-1);
+    expect(
+      usage({ cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }),
+    ).toEqual({
+      type: 'usage',
+      inputTokens: 20,
+      outputTokens: 4,
+      cachedInputTokens: 0,
+    });
+    expect(usage({ cache_creation_input_tokens: 5000 })).toEqual({
+      type: 'usage',
+      inputTokens: 5020,
+      outputTokens: 4,
     });
   });
 
@@ -406,5 +435,225 @@ describe('Anthropic tool use', () => {
       },
       { type: 'usage', inputTokens: 5, outputTokens: 30 },
     ]);
+  });
+});
+
+describe('Anthropic prompt caching breakpoints', () => {
+  const cache = { cache_control: { type: 'ephemeral' } };
+  /** A Skill instruction long enough to be cached on its own. */
+  const SKILL = `Skill: ${'s'.repeat(5000)}`;
+  const body = (
+    messages: ChatMessage[],
+    cacheablePrefix?: number,
+    tools?: ToolSpec[],
+  ) =>
+    JSON.parse(
+      anthropicRequestBody({
+        upstreamModel: 'claude',
+        maxOutputTokens: 10,
+        messages,
+        ...(cacheablePrefix === undefined ? {} : { cacheablePrefix }),
+        ...(tools ? { tools } : {}),
+      } satisfies GenerationRequest),
+    ) as Record<string, unknown>;
+  const breakpoints = (value: Record<string, unknown>) =>
+    JSON.stringify(value).split('"cache_control"').length - 1;
+
+  it('marks nothing without a prefix (0 or absent): the request is the one sent before caching', () => {
+    const messages = [m('system', SKILL), m('user', 'Q')];
+    const expected = {
+      model: 'claude',
+      max_tokens: 10,
+      stream: true,
+      system: SKILL,
+      messages: [{ role: 'user', content: 'Q' }],
+    };
+    expect(body(messages)).toEqual(expected);
+    expect(body(messages, 0)).toEqual(expected);
+  });
+
+  it('a prefix of system messages only: `system` becomes one cached text block, the messages stay unmarked', () => {
+    expect(
+      body(
+        [m('system', SKILL), m('system', 'Files: a.txt'), m('user', 'Q')],
+        2,
+      ),
+    ).toEqual({
+      model: 'claude',
+      max_tokens: 10,
+      stream: true,
+      system: [{ type: 'text', text: `${SKILL}\n\nFiles: a.txt`, ...cache }],
+      messages: [{ role: 'user', content: 'Q' }],
+    });
+  });
+
+  it('a prefix into the history: the system and the last block of the last history message', () => {
+    const history = 'h'.repeat(300);
+    const prompt = toAnthropicPrompt(
+      [
+        m('system', SKILL),
+        m('user', history),
+        m('assistant', 'Earlier answer'),
+        m('user', 'New question'),
+      ],
+      { prefix: 3, toolsChars: 0 },
+    );
+    expect(prompt).toEqual({
+      system: [{ type: 'text', text: SKILL, ...cache }],
+      messages: [
+        { role: 'user', content: history },
+        {
+          role: 'assistant',
+          content: [{ type: 'text', text: 'Earlier answer', ...cache }],
+        },
+        { role: 'user', content: 'New question' },
+      ],
+    });
+  });
+
+  it('marks the block of message cacheablePrefix - 1 inside a turn merged with the new message', () => {
+    const prompt = toAnthropicPrompt(
+      [
+        m('system', SKILL),
+        m('user', 'find the tent'),
+        {
+          role: 'assistant',
+          content: '',
+          toolCalls: [{ id: 'tu_1', name: 'files_search', arguments: '{}' }],
+        },
+        { role: 'tool', toolCallId: 'tu_1', content: 'no match' },
+        m('user', 'try the stove'),
+      ],
+      { prefix: 4, toolsChars: 0 },
+    );
+    expect(prompt.messages.at(-1)).toEqual({
+      role: 'user',
+      content: [
+        {
+          type: 'tool_result',
+          tool_use_id: 'tu_1',
+          content: 'no match',
+          ...cache,
+        },
+        { type: 'text', text: 'try the stove' },
+      ],
+    });
+    expect(breakpoints(prompt)).toBe(2);
+  });
+
+  it('keeps a system message after the prefix out of the cached block, in a second one that starts with the blank line', () => {
+    const prompt = toAnthropicPrompt(
+      [
+        m('system', SKILL),
+        m('user', 'History'),
+        m('system', 'Answer in English.'),
+        m('user', 'Q'),
+      ],
+      { prefix: 2, toolsChars: 0 },
+    );
+    expect(prompt).toEqual({
+      system: [
+        { type: 'text', text: SKILL, ...cache },
+        { type: 'text', text: '\n\nAnswer in English.' },
+      ],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'History', ...cache },
+            { type: 'text', text: 'Q' },
+          ],
+        },
+      ],
+    });
+  });
+
+  it('marks only where the prompt up to the breakpoint has MIN_CACHED_PREFIX_CHARS, tools included', () => {
+    const exactly = 's'.repeat(MIN_CACHED_PREFIX_CHARS);
+    const short = exactly.slice(1);
+    expect(body([m('system', short), m('user', 'Q')], 1)).toMatchObject({
+      system: short,
+    });
+    expect(body([m('system', exactly), m('user', 'Q')], 1)).toMatchObject({
+      system: [{ type: 'text', text: exactly, ...cache }],
+    });
+    // A short system prompt before a long history: only the history's breakpoint is worth it.
+    expect(
+      toAnthropicPrompt(
+        [m('system', 'Be brief.'), m('user', exactly), m('user', 'Q')],
+        { prefix: 2, toolsChars: 0 },
+      ),
+    ).toEqual({
+      system: 'Be brief.',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: exactly, ...cache },
+            { type: 'text', text: 'Q' },
+          ],
+        },
+      ],
+    });
+    // The tool definitions come first in Anthropic's cache order: they count, and need no mark of their own.
+    const tools: ToolSpec[] = [
+      {
+        name: 'files_search',
+        description: 'd'.repeat(MIN_CACHED_PREFIX_CHARS),
+        parameters: { type: 'object' },
+      },
+    ];
+    const withTools = body(
+      [m('system', 'Be brief.'), m('user', 'Q')],
+      1,
+      tools,
+    );
+    expect(withTools.system).toEqual([
+      { type: 'text', text: 'Be brief.', ...cache },
+    ]);
+    expect(withTools.tools).toEqual([
+      {
+        name: 'files_search',
+        description: tools[0].description,
+        input_schema: { type: 'object' },
+      },
+    ]);
+    expect(breakpoints(withTools)).toBe(1);
+  });
+
+  it('places at most 4 breakpoints: the system, then the end of the prefix and every 20 blocks before it', () => {
+    const history = Array.from({ length: 100 }, (_, index) =>
+      m(
+        index % 2 === 0 ? 'user' : 'assistant',
+        `turn ${index} ${'t'.repeat(100)}`,
+      ),
+    );
+    const marked = (system: string) => {
+      const prompt = toAnthropicPrompt(
+        [m('system', system), ...history, m('user', 'Q')],
+        { prefix: 101, toolsChars: 0 },
+      );
+      return {
+        system: Array.isArray(prompt.system),
+        turns: prompt.messages.flatMap((message, index) =>
+          Array.isArray(message.content) &&
+          message.content.some((block) => block.cache_control)
+            ? [index]
+            : [],
+        ),
+        total: breakpoints(prompt),
+      };
+    };
+    expect(marked(SKILL)).toEqual({
+      system: true,
+      turns: [59, 79, 99],
+      total: 4,
+    });
+    // A short system prompt is not marked: the fourth goes to the history, while it is long enough.
+    expect(marked('Be brief.')).toEqual({
+      system: false,
+      turns: [39, 59, 79, 99],
+      total: 4,
+    });
   });
 });

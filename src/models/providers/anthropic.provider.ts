@@ -22,26 +22,23 @@ const ANTHROPIC_VERSION = '2023-06-01';
 
 /** Anthropic's Messages API: `POST <baseUrl>/messages` with `stream: true`. */
 export class AnthropicProvider extends SseModelProvider {
-  private readonly headers: Record<string, string>;
-
   constructor(
     name: string,
     upstream: UpstreamSettings,
     transport: TransportSettings,
   ) {
     super(name, upstream, transport);
-    this.headers = {
-      'x-api-key': upstream.apiKey ?? '',
-      'anthropic-version': ANTHROPIC_VERSION,
-      'content-type': 'application/json',
-      accept: 'text/event-stream',
-    };
   }
 
   protected call(request: GenerationRequest): UpstreamCall {
     return {
       path: '/messages',
-      headers: this.headers,
+      headers: {
+        ...(request.apiKey ? { 'x-api-key': request.apiKey } : {}),
+        'anthropic-version': ANTHROPIC_VERSION,
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+      },
       body: anthropicRequestBody(request),
     };
   }
@@ -52,36 +49,42 @@ export class AnthropicProvider extends SseModelProvider {
 }
 
 export function anthropicRequestBody(request: GenerationRequest): string {
-  const { system, messages } = toAnthropicPrompt(request.messages);
+  const tools = request.tools?.length
+    ? request.tools.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        input_schema: tool.parameters,
+      }))
+    : undefined;
+  const { system, messages } = toAnthropicPrompt(request.messages, {
+    prefix: request.cacheablePrefix ?? 0,
+    toolsChars: tools ? JSON.stringify(tools).length : 0,
+  });
   return JSON.stringify({
     model: request.upstreamModel,
     max_tokens: request.maxOutputTokens,
     stream: true,
     ...(system === undefined ? {} : { system }),
     messages,
-    ...(request.tools?.length
-      ? {
-          tools: request.tools.map((tool) => ({
-            name: tool.name,
-            description: tool.description,
-            input_schema: tool.parameters,
-          })),
-        }
-      : {}),
+    ...(tools ? { tools } : {}),
   });
 }
 
-type TextBlock = { type: 'text'; text: string };
+/** A prompt caching breakpoint: Anthropic caches tools, system and messages up to and including the block. */
+type CacheControl = { type: 'ephemeral' };
+type TextBlock = { type: 'text'; text: string; cache_control?: CacheControl };
 type ToolUseBlock = {
   type: 'tool_use';
   id: string;
   name: string;
   input: unknown;
+  cache_control?: CacheControl;
 };
 type ToolResultBlock = {
   type: 'tool_result';
   tool_use_id: string;
   content: string;
+  cache_control?: CacheControl;
 };
 type Block = TextBlock | ToolUseBlock | ToolResultBlock;
 export type AnthropicMessage = {
@@ -98,6 +101,48 @@ export type AnthropicMessage = {
 export const LEADING_USER_PLACEHOLDER = '(continued)';
 
 /**
+ * Prompt caching: a breakpoint is placed only where the prompt up to it (tools, system, messages) has at
+ * least this many characters, about 1,000 tokens. Anthropic caches nothing below 1,024
+ * tokens (2,048 or 4,096 on some models) and ignores such a mark silently; leaving it off keeps short
+ * requests exactly as they were without caching.
+ */
+export const MIN_CACHED_PREFIX_CHARS = 4096;
+/** Anthropic refuses a request with more cache_control marks than this. */
+export const MAX_CACHE_BREAKPOINTS = 4;
+/**
+ * Anthropic looks for an earlier cache entry only about 20 content blocks back from each breakpoint, so
+ * when the history grew by more than that since the last call (a long tool loop), breakpoints this far
+ * apart before the last one still find it.
+ */
+export const CACHE_LOOKBACK_BLOCKS = 20;
+
+/** Which of the messages form the stable prefix, and the size of the tool definitions that precede them. */
+export interface PromptCaching {
+  /** How many leading messages are stable (GenerationRequest.cacheablePrefix). */
+  prefix: number;
+  /** Characters of the tool definitions, first in Anthropic's cache order (tools, system, messages). */
+  toolsChars: number;
+}
+
+interface SystemPart {
+  text: string;
+  /** Its index in the service's messages. */
+  source: number;
+}
+
+interface Turn {
+  role: 'user' | 'assistant';
+  blocks: Block[];
+}
+
+/** The turns before rendering, each block with the index of the message it came from. */
+interface Collected {
+  system: SystemPart[];
+  turns: Turn[];
+  sources: Map<Block, number>;
+}
+
+/**
  * The service's messages in the shape the Messages API requires:
  * - every system message goes to `system`, in order, joined by a blank line (omitted when there is none);
  * - messages without visible text are left out (the API refuses empty and whitespace-only text blocks);
@@ -106,26 +151,53 @@ export const LEADING_USER_PLACEHOLDER = '(continued)';
  * - a first turn by the assistant gets LEADING_USER_PLACEHOLDER in front of it;
  * - a final assistant turn (a prefill the model continues) loses its trailing whitespace, which the API
  *   refuses there.
+ * With `caching`, the stable prefix gets cache breakpoints (see markBreakpoints); `system` is then an
+ * array of text blocks when its prefix part is marked.
  */
-export function toAnthropicPrompt(messages: readonly ChatMessage[]): {
-  system?: string;
+export function toAnthropicPrompt(
+  messages: readonly ChatMessage[],
+  caching: PromptCaching = { prefix: 0, toolsChars: 0 },
+): {
+  system?: string | TextBlock[];
   messages: AnthropicMessage[];
 } {
-  const system: string[] = [];
-  const turns: { role: 'user' | 'assistant'; blocks: Block[] }[] = [];
-  for (const message of messages) {
+  const collected = collect(messages);
+  const systemMarked = markBreakpoints(collected, caching);
+  const system = systemPrompt(collected.system, caching.prefix, systemMarked);
+  return {
+    ...(system === undefined ? {} : { system }),
+    messages: collected.turns.map(({ role, blocks }) => ({
+      role,
+      content:
+        blocks.length === 1 &&
+        blocks[0].type === 'text' &&
+        !blocks[0].cache_control
+          ? blocks[0].text
+          : blocks,
+    })),
+  };
+}
+
+/** The system parts and the alternating turns, each block remembering its message (see toAnthropicPrompt). */
+function collect(messages: readonly ChatMessage[]): Collected {
+  const system: SystemPart[] = [];
+  const turns: Turn[] = [];
+  const sources = new Map<Block, number>();
+  messages.forEach((message, source) => {
     if (message.role === 'system') {
-      if (message.content.trim()) system.push(message.content);
-      continue;
+      if (message.content.trim())
+        system.push({ text: message.content, source });
+      return;
     }
     const blocks = blocksOf(message);
-    if (blocks.length === 0) continue;
+    if (blocks.length === 0) return;
+    for (const block of blocks) sources.set(block, source);
     // A tool's result goes back in a user turn, as a tool_result block.
     const role = message.role === 'assistant' ? 'assistant' : 'user';
     const last = turns.at(-1);
     if (last?.role === role) last.blocks.push(...blocks);
     else turns.push({ role, blocks });
-  }
+  });
   if (turns[0]?.role === 'assistant')
     turns.unshift({
       role: 'user',
@@ -134,16 +206,95 @@ export function toAnthropicPrompt(messages: readonly ChatMessage[]): {
   const final = turns.at(-1)?.blocks.at(-1);
   if (turns.at(-1)?.role === 'assistant' && final?.type === 'text')
     final.text = final.text.trimEnd();
-  return {
-    ...(system.length > 0 ? { system: system.join('\n\n') } : {}),
-    messages: turns.map(({ role, blocks }) => ({
-      role,
-      content:
-        blocks.length === 1 && blocks[0].type === 'text'
-          ? blocks[0].text
-          : blocks,
-    })),
-  };
+  return { system, turns, sources };
+}
+
+/**
+ * Marks the stable prefix for Anthropic's prompt cache; true when the system prompt is marked. Breakpoints,
+ * at most MAX_CACHE_BREAKPOINTS, each only where the prompt up to it is MIN_CACHED_PREFIX_CHARS long:
+ * - the system messages within the prefix (the Skill's instruction, the files section): their own cache
+ *   entry, shared by every conversation that starts the same way;
+ * - the last block that came from a message within the prefix (turns merge consecutive messages of one
+ *   role, so this may sit inside a turn that goes on with the new message), then every
+ *   CACHE_LOOKBACK_BLOCKS blocks before it.
+ * Tool definitions come first in the cache order, so every breakpoint covers them without one of their own.
+ */
+function markBreakpoints(
+  collected: Collected,
+  caching: PromptCaching,
+): boolean {
+  const prefix = Math.floor(caching.prefix);
+  if (!(prefix > 0)) return false;
+  const { system, turns, sources } = collected;
+  const inPrefix = system.filter((part) => part.source < prefix);
+  const systemMarked =
+    inPrefix.length > 0 &&
+    caching.toolsChars + textLength(inPrefix) >= MIN_CACHED_PREFIX_CHARS;
+  let remaining = MAX_CACHE_BREAKPOINTS - (systemMarked ? 1 : 0);
+  const blocks = turns.flatMap((turn) => turn.blocks);
+  // The messages follow the whole system prompt, prefix or not.
+  const before = caching.toolsChars + textLength(system);
+  const upTo = cumulativeLengths(blocks, before);
+  const last = blocks.findLastIndex((block) => {
+    const source = sources.get(block);
+    return source !== undefined && source < prefix;
+  });
+  for (
+    let index = last;
+    index >= 0 && remaining > 0 && upTo[index] >= MIN_CACHED_PREFIX_CHARS;
+    index -= CACHE_LOOKBACK_BLOCKS
+  ) {
+    blocks[index].cache_control = { type: 'ephemeral' };
+    remaining -= 1;
+  }
+  return systemMarked;
+}
+
+/**
+ * The system prompt: its parts joined by a blank line; when marked, as text blocks, the prefix's parts in
+ * the first (the breakpoint) and any later system messages in a second. The blank line between them opens
+ * the second block (Anthropic's own examples end a system block with its line break, reading the blocks
+ * as they are joined), so the text is the same as unmarked and the cached first block does not change
+ * when a later system message comes or goes.
+ */
+function systemPrompt(
+  parts: SystemPart[],
+  prefix: number,
+  marked: boolean,
+): string | TextBlock[] | undefined {
+  if (parts.length === 0) return undefined;
+  const join = (list: SystemPart[]) =>
+    list.map((part) => part.text).join('\n\n');
+  if (!marked) return join(parts);
+  const cached = parts.filter((part) => part.source < prefix);
+  const rest = parts.filter((part) => part.source >= prefix);
+  return [
+    { type: 'text', text: join(cached), cache_control: { type: 'ephemeral' } },
+    ...(rest.length > 0
+      ? [{ type: 'text' as const, text: `\n\n${join(rest)}` }]
+      : []),
+  ];
+}
+
+function textLength(parts: SystemPart[]): number {
+  return parts.reduce((sum, part) => sum + part.text.length, 0);
+}
+
+/** For each block, the characters of the prompt up to and including it, starting from `before`. */
+function cumulativeLengths(blocks: Block[], before: number): number[] {
+  let sum = before;
+  return blocks.map((block) => (sum += blockLength(block)));
+}
+
+function blockLength(block: Block): number {
+  switch (block.type) {
+    case 'text':
+      return block.text.length;
+    case 'tool_use':
+      return block.name.length + JSON.stringify(block.input).length;
+    case 'tool_result':
+      return block.content.length;
+  }
 }
 
 /** A message's blocks: its text (when it has visible text), its tool calls, or its tool result. */
@@ -180,7 +331,9 @@ function parseArguments(text: string): unknown {
 
 /**
  * Events → generation events: `content_block_delta` with a `text_delta` is text; `message_start` carries
- * the input tokens (plus cache writes and reads, which are input too: the AI SDK's total), `message_delta`
+ * the input tokens (plus cache writes and reads, which are input too: the AI SDK's total; the reads are
+ * also reported as `cachedInputTokens`, priced apart, while cache writes stay priced as input although
+ * Anthropic charges them 25% more: the service's prices know no third rate), `message_delta`
  * the cumulative output tokens (and updated input counts, when it has them); `message_stop` completes the
  * response and reports the usage once. An `error` event fails it; `ping` and the other events (block
  * start and stop, thinking deltas) carry no text. A stream that ends before `message_stop` was cut short.
@@ -190,7 +343,8 @@ export class AnthropicStreamDecoder implements StreamDecoder {
   private readonly toolUses = new Map<number, ToolCall>();
   private inputTokens: number | undefined;
   private cacheCreationTokens = 0;
-  private cacheReadTokens = 0;
+  /** Undefined until reported: a usage without the field reports no cached tokens (not 0). */
+  private cacheReadTokens: number | undefined;
   private outputTokens: number | undefined;
 
   event(
@@ -258,8 +412,11 @@ export class AnthropicStreamDecoder implements StreamDecoder {
             inputTokens:
               this.inputTokens +
               this.cacheCreationTokens +
-              this.cacheReadTokens,
+              (this.cacheReadTokens ?? 0),
             outputTokens: this.outputTokens,
+            ...(this.cacheReadTokens === undefined
+              ? {}
+              : { cachedInputTokens: this.cacheReadTokens }),
           });
         }
         return true;

@@ -24,9 +24,19 @@ export interface ToolSpec {
 }
 
 export interface GenerationRequest {
-  /** The provider's own model name (the catalog's `upstreamModel`). */
+  /** The provider's own model name (the catalog's `upstreamModel`; Azure: the deployment). */
   upstreamModel: string;
   messages: ChatMessage[];
+  /**
+   * The credential the router chose from the endpoint's key pool for this call (adapters hold no key of
+   * their own; absent: the endpoint needs none, as a local Ollama). docs/adr/0063-providers-and-routing.md
+   */
+  apiKey?: string;
+  /**
+   * How many of the leading `messages` are the stable prefix a provider may cache (the Skill's
+   * instruction, the files section, the history before the new turn); 0 or absent: nothing is marked.
+   */
+  cacheablePrefix?: number;
   maxOutputTokens: number;
   /** The tools the model may call; none: a request exactly as without tools. */
   tools?: ToolSpec[];
@@ -40,13 +50,34 @@ export interface GenerationRequest {
 export type GenerationEvent =
   | { type: 'text'; text: string }
   | { type: 'tool_call'; call: ToolCall }
-  | { type: 'usage'; inputTokens: number; outputTokens: number };
+  | {
+      type: 'usage';
+      /** Every input token, those read from the provider's prompt cache included. */
+      inputTokens: number;
+      outputTokens: number;
+      /** Of `inputTokens`, those read from the prompt cache (priced apart); absent: none reported. */
+      cachedInputTokens?: number;
+    };
+
+/**
+ * What kind of failure it was, for the router's choice between retrying, cooling a key down and giving up:
+ * `connection` (no response: refused, reset, TLS, DNS), `http` (an error status, with its `Retry-After`),
+ * `stream` (an error event or a cut or malformed stream after a 2xx), `aborted` (the caller aborted).
+ */
+export interface ProviderFailure {
+  kind: 'connection' | 'http' | 'stream' | 'aborted';
+  /** The HTTP status, for `http` (Bedrock: the status of its exception). */
+  status?: number;
+  /** The upstream's `Retry-After` (seconds or an HTTP date) in milliseconds, when it sent one. */
+  retryAfterMs?: number;
+}
 
 /** Raised when the upstream model fails (connection, HTTP error, broken stream) or times out. */
 export class ProviderError extends Error {
   constructor(
     readonly provider: string,
     message: string,
+    readonly failure: ProviderFailure = { kind: 'stream' },
   ) {
     super(`${provider}: ${message}`);
     this.name = 'ProviderError';
@@ -56,11 +87,14 @@ export class ProviderError extends Error {
 /** Receives a generation's events as they arrive, synchronously. */
 export type GenerationSink = (event: GenerationEvent) => void;
 
-/** One kind of upstream (the catalog's `provider`): the built-in echo, OpenAI-compatible, Anthropic. */
+/**
+ * One endpoint of the catalog (docs/adr/0063-providers-and-routing.md), speaking its kind's wire format:
+ * the built-in echo, OpenAI-compatible, Anthropic, Gemini, Azure OpenAI, Bedrock. Keys come with each
+ * request (`apiKey`), chosen by the router; an adapter never retries (the router decides).
+ */
 export interface ModelProvider {
+  /** The endpoint's id in the catalog (`openai`, `ollama`, ...). */
   readonly name: string;
-  /** False when its credentials are missing: chat answers 503 provider_not_configured, nothing billed. */
-  isConfigured(): boolean;
   /** The events of one call; stopping early (or aborting the signal) ends the upstream call. */
   stream(request: GenerationRequest): AsyncIterable<GenerationEvent>;
   /**

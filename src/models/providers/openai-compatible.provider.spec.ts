@@ -163,6 +163,133 @@ describe('OpenAiStreamDecoder', () => {
     ).toThrow('error event: overloaded');
   });
 
+  it('reports the cached part of prompt_tokens (OpenAI, Azure, vLLM, OpenRouter: prompt_tokens_details.cached_tokens)', () => {
+    const usage = (extra: Record<string, unknown>) =>
+      chunk(undefined, 'stop', {
+        usage: { prompt_tokens: 2006, completion_tokens: 300, ...extra },
+      });
+    expect(
+      decode([
+        usage({
+          prompt_tokens_details: { cached_tokens: 1920, audio_tokens: 0 },
+        }),
+        '[DONE]',
+      ]).events,
+    ).toEqual([
+      {
+        type: 'usage',
+        inputTokens: 2006,
+        outputTokens: 300,
+        cachedInputTokens: 1920,
+      },
+    ]);
+    expect(
+      decode([usage({ prompt_tokens_details: { cached_tokens: 0 } }), '[DONE]'])
+        .events,
+    ).toEqual([
+      {
+        type: 'usage',
+        inputTokens: 2006,
+        outputTokens: 300,
+        cachedInputTokens: 0,
+      },
+    ]);
+  });
+
+  it('reads DeepSeek’s prompt_cache_hit_tokens, prefers prompt_tokens_details, and never reports more cached than prompt tokens', () => {
+    const decodeUsage = (usage: Record<string, unknown>) =>
+      decode([
+        chunk(undefined, 'stop', {
+          usage: { prompt_tokens: 100, completion_tokens: 5, ...usage },
+        }),
+        '[DONE]',
+      ]).events;
+    expect(
+      decodeUsage({
+        prompt_cache_hit_tokens: 64,
+        prompt_cache_miss_tokens: 36,
+      }),
+    ).toEqual([
+      {
+        type: 'usage',
+        inputTokens: 100,
+        outputTokens: 5,
+        cachedInputTokens: 64,
+      },
+    ]);
+    expect(
+      decodeUsage({
+        prompt_tokens_details: { cached_tokens: 32 },
+        prompt_cache_hit_tokens: 64,
+      }),
+    ).toEqual([
+      {
+        type: 'usage',
+        inputTokens: 100,
+        outputTokens: 5,
+        cachedInputTokens: 32,
+      },
+    ]);
+    expect(
+      decodeUsage({ prompt_tokens_details: { cached_tokens: 500 } }),
+    ).toEqual([
+      {
+        type: 'usage',
+        inputTokens: 100,
+        outputTokens: 5,
+        cachedInputTokens: 100,
+      },
+    ]);
+    expect(
+      decodeUsage({
+        prompt_tokens_details: null,
+        prompt_cache_hit_tokens: -1,
+      }),
+    ).toEqual([{ type: 'usage', inputTokens: 100, outputTokens: 5 }]);
+  });
+
+  it('fails an answer the content filter stopped, naming the filtered categories (Azure) and nothing else', () => {
+    const filtered = (results?: Record<string, unknown>) =>
+      JSON.stringify({
+        id: 'c1',
+        object: 'chat.completion.chunk',
+        choices: [
+          {
+            index: 0,
+            delta: {},
+            finish_reason: 'content_filter',
+            ...(results ? { content_filter_results: results } : {}),
+          },
+        ],
+      });
+    const events: GenerationEvent[] = [];
+    const decoder = new OpenAiStreamDecoder();
+    decoder.event(chunk('The first part'), undefined, events);
+    expect(() =>
+      decoder.event(
+        filtered({
+          hate: { filtered: false, severity: 'safe' },
+          violence: { filtered: true, severity: 'medium' },
+          protected_material_code: {
+            filtered: true,
+            detected: true,
+            citation: { URL: 'https://example.test/repo', license: 'MIT' },
+          },
+        }),
+        undefined,
+        events,
+      ),
+    ).toThrow(
+      new UpstreamError(
+        'stopped by the content filter (violence: medium, protected_material_code)',
+      ),
+    );
+    expect(events).toEqual([{ type: 'text', text: 'The first part' }]);
+    expect(() => decode([filtered()])).toThrow(
+      new UpstreamError('stopped by the content filter'),
+    );
+  });
+
   it('a payload that is not a JSON object is a malformed stream', () => {
     expect(() => decode(['{"choices": ['])).toThrow(UpstreamError);
     expect(() => decode(['42'])).toThrow(

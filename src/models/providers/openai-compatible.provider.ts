@@ -24,25 +24,20 @@ import {
  * the AI SDK's openai-compatible provider sent (`max_tokens`, messages as `{role, content}` strings).
  */
 export class OpenAiCompatibleProvider extends SseModelProvider {
-  private readonly headers: Record<string, string>;
-
   constructor(
     name: string,
     upstream: UpstreamSettings,
     transport: TransportSettings,
   ) {
     super(name, upstream, transport);
-    this.headers = {
-      authorization: `Bearer ${upstream.apiKey ?? ''}`,
-      'content-type': 'application/json',
-      accept: 'text/event-stream',
-    };
   }
 
   protected call(request: GenerationRequest): UpstreamCall {
     return {
       path: '/chat/completions',
-      headers: this.headers,
+      headers: openAiHeaders(
+        request.apiKey ? { authorization: `Bearer ${request.apiKey}` } : {},
+      ),
       body: openAiRequestBody(request),
     };
   }
@@ -50,6 +45,17 @@ export class OpenAiCompatibleProvider extends SseModelProvider {
   protected decoder(): StreamDecoder {
     return new OpenAiStreamDecoder();
   }
+}
+
+/** A chat completions request's headers, with the endpoint's way of sending the key (`auth`). */
+export function openAiHeaders(
+  auth: Record<string, string>,
+): Record<string, string> {
+  return {
+    ...auth,
+    'content-type': 'application/json',
+    accept: 'text/event-stream',
+  };
 }
 
 export function openAiRequestBody(request: GenerationRequest): string {
@@ -102,6 +108,11 @@ function toOpenAiMessage(message: ChatMessage): Record<string, unknown> {
  * without [DONE] is complete if a `finish_reason` arrived (some servers omit [DONE]); without either it
  * was cut short and is a failure (as the AI SDK's "stream ended without a finish reason"). An `error`
  * payload (`data: {"error": {...}}`, OpenRouter's mid-stream errors) or an SSE `error` event fails it.
+ * So does `finish_reason: content_filter` (Azure's content filter, OpenAI's and OpenRouter's moderation):
+ * the answer was withheld or cut, and a stop that looks normal would hand the user an empty or truncated
+ * answer as if complete; the text that passed the filter before it has been streamed already.
+ * The usage's cached input tokens (`prompt_tokens_details.cached_tokens`: OpenAI, Azure, vLLM, OpenRouter;
+ * DeepSeek's `prompt_cache_hit_tokens`) are a part of `prompt_tokens`, reported as `cachedInputTokens`.
  */
 export class OpenAiStreamDecoder implements StreamDecoder {
   private finished = false;
@@ -136,22 +147,15 @@ export class OpenAiStreamDecoder implements StreamDecoder {
           pushContent(delta.content, out);
           this.readToolCalls(delta.tool_calls);
         }
+        if (choice.finish_reason === 'content_filter')
+          throw new UpstreamError(
+            `stopped by the content filter${filteredCategories(choice)}`,
+          );
         if (typeof choice.finish_reason === 'string' && choice.finish_reason)
           this.finished = true;
       }
     }
-    const usage = chunk.usage;
-    if (
-      isRecord(usage) &&
-      typeof usage.prompt_tokens === 'number' &&
-      typeof usage.completion_tokens === 'number'
-    ) {
-      this.usage = {
-        type: 'usage',
-        inputTokens: usage.prompt_tokens,
-        outputTokens: usage.completion_tokens,
-      };
-    }
+    this.readUsage(chunk.usage);
     return false;
   }
 
@@ -161,6 +165,26 @@ export class OpenAiStreamDecoder implements StreamDecoder {
         'stream ended before the model finished (no finish_reason, no [DONE])',
       );
     this.complete(out);
+  }
+
+  /** The last usage a chunk carried wins: some servers send a running count on every chunk. */
+  private readUsage(usage: unknown): void {
+    if (
+      !isRecord(usage) ||
+      typeof usage.prompt_tokens !== 'number' ||
+      typeof usage.completion_tokens !== 'number'
+    )
+      return;
+    const cached = cachedTokensOf(usage);
+    this.usage = {
+      type: 'usage',
+      inputTokens: usage.prompt_tokens,
+      outputTokens: usage.completion_tokens,
+      // A server that reports more cached tokens than prompt tokens is not believed past the prompt.
+      ...(cached === undefined
+        ? {}
+        : { cachedInputTokens: Math.min(cached, usage.prompt_tokens) }),
+    };
   }
 
   /** The tool calls, in the model's order, then the usage. */
@@ -212,4 +236,36 @@ function pushContent(content: unknown, out: GenerationEvent[]): void {
     )
       out.push({ type: 'text', text: part.text });
   }
+}
+
+/** `prompt_tokens_details.cached_tokens`, else DeepSeek's `prompt_cache_hit_tokens`; undefined when neither is reported. */
+function cachedTokensOf(usage: Record<string, unknown>): number | undefined {
+  const details = usage.prompt_tokens_details;
+  if (isRecord(details) && isCount(details.cached_tokens))
+    return details.cached_tokens;
+  return isCount(usage.prompt_cache_hit_tokens)
+    ? usage.prompt_cache_hit_tokens
+    : undefined;
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
+}
+
+/**
+ * ` (violence: medium)`: the categories Azure's `content_filter_results` marks as filtered, for the log;
+ * empty when it names none (OpenAI sends no results). Only category names and severities: never content.
+ */
+function filteredCategories(choice: Record<string, unknown>): string {
+  const results = choice.content_filter_results;
+  if (!isRecord(results)) return '';
+  const filtered = Object.entries(results)
+    .filter(([, result]) => isRecord(result) && result.filtered === true)
+    .map(([category, result]) => {
+      const severity = isRecord(result) ? result.severity : undefined;
+      return typeof severity === 'string'
+        ? `${category}: ${severity}`
+        : category;
+    });
+  return filtered.length > 0 ? ` (${filtered.join(', ')})` : '';
 }

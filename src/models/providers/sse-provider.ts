@@ -9,7 +9,12 @@ import {
   ModelProvider,
   ProviderError,
 } from './model-provider';
-import { errorMessageOf, shortReason, UpstreamError } from './upstream-error';
+import {
+  errorMessageOf,
+  isRecord,
+  shortReason,
+  UpstreamError,
+} from './upstream-error';
 
 /**
  * Turns one upstream's server-sent events into generation events. Pure (no I/O), one per response.
@@ -26,7 +31,7 @@ export interface StreamDecoder {
   end(out: GenerationEvent[]): void;
 }
 
-/** One upstream call: the path under the base URL, the headers and the JSON body. */
+/** One upstream call: the path (and query) under the base URL, the headers and the JSON body. */
 export interface UpstreamCall {
   path: string;
   headers: Record<string, string>;
@@ -34,7 +39,6 @@ export interface UpstreamCall {
 }
 
 export interface UpstreamSettings {
-  apiKey?: string;
   baseUrl: string;
 }
 
@@ -56,17 +60,16 @@ const DRAIN_TIMEOUT_MS = 5_000;
 
 /**
  * An upstream that answers `POST <baseUrl><path>` with a server-sent event stream. One request per
- * generation over a dedicated keep-alive undici Agent (no retries: a retry would be a second billed
- * provider call); the body is decoded with eventsource-parser and each event's JSON is parsed once by the
- * decoder. The request's AbortSignal goes to undici, so an abort closes the upstream connection at once.
+ * generation over a dedicated keep-alive undici Agent (no retries here: the router decides, before the
+ * first token only); the body is decoded with eventsource-parser and each event's JSON is parsed once by
+ * the decoder. The request's AbortSignal goes to undici, so an abort closes the upstream connection at once.
  * Every failure (connection, HTTP status, error event, cut stream) is a ProviderError with a short
- * reason: never the request body, never the API key.
+ * reason and its kind (status, Retry-After): never the request body, never the API key.
  */
 export abstract class SseModelProvider implements ModelProvider {
   private readonly agent: Agent;
   private readonly origin: string;
   private readonly basePath: string;
-  protected readonly apiKey: string | undefined;
 
   protected constructor(
     readonly name: string,
@@ -76,7 +79,6 @@ export abstract class SseModelProvider implements ModelProvider {
     const url = new URL(upstream.baseUrl);
     this.origin = url.origin;
     this.basePath = url.pathname.replace(/\/+$/, '');
-    this.apiKey = upstream.apiKey;
     // A plain Agent never retries (only undici's RetryAgent/retry interceptor would). Keep-alive keeps
     // undici's idle timeout (4 s, or the server's Keep-Alive hint less 1 s): short enough that a request
     // is not written to a socket the server is closing, which without retries would fail a generation.
@@ -89,16 +91,15 @@ export abstract class SseModelProvider implements ModelProvider {
     });
   }
 
-  isConfigured(): boolean {
-    return Boolean(this.apiKey);
-  }
-
   /** Closes the connections, cutting upstream calls still running (called once the app no longer waits for them). */
   close(): Promise<void> {
     return this.agent.destroy();
   }
 
-  protected abstract call(request: GenerationRequest): UpstreamCall;
+  /** The call for a request; async where a credential must be fetched first (an Entra token). */
+  protected abstract call(
+    request: GenerationRequest,
+  ): UpstreamCall | Promise<UpstreamCall>;
   protected abstract decoder(): StreamDecoder;
 
   /** `pump`, read as an async iterable: stopping early aborts the upstream call. */
@@ -146,10 +147,10 @@ export abstract class SseModelProvider implements ModelProvider {
    * Failed or aborted: the body is destroyed, which closes the upstream connection.
    */
   async pump(request: GenerationRequest, sink: GenerationSink): Promise<void> {
-    const { signal } = request;
-    const call = this.call(request);
+    const { signal, apiKey } = request;
     let response: Dispatcher.ResponseData;
     try {
+      const call = await this.call(request);
       response = await this.agent.request({
         origin: this.origin,
         path: this.basePath + call.path,
@@ -159,14 +160,20 @@ export abstract class SseModelProvider implements ModelProvider {
         signal,
       });
     } catch (error) {
-      throw this.failure(error, signal);
+      throw this.failure(error, signal, apiKey, 'connection');
     }
-    const { statusCode, body } = response;
-    if (statusCode < 200 || statusCode > 299)
-      throw new ProviderError(
-        this.name,
-        shortReason(await httpFailure(statusCode, body), this.apiKey),
-      );
+    const { statusCode, body, headers } = response;
+    if (statusCode < 200 || statusCode > 299) {
+      const failure = await httpFailure(statusCode, body);
+      throw new ProviderError(this.name, shortReason(failure.reason, apiKey), {
+        kind: 'http',
+        status: statusCode,
+        retryAfterMs:
+          retryAfterMsHeader(headers['retry-after-ms']) ??
+          retryAfterMs(headers['retry-after']) ??
+          failure.retryAfterMs,
+      });
+    }
 
     const out: GenerationEvent[] = [];
     const reader = new SseReader(this.decoder(), out);
@@ -182,7 +189,7 @@ export abstract class SseModelProvider implements ModelProvider {
         if (error === undefined) resolve();
         else {
           body.destroy();
-          reject(this.failure(error, signal));
+          reject(this.failure(error, signal, apiKey, 'stream'));
         }
       };
       body.on('data', (chunk: Buffer) => {
@@ -212,20 +219,27 @@ export abstract class SseModelProvider implements ModelProvider {
     });
   }
 
+  /**
+   * A failure as a ProviderError: the upstream's words (an error event, a malformed stream) are `stream`;
+   * a transport error is `connection` before the response and `stream` in its body.
+   */
   private failure(
     error: unknown,
     signal: AbortSignal | undefined,
+    apiKey: string | undefined,
+    transportKind: 'connection' | 'stream',
   ): ProviderError {
     if (error instanceof ProviderError) return error;
     if (error instanceof UpstreamError)
-      return new ProviderError(
-        this.name,
-        shortReason(error.message, this.apiKey),
-      );
-    if (signal?.aborted) return new ProviderError(this.name, 'request aborted');
+      return new ProviderError(this.name, shortReason(error.message, apiKey));
+    if (signal?.aborted)
+      return new ProviderError(this.name, 'request aborted', {
+        kind: 'aborted',
+      });
     return new ProviderError(
       this.name,
-      shortReason(describeTransportError(error), this.apiKey),
+      shortReason(describeTransportError(error), apiKey),
+      { kind: transportKind },
     );
   }
 }
@@ -267,11 +281,63 @@ export class SseReader {
   }
 }
 
-/** `HTTP <status>: <the upstream's error message>`, from a JSON error body when there is one. */
+/** Longest Retry-After taken from an upstream (a longer one is cut to this). */
+const MAX_RETRY_AFTER_MS = 10 * 60_000;
+
+/**
+ * A `Retry-After` header (delay-seconds or an HTTP date) in milliseconds, at most ten minutes; undefined
+ * when absent or unreadable. Also read by the adapters that are not SSE (Bedrock).
+ */
+export function retryAfterMs(
+  value: string | string[] | undefined,
+  now = Date.now(),
+): number | undefined {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!text) return undefined;
+  const ms = /^\d+(\.\d+)?$/.test(text)
+    ? Number(text) * 1000
+    : Date.parse(text) - now;
+  if (!Number.isFinite(ms)) return undefined;
+  return Math.min(Math.max(0, Math.round(ms)), MAX_RETRY_AFTER_MS);
+}
+
+/** Azure's `retry-after-ms`: whole milliseconds (at most the Retry-After cap). */
+function retryAfterMsHeader(
+  value: string | string[] | undefined,
+): number | undefined {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!text || !/^\d+$/.test(text)) return undefined;
+  return Math.min(Number(text), MAX_RETRY_AFTER_MS);
+}
+
+/**
+ * Google's wait before a retry, in the error body rather than a header: `error.details[]` holding a
+ * `google.rpc.RetryInfo` with `retryDelay: "37s"`.
+ */
+function retryDelayOf(payload: unknown): number | undefined {
+  if (!isRecord(payload) || !isRecord(payload.error)) return undefined;
+  const details = payload.error.details;
+  if (!Array.isArray(details)) return undefined;
+  for (const detail of details as unknown[]) {
+    if (!isRecord(detail) || typeof detail.retryDelay !== 'string') continue;
+    const seconds = /^(\d+(?:\.\d+)?)s$/.exec(detail.retryDelay.trim());
+    if (seconds)
+      return Math.min(
+        Math.round(Number(seconds[1]) * 1000),
+        MAX_RETRY_AFTER_MS,
+      );
+  }
+  return undefined;
+}
+
+/**
+ * `HTTP <status>: <the upstream's error message>`, from a JSON error body when there is one, and the
+ * wait before a retry when the body says it (Google).
+ */
 async function httpFailure(
   statusCode: number,
   body: Dispatcher.ResponseData['body'],
-): Promise<string> {
+): Promise<{ reason: string; retryAfterMs?: number }> {
   const chunks: Buffer[] = [];
   let bytes = 0;
   try {
@@ -284,14 +350,18 @@ async function httpFailure(
     // The status alone says enough.
   }
   let message: string | undefined;
+  let retryAfter: number | undefined;
   try {
-    message = errorMessageOf(
-      JSON.parse(Buffer.concat(chunks).toString('utf8')),
-    );
+    const payload: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    message = errorMessageOf(payload);
+    retryAfter = retryDelayOf(payload);
   } catch {
     // Not JSON (a proxy's HTML page, say): not quoted.
   }
-  return message ? `HTTP ${statusCode}: ${message}` : `HTTP ${statusCode}`;
+  return {
+    reason: message ? `HTTP ${statusCode}: ${message}` : `HTTP ${statusCode}`,
+    ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),
+  };
 }
 
 /**

@@ -1,0 +1,258 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Inject, Injectable } from '@nestjs/common';
+import { AppLogger } from '../../common/logging/app-logger';
+import { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { Metrics } from '../../infra/metrics/metrics';
+import { EndpointKey } from '../../models/endpoints/endpoint-settings';
+import { Endpoint, ProviderEndpoints } from '../../models/provider-endpoints';
+import { ChatMessage, ToolSpec } from '../../models/providers/model-provider';
+import { EndpointHealth } from '../../models/routing/endpoint-health';
+import { generate, Generation } from '../generation';
+import { estimateInputTokens, reservationFor } from '../pricing';
+import { RunStore } from '../run-store';
+import { RunModel, RunPlan } from './chat-turn';
+import { backoffMs, verdictOf } from './routing-verdict';
+
+/** One model call of a run, as the executor asks for it. */
+export interface RoutedCall {
+  prompt: ChatMessage[];
+  tools?: ToolSpec[];
+  /** Each piece of text as it arrives (the first one fixes the model that answers). */
+  onText: (text: string) => void;
+  stop: AbortSignal;
+  requestId?: string;
+}
+
+/**
+ * Routing one model call of a run (docs/adr/0063-providers-and-routing.md): before the first token only,
+ * a failure is retried (another key of the pool after a 429 or a refused key, else after a backoff with
+ * jitter), then the model's fallbacks the paying plan allows are tried in order, each with its
+ * reservation grown first when it costs more. Once text (or a tool call) came from a call, that call is
+ * the answer whatever follows: nothing delivered is ever asked for again. The model that answered is
+ * kept on the plan (`answered`): the run is billed at it, and its later steps use it.
+ */
+@Injectable()
+export class ModelRouter {
+  constructor(
+    private readonly endpoints: ProviderEndpoints,
+    private readonly store: RunStore,
+    private readonly health: EndpointHealth,
+    private readonly metrics: Metrics,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly log: AppLogger,
+  ) {}
+
+  async call(plan: RunPlan, call: RoutedCall): Promise<Generation> {
+    // A run's later steps stay with the model that answered its first.
+    const candidates = plan.answered
+      ? [plan.answered]
+      : [plan.model, ...plan.fallbacks];
+    const budget = { attempts: this.config.providers.maxAttempts };
+    let last: Generation | undefined;
+    for (const [index, model] of candidates.entries()) {
+      if (index > 0) {
+        this.metrics.providerFallback(candidates[index - 1].id, model.id);
+        if (!(await this.affords(plan, model, call))) continue;
+      }
+      const endpoint = this.endpoints.find(model.endpoint);
+      if (!endpoint) {
+        this.metrics.providerFailure(model.endpoint, model.id, 'unavailable');
+        continue;
+      }
+      const outcome = await this.callModel(plan, model, endpoint, call, budget);
+      if (outcome.answered) return outcome.generation;
+      last = outcome.generation;
+      if (budget.attempts <= 0 || call.stop.aborted) break;
+    }
+    return last ?? noCallMade();
+  }
+
+  /** The model's calls: the first, then its retries, until one answers or none may follow. */
+  private async callModel(
+    plan: RunPlan,
+    model: RunModel,
+    endpoint: Endpoint,
+    call: RoutedCall,
+    budget: { attempts: number },
+  ): Promise<{ answered: boolean; generation: Generation }> {
+    let last: Generation | undefined;
+    for (let retry = 0; retry <= this.config.providers.retries; retry++) {
+      if (budget.attempts <= 0 || call.stop.aborted) break;
+      const key = this.endpoints.nextKey(endpoint);
+      if (!key) {
+        this.metrics.providerFailure(endpoint.id, model.id, 'no_key');
+        last ??= noKeyLeft(endpoint.id);
+        break;
+      }
+      if (retry > 0) this.metrics.providerRetry(endpoint.id, model.id);
+      budget.attempts -= 1;
+      const generation = await this.attempt(plan, model, endpoint, key, call);
+      if (answered(generation)) {
+        // Tool calls without text also answer: nothing of this call is asked for again.
+        this.answeredBy(plan, model, call.requestId);
+        return { answered: true, generation };
+      }
+      last = generation;
+      const verdict = verdictOf(
+        generation,
+        this.config.providers.keyCooldownMs,
+      );
+      this.metrics.providerFailure(endpoint.id, model.id, verdict.label);
+      this.log.warn(
+        {
+          requestId: call.requestId,
+          runId: plan.runId,
+          model: model.id,
+          endpoint: endpoint.id,
+          key: key.label,
+          reason: generation.failureReason,
+          retry: verdict.retry,
+        },
+        'model call failed before its first token',
+      );
+      if (verdict.coolKeyMs !== undefined) {
+        this.endpoints.coolDown(endpoint, key, verdict.coolKeyMs);
+        this.metrics.keyCooldown(endpoint.id);
+        this.health.cooledDown(endpoint.id);
+      }
+      if (!verdict.retry) break;
+      // Another key is tried at once; the same upstream again only after a pause.
+      if (verdict.coolKeyMs === undefined) {
+        const pause = verdict.waitMs ?? this.backoff(retry);
+        if (pause > this.config.providers.retryMaxMs) break;
+        await sleep(pause, undefined, { signal: call.stop }).catch(
+          () => undefined,
+        );
+      }
+    }
+    return { answered: false, generation: last ?? noCallMade() };
+  }
+
+  /** One call with one key, timed to its first token and counted in the endpoint's health. */
+  private async attempt(
+    plan: RunPlan,
+    model: RunModel,
+    endpoint: Endpoint,
+    key: EndpointKey,
+    call: RoutedCall,
+  ): Promise<Generation> {
+    const firstToken = this.metrics.firstTokenTimer(endpoint.id, model.id);
+    const startedAt = performance.now();
+    let firstTokenMs: number | undefined;
+    const generation = await generate(
+      endpoint.provider,
+      {
+        upstreamModel: model.upstreamModel,
+        messages: call.prompt,
+        maxOutputTokens: model.maxOutputTokens,
+        ...(key.secret ? { apiKey: key.secret } : {}),
+        ...(plan.cacheablePrefix
+          ? { cacheablePrefix: plan.cacheablePrefix }
+          : {}),
+        ...(call.tools ? { tools: call.tools } : {}),
+      },
+      {
+        timeoutMs: this.config.chat.providerTimeoutMs,
+        firstEventTimeoutMs: this.config.providers.firstTokenTimeoutMs,
+        onText: (text) => {
+          if (firstTokenMs === undefined) {
+            firstTokenMs = performance.now() - startedAt;
+            firstToken();
+            // Before the text goes out: the stream's head names the model that answers.
+            this.answeredBy(plan, model, call.requestId);
+          }
+          call.onText(text);
+        },
+        stop: call.stop,
+      },
+    );
+    this.health.record(endpoint.id, {
+      ok: answered(generation),
+      firstTokenMs,
+      failure: answered(generation) ? undefined : generation.failureReason,
+    });
+    return generation;
+  }
+
+  /**
+   * Whether the run may go on to `model`: its reservation already covers the call, or grows to (one
+   * conditional statement); refused by the day's limit: the fallback is skipped.
+   */
+  private async affords(
+    plan: RunPlan,
+    model: RunModel,
+    call: RoutedCall,
+  ): Promise<boolean> {
+    const needed = reservationFor(model, estimateInputTokens(call.prompt));
+    const more = needed - plan.reservedCredits;
+    if (more <= 0) return true;
+    try {
+      if (!(await this.store.growReservation(plan.runId, more))) return false;
+    } catch (error) {
+      this.log.error(
+        { err: error, requestId: call.requestId, runId: plan.runId },
+        'a fallback could not be reserved',
+      );
+      return false;
+    }
+    plan.reservedCredits += more;
+    return true;
+  }
+
+  /** Keeps the model that answers on the plan; a fallback is written to the run for the other instances. */
+  private answeredBy(
+    plan: RunPlan,
+    model: RunModel,
+    requestId: string | undefined,
+  ): void {
+    if (plan.answered) return;
+    plan.answered = model;
+    if (model.id === plan.model.id) return;
+    void this.store
+      .recordAnsweringModel(plan.runId, model.id)
+      .catch((error: unknown) =>
+        this.log.warn(
+          { err: error, requestId, runId: plan.runId },
+          'the answering fallback could not be recorded before settlement',
+        ),
+      );
+  }
+
+  private backoff(retry: number): number {
+    return backoffMs(
+      retry,
+      this.config.providers.retryBaseMs,
+      this.config.providers.retryMaxMs,
+    );
+  }
+}
+
+/** Text or a tool call came: the call answered (even if it broke off after). */
+function answered(generation: Generation): boolean {
+  return (
+    !generation.failure ||
+    generation.chunks > 0 ||
+    (generation.toolCalls?.length ?? 0) > 0 ||
+    generation.stopped === true
+  );
+}
+
+function noKeyLeft(endpoint: string): Generation {
+  return {
+    text: '',
+    chunks: 0,
+    failure: 'provider_error',
+    failureReason: `every key of the ${endpoint} endpoint is resting after a 429 or a refusal`,
+  };
+}
+
+/** No call could be made (no endpoint, no budget): the run fails as a provider failure, nothing billed. */
+function noCallMade(): Generation {
+  return {
+    text: '',
+    chunks: 0,
+    failure: 'provider_error',
+    failureReason: 'no model of the run could be called',
+  };
+}

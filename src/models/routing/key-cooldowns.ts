@@ -1,0 +1,147 @@
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { AppLogger } from '../../common/logging/app-logger';
+import { AppConfig } from '../../config/app-config';
+import { APP_CONFIG } from '../../config/config.module';
+import { REDIS, RedisClient } from '../../infra/redis/redis.module';
+
+/** A key that rests: its endpoint, its fingerprint, until when (epoch ms). */
+export interface Cooldown {
+  endpoint: string;
+  fingerprint: string;
+  until: number;
+}
+
+/**
+ * Keys that answered 429 or 401 rest for a while, on every instance (docs/adr/0063): a cooldown is kept
+ * here, written to Redis (`SET … PX`, read back at start) and announced by pub/sub, so the other
+ * instances skip the key within milliseconds without a Redis call per request. Without Redis, or while it
+ * is unreachable, each instance keeps its own (as the rate limits do).
+ */
+@Injectable()
+export class KeyCooldowns implements OnModuleDestroy {
+  private readonly until = new Map<string, number>();
+  private subscriber: RedisClient | undefined;
+  private closed = false;
+
+  constructor(
+    @Inject(REDIS) private readonly redis: RedisClient | null,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly log: AppLogger,
+  ) {}
+
+  /** Until when the key rests (epoch ms), or undefined when it may be used. */
+  coolingUntil(
+    endpoint: string,
+    fingerprint: string,
+    now = Date.now(),
+  ): number | undefined {
+    const name = nameOf(endpoint, fingerprint);
+    const until = this.until.get(name);
+    if (until === undefined) return undefined;
+    if (until > now) return until;
+    this.until.delete(name);
+    return undefined;
+  }
+
+  /** Rests the key for `ms` here at once, and on the other instances through Redis. */
+  coolDown(endpoint: string, fingerprint: string, ms: number): void {
+    const until = Date.now() + ms;
+    this.remember(endpoint, fingerprint, until);
+    if (!this.redis) return;
+    const name = nameOf(endpoint, fingerprint);
+    this.redis
+      .multi()
+      .set(this.key(name), String(until), 'PX', Math.max(1, ms))
+      .publish(this.channel(), JSON.stringify({ endpoint, fingerprint, until }))
+      .exec()
+      .catch((error: unknown) => this.warn(error));
+  }
+
+  /**
+   * Listens to the other instances' cooldowns and reads those still running for the keys given (this
+   * instance's pools). Called once at start; cooldowns heard later arrive by pub/sub.
+   */
+  async listen(
+    keys: readonly { endpoint: string; fingerprint: string }[],
+  ): Promise<void> {
+    if (!this.redis || this.closed || this.subscriber) return;
+    this.subscriber = this.redis.duplicate({ enableReadyCheck: false });
+    this.subscriber.on('error', (error: unknown) => this.warn(error));
+    this.subscriber.on('message', (_channel: string, text: string) =>
+      this.heard(text),
+    );
+    this.subscriber
+      .subscribe(this.channel())
+      .catch((error: unknown) => this.warn(error));
+    if (keys.length === 0) return;
+    try {
+      const names = keys.map((key) => nameOf(key.endpoint, key.fingerprint));
+      const values = await this.redis.mget(
+        ...names.map((name) => this.key(name)),
+      );
+      values.forEach((value, index) => {
+        const until = Number(value);
+        if (value !== null && Number.isFinite(until) && until > Date.now())
+          this.until.set(names[index], until);
+      });
+    } catch (error) {
+      this.warn(error);
+    }
+  }
+
+  /** Every key resting now, as this instance knows it (for GET /v1/admin/providers). */
+  all(now = Date.now()): Cooldown[] {
+    const cooldowns: Cooldown[] = [];
+    for (const [name, until] of this.until) {
+      if (until <= now) continue;
+      const [endpoint, fingerprint] = name.split('\u0000');
+      cooldowns.push({ endpoint, fingerprint, until });
+    }
+    return cooldowns;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.closed = true;
+    const subscriber = this.subscriber;
+    this.subscriber = undefined;
+    if (subscriber)
+      await subscriber.quit().catch(() => subscriber.disconnect());
+  }
+
+  private heard(text: string): void {
+    try {
+      const message = JSON.parse(text) as Partial<Cooldown>;
+      if (
+        typeof message.endpoint === 'string' &&
+        typeof message.fingerprint === 'string' &&
+        typeof message.until === 'number'
+      )
+        this.remember(message.endpoint, message.fingerprint, message.until);
+    } catch {
+      // Not one of ours: ignored.
+    }
+  }
+
+  /** The later of two cooldowns of one key wins. */
+  private remember(endpoint: string, fingerprint: string, until: number): void {
+    const name = nameOf(endpoint, fingerprint);
+    if ((this.until.get(name) ?? 0) < until) this.until.set(name, until);
+  }
+
+  private key(name: string): string {
+    return `provider-cooldown:${name.replace('\u0000', ':')}`;
+  }
+
+  private channel(): string {
+    // ioredis prefixes keys but not pub/sub channels.
+    return `${this.config.redis.keyPrefix}provider-cooldowns`;
+  }
+
+  private warn(error: unknown): void {
+    this.log.warn({ err: error }, 'provider key cooldown through redis failed');
+  }
+}
+
+function nameOf(endpoint: string, fingerprint: string): string {
+  return `${endpoint}\u0000${fingerprint}`;
+}
