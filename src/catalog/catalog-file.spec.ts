@@ -177,3 +177,142 @@ describe('catalog file', () => {
     );
   });
 });
+
+describe('catalog endpoints and fallbacks', () => {
+  function withModels(
+    models: Record<string, unknown>[],
+    endpoints?: Record<string, unknown>,
+  ) {
+    const copy = structuredClone(shipped) as RawCatalog & {
+      endpoints?: Record<string, unknown>;
+    };
+    copy.models = [...copy.models, ...models];
+    if (endpoints) copy.endpoints = endpoints;
+    return copy;
+  }
+  const model = (id: string, extra: Record<string, unknown> = {}) => ({
+    id,
+    name: id,
+    upstreamModel: 'm',
+    pricing: { per1kInputTokens: 2, per1kOutputTokens: 4 },
+    maxOutputTokens: 100,
+    ...extra,
+  });
+
+  it('accepts models on declared endpoints of every kind, with fallbacks and a cached price', () => {
+    const catalog = parseCatalog(
+      JSON.stringify(
+        withModels(
+          [
+            model('gemini/flash', {
+              endpoint: 'gemini',
+              fallbacks: ['ollama/llama'],
+              pricing: {
+                per1kInputTokens: 2,
+                per1kCachedInputTokens: 1,
+                per1kOutputTokens: 4,
+              },
+            }),
+            model('ollama/llama', { endpoint: 'ollama' }),
+            model('azure/gpt', { endpoint: 'azure' }),
+            model('bedrock/claude', { endpoint: 'aws' }),
+          ],
+          {
+            gemini: { kind: 'gemini', apiKeyEnv: 'GEMINI_API_KEY' },
+            ollama: {
+              kind: 'openai',
+              baseUrl: '${OLLAMA_URL:-http://localhost:11434/v1}',
+            },
+            azure: {
+              kind: 'azure',
+              baseUrl: 'https://res.openai.azure.com/openai',
+              apiKeyEnv: ['AZURE_KEY_1', 'AZURE_KEY_2'],
+            },
+            aws: { kind: 'bedrock', region: 'us-east-1' },
+          },
+        ),
+      ),
+    );
+    expect(catalog.endpoints.gemini).toEqual({
+      kind: 'gemini',
+      apiKeyEnv: 'GEMINI_API_KEY',
+      baseUrl: 'https://generativelanguage.googleapis.com/v1beta',
+    });
+    expect(catalog.endpoints.aws).toEqual(
+      expect.objectContaining({
+        accessKeyIdEnv: 'AWS_ACCESS_KEY_ID',
+        secretAccessKeyEnv: 'AWS_SECRET_ACCESS_KEY',
+      }),
+    );
+    expect(catalog.endpoints.azure).toEqual(
+      expect.objectContaining({ apiVersion: '2024-10-21' }),
+    );
+    const flash = catalog.models.find((entry) => entry.id === 'gemini/flash');
+    expect(flash?.fallbacks).toEqual(['ollama/llama']);
+    expect(flash?.pricing.per1kCachedInputTokens).toBe(1);
+  });
+
+  it('names an unknown endpoint, an unknown, repeated or self fallback', () => {
+    const message = errorOf(
+      withModels([
+        model('x/one', { endpoint: 'nowhere' }),
+        model('x/two', {
+          provider: 'openai',
+          fallbacks: ['x/two', 'x/ghost', 'local/echo', 'local/echo'],
+        }),
+      ]),
+    );
+    expect(message).toContain('(x/one).endpoint: unknown endpoint "nowhere"');
+    expect(message).toContain(
+      '(x/two).fallbacks: a model cannot fall back to itself',
+    );
+    expect(message).toContain('(x/two).fallbacks: unknown model id "x/ghost"');
+    expect(message).toContain('(x/two).fallbacks: lists a model twice');
+  });
+
+  it('refuses endpoint settings that cannot work, naming them', () => {
+    const settings = errorOf(
+      withModels([], {
+        azure: { kind: 'azure', baseUrl: 'https://r.openai.azure.com/openai' },
+        gem: { kind: 'gemini', apiKeyEnv: 'not a name' },
+        odd: { kind: 'palm', baseUrl: 'http://x' },
+      }),
+    );
+    expect(settings).toContain(
+      'endpoints.azure.apiKeyEnv: needs either apiKeyEnv or entra',
+    );
+    expect(settings).toContain(
+      'endpoints.gem.apiKeyEnv: must be an environment variable name',
+    );
+    expect(settings).toContain('endpoints.odd.kind');
+    const ids = errorOf(
+      withModels([], {
+        local: { kind: 'openai', baseUrl: 'http://x' },
+        Upper: { kind: 'openai', baseUrl: 'http://x' },
+      }),
+    );
+    expect(ids).toContain(
+      'endpoints.local: local is the built-in echo endpoint',
+    );
+    expect(ids).toContain(
+      'endpoints.Upper: must be lowercase letters, digits or -',
+    );
+  });
+
+  it('refuses a cached price above the input price (the reservation prices all input as uncached)', () => {
+    expect(
+      errorOf(
+        withModels([
+          model('x/cached', {
+            provider: 'openai',
+            pricing: {
+              per1kInputTokens: 1,
+              per1kCachedInputTokens: 2,
+              per1kOutputTokens: 1,
+            },
+          }),
+        ]),
+      ),
+    ).toContain('per1kCachedInputTokens may not be above per1kInputTokens');
+  });
+});

@@ -150,12 +150,22 @@ export const catalogEndpointSchema = z.discriminatedUnion('kind', [
 ]);
 
 export const catalogEndpointsSchema = z
-  .record(
-    z.string().regex(ENDPOINT_ID, 'must be lowercase letters, digits or -'),
-    catalogEndpointSchema,
-  )
-  .refine((endpoints) => !('local' in endpoints), {
-    message: 'local is the built-in echo endpoint and cannot be declared',
+  .record(z.string(), catalogEndpointSchema)
+  .superRefine((endpoints, context) => {
+    for (const id of Object.keys(endpoints)) {
+      if (!ENDPOINT_ID.test(id))
+        context.addIssue({
+          code: 'custom',
+          path: [id],
+          message: 'must be lowercase letters, digits or - (at most 40)',
+        });
+      if (id === 'local')
+        context.addIssue({
+          code: 'custom',
+          path: [id],
+          message: 'local is the built-in echo endpoint and cannot be declared',
+        });
+    }
   })
   .default({});
 

@@ -515,7 +515,7 @@ export function bedrockFailure(
   const reason = (text: string) => redact(text, context.secrets);
   if (error instanceof UpstreamError)
     return new ProviderError(provider, reason(error.message));
-  const status = httpStatusOf(error);
+  const status = inStreamStatusOf(error) ?? httpStatusOf(error);
   if (status !== undefined && (status < 200 || status > 299))
     return new ProviderError(
       provider,
@@ -546,6 +546,24 @@ function redact(text: string, secrets: readonly string[]): string {
     .map((secret) => secret.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
     .join('|');
   return shortReason(text.replace(new RegExp(pattern, 'g'), '[redacted]'));
+}
+
+/**
+ * The status an exception stands for when it came in the event stream of a 200 (the SDK throws the first
+ * event's exception from `send()`): a throttling there is a 429 all the same, so the router rests the key.
+ */
+const IN_STREAM_STATUS: Record<string, number> = {
+  ThrottlingException: 429,
+  ServiceUnavailableException: 503,
+  InternalServerException: 500,
+  ModelNotReadyException: 503,
+};
+
+function inStreamStatusOf(error: unknown): number | undefined {
+  if (!isRecord(error) || typeof error.name !== 'string') return undefined;
+  const status = httpStatusOf(error);
+  if (status !== undefined && (status < 200 || status > 299)) return undefined;
+  return IN_STREAM_STATUS[error.name];
 }
 
 /** The HTTP status of the answer an SDK error came from (`$metadata.httpStatusCode`). */
