@@ -67,7 +67,11 @@ export class ProviderEndpoints
       responseTimeoutMs:
         config.chat.providerTimeoutMs + RESPONSE_TIMEOUT_MARGIN_MS,
     };
-    this.resolved = resolveEndpoints(catalog, config.providers.environment);
+    this.resolved = resolveEndpoints(
+      catalog,
+      config.providers.environment,
+      config.secrets.session,
+    );
     for (const endpoint of this.resolved) {
       if (endpoint.unavailable) continue;
       this.endpoints.set(endpoint.id, {

@@ -12,7 +12,7 @@ import { generate, Generation } from '../generation';
 import { estimateInputTokens, reservationFor } from '../pricing';
 import { RunStore } from '../run-store';
 import { RunModel, RunPlan } from './chat-turn';
-import { backoffMs, verdictOf } from './routing-verdict';
+import { backoffMs, RoutingVerdict, verdictOf } from './routing-verdict';
 
 /** One model call of a run, as the executor asks for it. */
 export interface RoutedCall {
@@ -94,8 +94,9 @@ export class ModelRouter {
         return { answered: true, generation };
       }
       last = generation;
-      const verdict = verdictOf(
+      const verdict = verdictFor(
         generation,
+        key,
         this.config.providers.keyCooldownMs,
       );
       this.metrics.providerFailure(endpoint.id, model.id, verdict.label);
@@ -140,7 +141,7 @@ export class ModelRouter {
     const firstToken = this.metrics.firstTokenTimer(endpoint.id, model.id);
     const startedAt = performance.now();
     let firstTokenMs: number | undefined;
-    const generation = await generate(
+    const generation: Generation = await generate(
       endpoint.provider,
       {
         upstreamModel: model.upstreamModel,
@@ -167,6 +168,12 @@ export class ModelRouter {
         stop: call.stop,
       },
     );
+    // An upstream may quote a key in its error: none of the pool's reaches a log or the admins' view.
+    if (generation.failureReason)
+      generation.failureReason = withoutKeys(
+        generation.failureReason,
+        endpoint.keys,
+      );
     this.health.record(endpoint.id, {
       ok: answered(generation),
       firstTokenMs,
@@ -226,6 +233,35 @@ export class ModelRouter {
       this.config.providers.retryMaxMs,
     );
   }
+}
+
+/**
+ * The verdict for this key: an endpoint without keys has nothing to rest, so its 429 is a pause (its
+ * Retry-After) before the same endpoint is called again.
+ */
+function verdictFor(
+  generation: Generation,
+  key: EndpointKey,
+  cooldownMs: number,
+): RoutingVerdict {
+  const verdict = verdictOf(generation, cooldownMs);
+  if (verdict.coolKeyMs === undefined || key.fingerprint !== 'none')
+    return verdict;
+  const waitMs = generation.providerFailure?.retryAfterMs;
+  return {
+    retry: verdict.retry,
+    label: verdict.label,
+    ...(waitMs !== undefined ? { waitMs } : {}),
+  };
+}
+
+/** The text with every key of the pool replaced (the adapters replace the one they sent). */
+function withoutKeys(text: string, keys: readonly EndpointKey[]): string {
+  let clean = text;
+  for (const { secret } of keys)
+    if (secret && clean.includes(secret))
+      clean = clean.split(secret).join('[redacted]');
+  return clean;
 }
 
 /** Text or a tool call came: the call answered (even if it broke off after). */

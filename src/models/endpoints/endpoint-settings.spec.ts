@@ -1,7 +1,14 @@
 import { Environment } from '../../config/environment';
-import { expandString, keyPool, resolveEndpoints } from './endpoint-settings';
+import {
+  expandString,
+  fingerprinter,
+  keyPool,
+  resolveEndpoints,
+} from './endpoint-settings';
 
 const env = (values: Record<string, string>) => new Environment(values);
+const SECRET = 'a session secret shared by the instances';
+const fingerprintOf = fingerprinter(SECRET);
 
 describe('resolveEndpoints', () => {
   it('has the echo and the two built-in endpoints, reading their variables', () => {
@@ -11,6 +18,7 @@ describe('resolveEndpoints', () => {
         OPENAI_API_KEY: 'sk-1',
         OPENAI_BASE_URL: 'http://127.0.0.1:9/v1/',
       }),
+      SECRET,
     );
     expect(endpoints.map((endpoint) => endpoint.id)).toEqual([
       'local',
@@ -26,20 +34,24 @@ describe('resolveEndpoints', () => {
     expect(openai.keys).toEqual([
       {
         label: 'OPENAI_API_KEY',
-        fingerprint: expect.any(String),
+        fingerprint: fingerprintOf('sk-1'),
         secret: 'sk-1',
       },
     ]);
     expect(anthropic.unavailable).toBe('no key: ANTHROPIC_API_KEY unset');
-    expect(anthropic.settings).toEqual(
-      expect.objectContaining({ baseUrl: expect.stringContaining('${') }),
-    );
+    // Unavailable: its settings are kept as the catalog wrote them, references unresolved.
+    expect(anthropic.settings).toEqual({
+      kind: 'anthropic',
+      baseUrl: '${ANTHROPIC_BASE_URL:-https://api.anthropic.com/v1}',
+      apiKeyEnv: 'ANTHROPIC_API_KEY',
+    });
   });
 
   it('uses the default of a reference when its variable is unset', () => {
     const [, openai] = resolveEndpoints(
       { endpoints: {} },
       env({ OPENAI_API_KEY: 'sk-1' }),
+      SECRET,
     );
     expect(openai.settings).toEqual(
       expect.objectContaining({ baseUrl: 'https://api.openai.com/v1' }),
@@ -54,6 +66,7 @@ describe('resolveEndpoints', () => {
         },
       },
       env({}),
+      SECRET,
     );
     const openai = endpoints.find((endpoint) => endpoint.id === 'openai');
     expect(openai?.unavailable).toBeUndefined();
@@ -75,6 +88,7 @@ describe('resolveEndpoints', () => {
     const aws = resolveEndpoints(
       catalog,
       env({ AWS_ACCESS_KEY_ID: 'AKIA1', AWS_SECRET_ACCESS_KEY: 'secret-1' }),
+      SECRET,
     ).find((endpoint) => endpoint.id === 'aws');
     expect(aws?.credentials).toEqual({
       accessKeyId: 'AKIA1',
@@ -84,9 +98,9 @@ describe('resolveEndpoints', () => {
       expect.objectContaining({ region: 'us-east-1' }),
     );
     expect(aws?.keys).toEqual([
-      { label: 'AWS_ACCESS_KEY_ID', fingerprint: expect.any(String) },
+      { label: 'AWS_ACCESS_KEY_ID', fingerprint: fingerprintOf('AKIA1') },
     ]);
-    const missing = resolveEndpoints(catalog, env({})).find(
+    const missing = resolveEndpoints(catalog, env({}), SECRET).find(
       (endpoint) => endpoint.id === 'aws',
     );
     expect(missing?.unavailable).toBe('AWS_ACCESS_KEY_ID unset');
@@ -112,11 +126,12 @@ describe('resolveEndpoints', () => {
         },
       },
       env({ AZURE_SECRET: 's3' }),
+      SECRET,
     );
     const azure = endpoints.find((endpoint) => endpoint.id === 'azure');
     expect(azure?.credentials).toEqual({ clientSecret: 's3' });
     expect(azure?.keys).toEqual([
-      { label: 'entra', fingerprint: expect.any(String) },
+      { label: 'entra', fingerprint: fingerprintOf('tenant/client') },
     ]);
     expect(
       endpoints.find((endpoint) => endpoint.id === 'odd')?.unavailable,
@@ -126,7 +141,11 @@ describe('resolveEndpoints', () => {
 
 describe('keyPool', () => {
   it('takes several keys from one variable and from several, once each, labelled by where they came from', () => {
-    const pool = keyPool(['A', 'B'], env({ A: 'k1, k2 ,,k1', B: 'k3,k2' }));
+    const pool = keyPool(
+      ['A', 'B'],
+      env({ A: 'k1, k2 ,,k1', B: 'k3,k2' }),
+      fingerprintOf,
+    );
     expect(pool.map((key) => [key.label, key.secret])).toEqual([
       ['A', 'k1'],
       ['A#2', 'k2'],
@@ -134,10 +153,12 @@ describe('keyPool', () => {
     ]);
     expect(new Set(pool.map((key) => key.fingerprint)).size).toBe(3);
     // A key's fingerprint is the same wherever it comes from: every instance names it alike.
-    expect(keyPool('C', env({ C: 'k1' }))[0].fingerprint).toBe(
+    expect(keyPool('C', env({ C: 'k1' }), fingerprintOf)[0].fingerprint).toBe(
       pool[0].fingerprint,
     );
-    expect(pool[0].fingerprint).not.toContain('k1');
+    // Keyed by the shared secret: another deployment's fingerprint of the same key differs.
+    expect(fingerprinter('another secret')('k1')).not.toBe(pool[0].fingerprint);
+    expect(pool[0].fingerprint).toMatch(/^[0-9a-f]{16}$/);
   });
 });
 

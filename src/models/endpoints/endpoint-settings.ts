@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import {
   BUILT_IN_ENDPOINTS,
   Catalog,
@@ -49,7 +49,9 @@ const BUILT_IN: Record<'openai' | 'anthropic', CatalogEndpoint> = {
 export function resolveEndpoints(
   catalog: Pick<Catalog, 'endpoints'>,
   environment: Environment,
+  fingerprintSecret: string,
 ): ResolvedEndpoint[] {
+  const fingerprintOf = fingerprinter(fingerprintSecret);
   const declared: [string, CatalogEndpoint][] = Object.entries({
     ...BUILT_IN,
     ...catalog.endpoints,
@@ -63,7 +65,7 @@ export function resolveEndpoints(
   return [
     local,
     ...declared.map(([id, endpoint]) =>
-      resolveEndpoint(id, endpoint, environment),
+      resolveEndpoint(id, endpoint, environment, fingerprintOf),
     ),
   ];
 }
@@ -75,15 +77,22 @@ export function isBuiltInEndpoint(id: string): boolean {
 /** Thrown while resolving: the endpoint is kept, unavailable, with this reason. */
 class Unavailable extends Error {}
 
+type Fingerprinter = (secret: string) => string;
+
 function resolveEndpoint(
   id: string,
   endpoint: CatalogEndpoint,
   environment: Environment,
+  fingerprintOf: Fingerprinter,
 ): ResolvedEndpoint {
   const base = { id, kind: endpoint.kind, keys: [] as EndpointKey[] };
   try {
     const settings = expandSettings(endpoint, environment);
-    return { ...base, settings, ...credentialsOf(settings, environment) };
+    return {
+      ...base,
+      settings,
+      ...credentialsOf(settings, environment, fingerprintOf),
+    };
   } catch (error) {
     if (!(error instanceof Unavailable)) throw error;
     return { ...base, settings: endpoint, unavailable: error.message };
@@ -94,6 +103,7 @@ function resolveEndpoint(
 function credentialsOf(
   endpoint: CatalogEndpoint,
   environment: Environment,
+  fingerprintOf: Fingerprinter,
 ): Pick<ResolvedEndpoint, 'keys' | 'credentials'> {
   switch (endpoint.kind) {
     case 'bedrock': {
@@ -135,9 +145,9 @@ function credentialsOf(
           credentials: { clientSecret },
         };
       }
-      return { keys: keyPool(endpoint.apiKeyEnv, environment) };
+      return { keys: keyPool(endpoint.apiKeyEnv, environment, fingerprintOf) };
     default:
-      return { keys: keyPool(endpoint.apiKeyEnv, environment) };
+      return { keys: keyPool(endpoint.apiKeyEnv, environment, fingerprintOf) };
   }
 }
 
@@ -148,6 +158,7 @@ function credentialsOf(
 export function keyPool(
   names: string | string[] | undefined,
   environment: Environment,
+  fingerprintOf: Fingerprinter,
 ): EndpointKey[] {
   if (names === undefined) return [{ label: 'none', fingerprint: 'none' }];
   const keys: EndpointKey[] = [];
@@ -174,9 +185,17 @@ export function keyPool(
   return keys;
 }
 
-/** A key's name in the shared cooldowns: the same key has the same name on every instance, never the key. */
-function fingerprintOf(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex').slice(0, 16);
+/**
+ * A key's name in the shared cooldowns and the admins' view: the same key has the same name on every
+ * instance (they share the session secret), and a short or guessable key cannot be found from it (an
+ * HMAC, not a bare hash).
+ */
+export function fingerprinter(secret: string): Fingerprinter {
+  return (value) =>
+    createHmac('sha256', `provider-key-fingerprint:${secret}`)
+      .update(value)
+      .digest('hex')
+      .slice(0, 16);
 }
 
 function required(environment: Environment, name: string): string {

@@ -93,7 +93,10 @@ export class KeyCooldowns implements OnModuleDestroy {
   all(now = Date.now()): Cooldown[] {
     const cooldowns: Cooldown[] = [];
     for (const [name, until] of this.until) {
-      if (until <= now) continue;
+      if (until <= now) {
+        this.until.delete(name);
+        continue;
+      }
       const [endpoint, fingerprint] = name.split('\u0000');
       cooldowns.push({ endpoint, fingerprint, until });
     }
