@@ -3,6 +3,8 @@ import { AccountDeletionModule } from '../account/deletion/account-deletion.modu
 import { AuditModule } from '../audit/audit.module';
 import { AuthModule } from '../auth/auth.module';
 import { BillingModule } from '../billing/billing.module';
+import { CatalogModule } from '../catalog/catalog.module';
+import { ModelsModule } from '../models/models.module';
 import { QuotaModule } from '../quota/quota.module';
 import { SkillsModule } from '../skills/skills.module';
 import { ToolsModule } from '../tools/tools.module';
@@ -18,6 +20,8 @@ import { AdminActionsGate } from './admin-actions.gate';
 import { AdminOrgsController } from './admin-orgs.controller';
 import { AdminOrgsRepository } from './admin-orgs.repository';
 import { AdminOrgsService } from './admin-orgs.service';
+import { AdminProvidersController } from './admin-providers.controller';
+import { AdminProvidersService } from './admin-providers.service';
 import { AdminGuard } from './admin.guard';
 import { AdminUsersController } from './admin-users.controller';
 import { AdminUsersRepository } from './admin-users.repository';
@@ -33,6 +37,8 @@ import { ConfiguredAdminsService } from './configured-admins.service';
     AuditModule,
     AuthModule,
     BillingModule,
+    CatalogModule,
+    ModelsModule,
     QuotaModule,
     SkillsModule,
     ToolsModule,
@@ -43,6 +49,7 @@ import { ConfiguredAdminsService } from './configured-admins.service';
     AdminBillingController,
     AdminCatalogController,
     AdminMcpController,
+    AdminProvidersController,
     AuditController,
   ],
   providers: [
@@ -55,6 +62,7 @@ import { ConfiguredAdminsService } from './configured-admins.service';
     AdminGuard,
     AdminOrgsRepository,
     AdminOrgsService,
+    AdminProvidersService,
     AdminUsersRepository,
     AdminUsersService,
     AuditService,
