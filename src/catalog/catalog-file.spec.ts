@@ -316,3 +316,15 @@ describe('catalog endpoints and fallbacks', () => {
     ).toContain('per1kCachedInputTokens may not be above per1kInputTokens');
   });
 });
+
+describe('the providers example catalog', () => {
+  it('parses, with an endpoint of every kind', () => {
+    const catalog = loadCatalogFile('config/catalog.providers.example.json');
+    expect(
+      [...new Set(Object.values(catalog.endpoints).map((e) => e.kind))].sort(),
+    ).toEqual(['azure', 'bedrock', 'gemini', 'openai']);
+    expect(catalog.models.map((model) => model.endpoint)).toContain(
+      'anthropic',
+    );
+  });
+});
