@@ -455,6 +455,13 @@ describe('GET /v1/auth/me/export', () => {
     expect(
       doc.ledger.filter((entry) => entry.skillId === skill.id),
     ).toHaveLength(1);
+    // The models asked for answered, with nothing read from a prompt cache.
+    expect(
+      doc.ledger.map(({ cachedInputTokens, requestedModelId }) => ({
+        cachedInputTokens,
+        requestedModelId,
+      })),
+    ).toEqual(Array(4).fill({ cachedInputTokens: 0, requestedModelId: null }));
 
     expect(doc.creditGrants).toEqual([
       {

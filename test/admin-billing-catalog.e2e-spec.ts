@@ -97,6 +97,8 @@ describe('admin: credits, ledger, usage, catalog and templates', () => {
         userId: user.id,
         adminId: root.id,
         credits: 250,
+        cachedInputTokens: 0,
+        requestedModelId: null,
       });
       const audit = (
         await get(`/v1/admin/audit?targetId=${user.id}`).expect(200)
@@ -220,6 +222,15 @@ describe('admin: credits, ledger, usage, catalog and templates', () => {
             entry.model === 'local/echo' && entry.kind === 'usage',
         ),
       ).toBe(true);
+      // The model asked for answered itself, with nothing read from a prompt cache.
+      expect(byUser.data).toEqual(
+        Array(2).fill(
+          expect.objectContaining({
+            cachedInputTokens: 0,
+            requestedModelId: null,
+          }),
+        ),
+      );
       expect(
         (
           await get(
@@ -301,8 +312,8 @@ describe('admin: credits, ledger, usage, catalog and templates', () => {
 
   describe('catalog and Skill templates', () => {
     it('lists plans and models as synced, inactive ones included', async () => {
-      await db(`INSERT INTO "Model" (id, name, provider, "upstreamModel", "creditsPerRequest", "creditsPer1kInput", "creditsPer1kOutput", "maxOutputTokens", "sortOrder", active, "updatedAt")
-                 VALUES ('retired/model', 'Retired', 'openai', 'old', 1, 0, 0, 100, 99, false, now()) ON CONFLICT (id) DO NOTHING`);
+      await db(`INSERT INTO "Model" (id, name, provider, endpoint, "upstreamModel", "creditsPerRequest", "creditsPer1kInput", "creditsPer1kOutput", "maxOutputTokens", "sortOrder", active, "updatedAt")
+                 VALUES ('retired/model', 'Retired', 'openai', 'openai', 'old', 1, 0, 0, 100, 99, false, now()) ON CONFLICT (id) DO NOTHING`);
       const plans = (await get('/v1/admin/plans').expect(200)).body.data;
       expect(plans.map((plan: { code: string }) => plan.code)).toEqual(
         expect.arrayContaining(['free', 'pro', 'team', 'enterprise']),

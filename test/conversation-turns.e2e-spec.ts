@@ -630,7 +630,13 @@ describe('conversations through the chat pipeline: stop, delete, regenerate, edi
         { event: 'delta', data: { text: ' events' } },
         {
           event: 'usage',
-          data: { inputTokens: 7, outputTokens: 2, credits: entry.credits },
+          data: {
+            inputTokens: 7,
+            cachedInputTokens: 0,
+            outputTokens: 2,
+            credits: entry.credits,
+            model: 'openai/gpt-4o-mini',
+          },
         },
         { event: 'done', data: { status: 'completed' } },
       ]);
@@ -666,8 +672,11 @@ describe('conversations through the chat pipeline: stop, delete, regenerate, edi
       const stored = await conversation(user.cookie, conversationId as string);
       expect(stored.messages[1].usage).toEqual({
         inputTokens: 7,
+        cachedInputTokens: 0,
         outputTokens: 2,
         credits: entry.credits,
+        model: 'openai/gpt-4o-mini',
+        requestedModel: null,
       });
       expect(fake.requests).toHaveLength(1);
     });

@@ -166,6 +166,88 @@ describe('conversations', () => {
     await t.http.get(`/v1/conversations/${randomUUID()}`).expect(401);
   });
 
+  it('shows a run’s cached input tokens and the model asked for, when a fallback answered, wherever its usage is read', async () => {
+    const { cookie, id: userId } = await registerUser(t.http);
+    const chat = await t.http
+      .post('/v1/chat')
+      .set('Cookie', cookie)
+      .send({
+        model: 'local/echo',
+        idempotencyKey: randomUUID(),
+        messages: [{ role: 'user', content: 'six words to echo right back' }],
+      })
+      .expect(200);
+    const conversationId = String(chat.headers['x-conversation-id']);
+    // No fake provider here reports cache reads or falls back: the run's entry is made to say so.
+    const [entry] = await sql<{
+      id: string;
+      inputTokens: number;
+      outputTokens: number;
+      credits: number;
+    }>(
+      `UPDATE "LedgerEntry" SET "cachedInputTokens" = 5, "requestedModelId" = 'anthropic/claude-haiku-4-5'
+        WHERE "userId" = $1 AND kind = 'usage'
+        RETURNING id::text, "inputTokens", "outputTokens", credits`,
+      [userId],
+    );
+    expect(entry.inputTokens).toBeGreaterThanOrEqual(5);
+
+    const ledger = await t.http
+      .get('/v1/billing/usage')
+      .set('Cookie', cookie)
+      .expect(200);
+    expect(ledger.body.data).toEqual([
+      expect.objectContaining({
+        id: entry.id,
+        model: 'local/echo',
+        requestedModelId: 'anthropic/claude-haiku-4-5',
+        inputTokens: entry.inputTokens,
+        cachedInputTokens: 5,
+      }),
+    ]);
+
+    const conversation = await t.http
+      .get(`/v1/conversations/${conversationId}`)
+      .set('Cookie', cookie)
+      .expect(200);
+    const [question, answer] = conversation.body.messages as {
+      usage: Record<string, unknown> | null;
+    }[];
+    expect(question.usage).toBeNull();
+    expect(answer.usage).toEqual({
+      inputTokens: entry.inputTokens,
+      cachedInputTokens: 5,
+      outputTokens: entry.outputTokens,
+      credits: entry.credits,
+      model: 'local/echo',
+      requestedModel: 'anthropic/claude-haiku-4-5',
+    });
+
+    const exported = await t.http
+      .get('/v1/auth/me/export')
+      .set('Cookie', cookie)
+      .buffer(true)
+      .parse((response, done) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => done(null, text));
+      })
+      .expect(200);
+    const doc = JSON.parse(exported.body as string) as {
+      ledger: Record<string, unknown>[];
+    };
+    expect(doc.ledger).toEqual([
+      expect.objectContaining({
+        id: entry.id,
+        modelId: 'local/echo',
+        requestedModelId: 'anthropic/claude-haiku-4-5',
+        inputTokens: entry.inputTokens,
+        cachedInputTokens: 5,
+      }),
+    ]);
+  });
+
   describe('PATCH /v1/conversations/:id', () => {
     it('renames and archives without changing the last activity; archived ones leave the default list for archived=true', async () => {
       const { cookie, id: userId } = await registerUser(t.http);

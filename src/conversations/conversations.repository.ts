@@ -164,11 +164,15 @@ export class ConversationsRepository {
                   orderBy: { position: 'asc' },
                   select: { fileId: true, name: true, kind: true },
                 },
+                modelId: true,
                 ledgerEntry: {
                   select: {
                     inputTokens: true,
+                    cachedInputTokens: true,
                     outputTokens: true,
                     credits: true,
+                    modelId: true,
+                    requestedModelId: true,
                   },
                 },
                 toolExecutions: TOOL_CALLS,

@@ -20,6 +20,7 @@ import {
   ConversationMessageDto,
   ConversationPageDto,
   ConversationSummaryDto,
+  MessageUsageDto,
 } from './dto/conversation.response';
 import {
   ConversationSummaryRow,
@@ -157,10 +158,14 @@ type StoredMessage = {
   alternatives: string[];
   chatRequest: {
     files: { fileId: string; name: string; kind: AttachedFileDto['kind'] }[];
+    modelId: string;
     ledgerEntry: {
       inputTokens: number;
+      cachedInputTokens: number;
       outputTokens: number;
       credits: number;
+      modelId: string | null;
+      requestedModelId: string | null;
     } | null;
     toolExecutions: Parameters<typeof toolCallsOf>[1] & object;
   } | null;
@@ -190,12 +195,24 @@ function withAttachedFiles(
           }))
         : [],
     alternatives: message.alternatives,
-    usage:
-      message.role === 'assistant'
-        ? (message.chatRequest?.ledgerEntry ?? null)
-        : null,
+    usage: message.role === 'assistant' ? usageOf(message.chatRequest) : null,
     toolCalls: toolCallsOf(message.role, message.chatRequest?.toolExecutions),
   }));
+}
+
+/** What the run that wrote an answer cost, from its ledger entry; null while it has none. */
+function usageOf(run: StoredMessage['chatRequest']): MessageUsageDto | null {
+  const entry = run?.ledgerEntry;
+  if (!run || !entry) return null;
+  return {
+    inputTokens: entry.inputTokens,
+    cachedInputTokens: entry.cachedInputTokens,
+    outputTokens: entry.outputTokens,
+    credits: entry.credits,
+    // A run's entry always names the model it billed; the column is nullable only for grants.
+    model: entry.modelId ?? run.modelId,
+    requestedModel: entry.requestedModelId,
+  };
 }
 
 function toSummary(row: ConversationSummaryRow): ConversationSummaryDto {

@@ -50,8 +50,22 @@ export class AttachedFileDto {
 /** What the run that wrote an assistant message cost (its ledger entry). */
 export class MessageUsageDto {
   inputTokens!: number;
+  /** Of inputTokens, those the provider read from its prompt cache (priced apart). */
+  cachedInputTokens!: number;
   outputTokens!: number;
   credits!: number;
+
+  /** The catalog id of the model billed for the answer (the one that answered). */
+  @ApiProperty({ example: 'local/echo' })
+  model!: string;
+
+  /** The model asked for when a fallback answered; null otherwise. */
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'anthropic/claude-haiku-4-5',
+  })
+  requestedModel!: string | null;
 }
 
 @ApiExtraModels(MessageUsageDto)

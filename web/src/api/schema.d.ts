@@ -1546,6 +1546,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The catalog's model endpoints: configured or why not, their models, key pools (labels and fingerprints, never keys) with cooldowns, and the last 15 minutes' health */
+        get: operations["AdminProviders_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/audit": {
         parameters: {
             query?: never;
@@ -1861,7 +1878,19 @@ export interface components {
             data: components["schemas"]["ConversationSummaryDto"][];
         };
         MessageUsageDto: {
+            /**
+             * @description The catalog id of the model billed for the answer (the one that answered).
+             * @example local/echo
+             */
+            model: string;
+            /**
+             * @description The model asked for when a fallback answered; null otherwise.
+             * @example anthropic/claude-haiku-4-5
+             */
+            requestedModel: string | null;
             inputTokens: number;
+            /** @description Of inputTokens, those the provider read from its prompt cache (priced apart). */
+            cachedInputTokens: number;
             outputTokens: number;
             credits: number;
         };
@@ -1987,8 +2016,16 @@ export interface components {
              * @enum {string}
              */
             status: "completed" | "partial" | "failed" | "granted";
-            /** @example local/echo */
+            /**
+             * @description The model billed: the one that answered (a fallback, when the model asked for did not).
+             * @example local/echo
+             */
             model: string | null;
+            /**
+             * @description The model asked for when a fallback answered; null otherwise.
+             * @example anthropic/claude-haiku-4-5
+             */
+            requestedModelId: string | null;
             /** Format: uuid */
             conversationId: string | null;
             /** Format: uuid */
@@ -2005,6 +2042,8 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             inputTokens: number;
+            /** @description Of inputTokens, those the provider read from its prompt cache (priced apart); 0 for grants. */
+            cachedInputTokens: number;
             outputTokens: number;
             /** @description Credits charged (usage) or added (grant). */
             credits: number;
@@ -2026,8 +2065,13 @@ export interface components {
              * @description The run's id (the ledger entry's `chatRequestId`); the same on a replay.
              */
             requestId: string;
-            /** @description The catalog id of the model answering. */
+            /**
+             * @description The catalog id of the model answering: a fallback when the model asked for failed before its first
+             *     token (docs/adr/0063-providers-and-routing.md).
+             */
             model: string;
+            /** @description The model asked for, present only when a fallback (`model`) answers instead. */
+            requestedModel?: string;
         };
         ChatMetaEventDto: {
             /** @enum {string} */
@@ -2112,9 +2156,13 @@ export interface components {
         };
         ChatUsageEventDataDto: {
             inputTokens: number;
+            /** @description Of inputTokens, those the provider read from its prompt cache (priced apart). */
+            cachedInputTokens: number;
             outputTokens: number;
             /** @description Credits billed for this run (0 when nothing was billed). */
             credits: number;
+            /** @description The catalog id of the model billed (the one that answered); absent when nothing was billed. */
+            model?: string;
         };
         ChatUsageEventDto: {
             /** @enum {string} */
@@ -2893,8 +2941,16 @@ export interface components {
              * @enum {string}
              */
             status: "completed" | "partial" | "failed" | "granted";
-            /** @example local/echo */
+            /**
+             * @description The model billed: the one that answered (a fallback, when the model asked for did not).
+             * @example local/echo
+             */
             model: string | null;
+            /**
+             * @description The model asked for when a fallback answered; null otherwise.
+             * @example anthropic/claude-haiku-4-5
+             */
+            requestedModelId: string | null;
             /** Format: uuid */
             conversationId: string | null;
             /** Format: uuid */
@@ -2918,6 +2974,8 @@ export interface components {
              */
             adminId: string | null;
             inputTokens: number;
+            /** @description Of inputTokens, those the provider read from its prompt cache (priced apart); 0 for grants. */
+            cachedInputTokens: number;
             outputTokens: number;
             /** @description Credits charged (usage) or added (grant). */
             credits: number;
@@ -3209,6 +3267,73 @@ export interface components {
             /** @description Why, for the audit log. */
             reason?: string;
         };
+        AdminProviderKeyDto: {
+            /**
+             * @description The variable the key is read from; `NAME#2` for the second key of a variable, `none` without a key.
+             * @example OPENAI_API_KEY
+             */
+            label: string;
+            /**
+             * @description Names the key in the cooldowns every instance shares (a hash prefix: the key cannot be read from it).
+             * @example 3f2a9c0d5e7b1a44
+             */
+            fingerprint: string;
+            /**
+             * Format: date-time
+             * @description Until when the key rests after a 429 or a refusal (as this instance knows it); null while it is used.
+             */
+            coolingDownUntil: string | null;
+        };
+        AdminProviderFailureDto: {
+            /** Format: date-time */
+            at: string;
+            /**
+             * @description The provider's words, short, with the key replaced should it echo it.
+             * @example openai: HTTP 429: Rate limit reached
+             */
+            reason: string;
+        };
+        AdminProviderHealthDto: {
+            /** @example 15 */
+            windowMinutes: number;
+            /** @description Calls made (retries and fallbacks each count). */
+            calls: number;
+            /** @description Calls that failed before their first token. */
+            failures: number;
+            /** @description Keys rested after a 429 or a refusal. */
+            cooldowns: number;
+            /** @description Mean time to the first token of the calls that had one; null without any. */
+            firstTokenMs: number | null;
+            /** @description The latest failure (it may be older than the window); null without any. */
+            lastFailure: components["schemas"]["AdminProviderFailureDto"] | (never | null);
+        };
+        AdminProviderDto: {
+            /** @example openai */
+            id: string;
+            /**
+             * @description Its wire format: local, openai, anthropic, gemini, azure or bedrock.
+             * @example openai
+             */
+            kind: string;
+            /** @description Why it cannot be used here (names variables, never values); null when configured. */
+            unavailableReason: string | null;
+            /**
+             * @description Ids of the active catalog models reached through it, in catalog order.
+             * @example [
+             *       "openai/gpt-4o-mini"
+             *     ]
+             */
+            models: string[];
+            /** @description False when a variable it needs is unset here: its models answer 503 provider_not_configured. */
+            configured: boolean;
+            /** @description Its key pool, in the order keys are taken; empty when not configured. */
+            keys: components["schemas"]["AdminProviderKeyDto"][];
+            health: components["schemas"]["AdminProviderHealthDto"];
+        };
+        AdminProviderListDto: {
+            /** @description Every endpoint of the catalog, in catalog order (`local` first). */
+            data: components["schemas"]["AdminProviderDto"][];
+        };
         AuditAdminDto: {
             /** Format: uuid */
             id: string;
@@ -3381,8 +3506,16 @@ export interface components {
             kind: "usage" | "grant";
             /** @enum {string} */
             status: "completed" | "partial" | "failed" | "granted";
-            /** @example local/echo */
+            /**
+             * @description The model billed: the one that answered (a fallback, when the model asked for did not).
+             * @example local/echo
+             */
             modelId: string | null;
+            /**
+             * @description The model asked for when a fallback answered; null otherwise.
+             * @example anthropic/claude-haiku-4-5
+             */
+            requestedModelId: string | null;
             /** Format: uuid */
             conversationId: string | null;
             /** Format: uuid */
@@ -3403,6 +3536,8 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             inputTokens: number;
+            /** @description Of inputTokens, those the provider read from its prompt cache (priced apart); 0 for grants. */
+            cachedInputTokens: number;
             outputTokens: number;
             credits: number;
             /** @description A run that used tools: each model call's tokens; empty otherwise. */
@@ -13917,6 +14052,97 @@ export interface operations {
             };
             /** @description Not found, or not owned by the caller. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body has an unsupported type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+        };
+    };
+    AdminProviders_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminProviderListDto"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description No valid session cookie. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -180,8 +180,17 @@ export class AccountExportLedgerEntryDto {
   @ApiProperty({ enum: ['completed', 'partial', 'failed', 'granted'] })
   status!: 'completed' | 'partial' | 'failed' | 'granted';
 
+  /** The model billed: the one that answered (a fallback, when the model asked for did not). */
   @ApiProperty({ nullable: true, type: String, example: 'local/echo' })
   modelId!: string | null;
+
+  /** The model asked for when a fallback answered; null otherwise. */
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'anthropic/claude-haiku-4-5',
+  })
+  requestedModelId!: string | null;
 
   @ApiProperty({ format: 'uuid', nullable: true, type: String })
   conversationId!: string | null;
@@ -201,6 +210,9 @@ export class AccountExportLedgerEntryDto {
   organizationId!: string | null;
 
   inputTokens!: number;
+
+  /** Of inputTokens, those the provider read from its prompt cache (priced apart); 0 for grants. */
+  cachedInputTokens!: number;
 
   outputTokens!: number;
 
