@@ -38,7 +38,7 @@ BEGIN
            SET status = v_input.status::"ChatRequestStatus",
                "responseBody" = CASE WHEN r."conversationId" IS NULL THEN NULL ELSE v_input."responseBody" END,
                "errorCode" = v_input."errorCode", "finishedAt" = v_input."finishedAt",
-               "answeredModelId" = CASE WHEN v_input."requestedModelId" IS NULL THEN r."answeredModelId"
+               "answeredModelId" = CASE WHEN v_input."requestedModelId" IS NULL THEN NULL
                                         ELSE v_input."modelId" END
          WHERE r.id = v_input.id AND r.status = 'streaming'
         RETURNING r."userId", r."conversationId", r."usageDay", r."reservedCredits", r."organizationId" INTO v_run;

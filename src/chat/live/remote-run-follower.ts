@@ -27,6 +27,23 @@ export class RemoteRunFollower {
   ) {}
 
   /** The running answer from its first byte. */
+  /**
+   * The model answering a run, as its row says now: the router writes a fallback there before calling it,
+   * so once the answer's first text exists the row names the model that wrote it.
+   */
+  async answeringModelOf(
+    runId: string,
+  ): Promise<{ model: string; requestedModel?: string } | undefined> {
+    const stored = await this.store.findOutcome(runId);
+    if (!stored) return undefined;
+    return {
+      model: stored.modelId,
+      ...(stored.requestedModelId
+        ? { requestedModel: stored.requestedModelId }
+        : {}),
+    };
+  }
+
   answerOf(runId: string, signal?: AbortSignal): LiveBuffer {
     const local = this.live.localAnswer(runId);
     if (local) return local;

@@ -50,21 +50,26 @@ export class ModelRouter {
       : [plan.model, ...plan.fallbacks];
     const budget = { attempts: this.config.providers.maxAttempts };
     let last: Generation | undefined;
+    let tried: RunModel | undefined;
     for (const [index, model] of candidates.entries()) {
-      if (index > 0) {
-        this.metrics.providerFallback(candidates[index - 1].id, model.id);
-        if (!(await this.affords(plan, model, call))) continue;
-      }
       const endpoint = this.endpoints.find(model.endpoint);
       if (!endpoint) {
         this.metrics.providerFailure(model.endpoint, model.id, 'unavailable');
         continue;
       }
+      if (index > 0) {
+        if (!(await this.affords(plan, model, call))) continue;
+        if (tried) this.metrics.providerFallback(tried.id, model.id);
+        await this.recordFallback(plan, model, call.requestId);
+      }
+      tried = model;
       const outcome = await this.callModel(plan, model, endpoint, call, budget);
       if (outcome.answered) return outcome.generation;
       last = outcome.generation;
       if (budget.attempts <= 0 || call.stop.aborted) break;
     }
+    // Stopped while waiting to call again: a stop, not a failure (nothing came, nothing is billed).
+    if (call.stop.aborted) return { text: '', chunks: 0, stopped: true };
     return last ?? noCallMade();
   }
 
@@ -90,7 +95,7 @@ export class ModelRouter {
       const generation = await this.attempt(plan, model, endpoint, key, call);
       if (answered(generation)) {
         // Tool calls without text also answer: nothing of this call is asked for again.
-        this.answeredBy(plan, model, call.requestId);
+        this.answeredBy(plan, model);
         return { answered: true, generation };
       }
       last = generation;
@@ -161,7 +166,7 @@ export class ModelRouter {
             firstTokenMs = performance.now() - startedAt;
             firstToken();
             // Before the text goes out: the stream's head names the model that answers.
-            this.answeredBy(plan, model, call.requestId);
+            this.answeredBy(plan, model);
           }
           call.onText(text);
         },
@@ -207,23 +212,28 @@ export class ModelRouter {
     return true;
   }
 
-  /** Keeps the model that answers on the plan; a fallback is written to the run for the other instances. */
-  private answeredBy(
+  /** Keeps the model that answers on the plan (the settlement bills it). */
+  private answeredBy(plan: RunPlan, model: RunModel): void {
+    plan.answered ??= model;
+  }
+
+  /**
+   * Writes the fallback about to be called to the run, before its first text can exist: a client joining
+   * the run on another instance reads it there once the text came (the settlement writes the final word).
+   */
+  private async recordFallback(
     plan: RunPlan,
     model: RunModel,
     requestId: string | undefined,
-  ): void {
-    if (plan.answered) return;
-    plan.answered = model;
-    if (model.id === plan.model.id) return;
-    void this.store
-      .recordAnsweringModel(plan.runId, model.id)
-      .catch((error: unknown) =>
-        this.log.warn(
-          { err: error, requestId, runId: plan.runId },
-          'the answering fallback could not be recorded before settlement',
-        ),
+  ): Promise<void> {
+    try {
+      await this.store.recordAnsweringModel(plan.runId, model.id);
+    } catch (error) {
+      this.log.warn(
+        { err: error, requestId, runId: plan.runId },
+        'the fallback could not be recorded before its call',
       );
+    }
   }
 
   private backoff(retry: number): number {

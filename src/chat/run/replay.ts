@@ -30,11 +30,11 @@ export async function replay(
       'The conversation of this request was deleted, and its answer with it. Nothing was billed again; ' +
         'send a new idempotencyKey to ask again.',
     );
-  const answer =
-    request.status === 'streaming'
-      ? follower.answerOf(request.id, signal)
-      : await follower.finishedAnswerOf(request, mayHaveCalledTools(turn));
-  return toChatStream(
+  const streaming = request.status === 'streaming';
+  const answer = streaming
+    ? follower.answerOf(request.id, signal)
+    : await follower.finishedAnswerOf(request, mayHaveCalledTools(turn));
+  const stream = await toChatStream(
     {
       runId: request.id,
       model: request.modelId,
@@ -49,6 +49,10 @@ export async function replay(
     },
     signal,
   );
+  if (!streaming) return stream;
+  // Joined before its first text: a fallback may have taken over meanwhile (docs/adr/0063).
+  const answering = await follower.answeringModelOf(request.id);
+  return answering ? { ...stream, ...answering } : stream;
 }
 
 /**
