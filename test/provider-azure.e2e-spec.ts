@@ -222,7 +222,7 @@ describe('Azure OpenAI adapter on the wire', () => {
     );
   });
 
-  it('the content filter stopping the answer: the text that passed, then a stream ProviderError naming the category', async () => {
+  it('the content filter stopping the answer: the text that passed, then a refusal naming the category (not retried)', async () => {
     fake.mode = { kind: 'filtered', words: ['Once upon'] };
     const { events, error } = await run(azure(), { apiKey: AZURE_KEY });
     expect(events).toEqual([{ type: 'text', text: 'Once upon' }]);
@@ -230,7 +230,7 @@ describe('Azure OpenAI adapter on the wire', () => {
     expect(failure.message).toBe(
       'azure: stopped by the content filter (violence: medium)',
     );
-    expect(failure.failure).toEqual({ kind: 'stream' });
+    expect(failure.failure).toEqual({ kind: 'refused' });
   });
 
   it('Azure’s own refusals pass through: no api-version (400), an unknown deployment (404)', async () => {

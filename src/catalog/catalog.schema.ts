@@ -87,9 +87,14 @@ export const catalogModelSchema = z
   );
 
 /** An environment variable's name: where a secret (or a setting) is read from, never the value itself. */
+// Upper case only: a key pasted where its variable's name belongs is refused here, never logged as a name.
 const envName = z
   .string()
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
+  .max(100)
+  .regex(
+    /^[A-Z_][A-Z0-9_]*$/,
+    'must be an environment variable name (upper-case letters, digits and _)',
+  );
 /** A setting that may name environment variables: `${NAME}` or `${NAME:-default}`. */
 const setting = z.string().trim().min(1).max(500);
 /** The variables holding the endpoint's keys; each may hold several, separated by commas (a key pool). */

@@ -107,15 +107,6 @@ interface RunRow extends StoredRequest {
 const STORED_RUN_COLUMNS = `id::text, fingerprint, status, "conversationId"::text AS "conversationId", "responseBody", "errorCode",
        "modelId", "answeredModelId", "billedModelId", "inputTokens", "cachedInputTokens", "outputTokens", credits`;
 
-/**
- * The columns of a key already taken, as the claim answers it: the claim functions' row shape predates
- * the answering model and cached tokens (a function's row type cannot change in place), so those are
- * read again for a taken key (a rare race: retries normally find their key before claiming).
- */
-const CLAIM_RUN_COLUMNS = `id::text, fingerprint, status, "conversationId"::text AS "conversationId", "responseBody", "errorCode",
-       "modelId", NULL::text AS "answeredModelId", NULL::text AS "billedModelId", "inputTokens",
-       NULL::int AS "cachedInputTokens", "outputTokens", credits`;
-
 const FIND_BY_KEY: PreparedStatement = {
   name: 'chat_find_run_by_key',
   text: `SELECT ${STORED_RUN_COLUMNS} FROM chat_request_by_key($1::uuid, $2)`,
@@ -140,7 +131,12 @@ type ClaimRow = {
 /** chat_claim_many (prisma/sql/030_chat_claim_many.sql): one JSON array of claims, fields by name. */
 const CLAIM_MANY: PreparedStatement = {
   name: 'chat_claim_many_json',
-  text: `SELECT n, outcome, ${CLAIM_RUN_COLUMNS} FROM chat_claim_many($1::jsonb)`,
+  // The claim functions' row type predates the answering model and the cached tokens (a function's row
+  // type cannot change in place): a key already taken gets them from the view, in the same statement.
+  text: `SELECT c.n, c.outcome, c.id::text, c.fingerprint, c.status, c."conversationId"::text AS "conversationId",
+       c."responseBody", c."errorCode", c."modelId", v."answeredModelId", v."billedModelId", c."inputTokens",
+       v."cachedInputTokens", c."outputTokens", c.credits
+  FROM chat_claim_many($1::jsonb) c LEFT JOIN chat_stored_runs v ON c.outcome = 'taken' AND v.id = c.id`,
 };
 
 const RENEW_LEASES: PreparedStatement = {
@@ -234,11 +230,6 @@ export class ChatRequestsRepository {
     ]);
     const results = new Array<ClaimResult>(requests.length);
     for (const row of rows) results[row.n - 1] = toClaimResult(row);
-    for (const [index, result] of results.entries()) {
-      if (result?.outcome !== 'taken') continue;
-      const stored = await this.findOutcome(result.request.id);
-      if (stored) results[index] = { outcome: 'taken', request: stored };
-    }
     return results;
   }
 

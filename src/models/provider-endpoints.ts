@@ -135,28 +135,60 @@ export class ProviderEndpoints
   }
 
   /**
-   * The endpoint's next key not resting (round robin from where the last search ended, so calls spread
-   * over the pool), or undefined when every key rests.
+   * The endpoint's next key not resting for `model` (round robin from where the last search ended, so
+   * calls spread over the pool), or undefined when every key rests.
    */
-  nextKey(endpoint: Endpoint, now = Date.now()): EndpointKey | undefined {
+  nextKey(
+    endpoint: Endpoint,
+    model?: string,
+    now = Date.now(),
+  ): EndpointKey | undefined {
+    const index = this.usableIndex(endpoint, model, now);
+    if (index === undefined) return undefined;
+    this.turns.set(endpoint.id, (index + 1) % endpoint.keys.length);
+    return endpoint.keys[index];
+  }
+
+  /** Whether a key of the endpoint may be used for `model` now (nothing is taken). */
+  hasKey(endpoint: Endpoint, model?: string, now = Date.now()): boolean {
+    return this.usableIndex(endpoint, model, now) !== undefined;
+  }
+
+  /**
+   * Rests a key that answered 429 or refused it, for `ms`, on every instance: for `model` only when given
+   * (most providers limit each model apart), else for all the endpoint's models.
+   */
+  coolDown(
+    endpoint: Endpoint,
+    key: EndpointKey,
+    ms: number,
+    model?: string,
+  ): void {
+    // An endpoint without keys has nothing to rest: its pool is the endpoint itself.
+    if (key.fingerprint === 'none') return;
+    this.cooldowns.coolDown(endpoint.id, key.fingerprint, ms, model);
+  }
+
+  private usableIndex(
+    endpoint: Endpoint,
+    model: string | undefined,
+    now: number,
+  ): number | undefined {
     const { keys } = endpoint;
     const start = this.turns.get(endpoint.id) ?? 0;
     for (let offset = 0; offset < keys.length; offset += 1) {
       const index = (start + offset) % keys.length;
-      const key = keys[index];
-      if (this.cooldowns.coolingUntil(endpoint.id, key.fingerprint, now))
-        continue;
-      this.turns.set(endpoint.id, (index + 1) % keys.length);
-      return key;
+      if (
+        !this.cooldowns.coolingUntil(
+          endpoint.id,
+          keys[index].fingerprint,
+          model,
+          now,
+        )
+      )
+        return index;
     }
     return undefined;
-  }
-
-  /** Rests a key that answered 429 or refused it, for `ms`, on every instance. */
-  coolDown(endpoint: Endpoint, key: EndpointKey, ms: number): void {
-    // An endpoint without keys has nothing to rest: its pool is the endpoint itself.
-    if (key.fingerprint === 'none') return;
-    this.cooldowns.coolDown(endpoint.id, key.fingerprint, ms);
   }
 
   /**

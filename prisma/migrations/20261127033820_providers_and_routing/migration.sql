@@ -9,8 +9,10 @@ ALTER TABLE "ChatRequest" ADD COLUMN     "answeredModelId" TEXT;
 ALTER TABLE "LedgerEntry" ADD COLUMN     "cachedInputTokens" INTEGER NOT NULL DEFAULT 0,
 ADD COLUMN     "requestedModelId" TEXT;
 
+-- NOT VALID, then VALIDATE: the check of the existing rows does not lock out settlements meanwhile.
 ALTER TABLE "LedgerEntry" ADD CONSTRAINT "LedgerEntry_cachedInputTokens_check"
-    CHECK ("cachedInputTokens" >= 0 AND "cachedInputTokens" <= "inputTokens");
+    CHECK ("cachedInputTokens" >= 0 AND "cachedInputTokens" <= "inputTokens") NOT VALID;
+ALTER TABLE "LedgerEntry" VALIDATE CONSTRAINT "LedgerEntry_cachedInputTokens_check";
 
 -- AlterTable: the models synced before this release used the built-in endpoint named by their provider.
 ALTER TABLE "Model" ADD COLUMN     "creditsPer1kCachedInput" INTEGER,

@@ -58,6 +58,11 @@ export class ModelRouter {
         continue;
       }
       if (index > 0) {
+        // A fallback whose keys all rest is not reserved for: it could not be called.
+        if (!this.endpoints.hasKey(endpoint, model.upstreamModel)) {
+          this.metrics.providerFailure(endpoint.id, model.id, 'no_key');
+          continue;
+        }
         if (!(await this.affords(plan, model, call))) continue;
         if (tried) this.metrics.providerFallback(tried.id, model.id);
         await this.recordFallback(plan, model, call.requestId);
@@ -66,6 +71,8 @@ export class ModelRouter {
       const outcome = await this.callModel(plan, model, endpoint, call, budget);
       if (outcome.answered) return outcome.generation;
       last = outcome.generation;
+      // Refused by the provider's content filter: no other provider is asked the same.
+      if (outcome.final) break;
       if (budget.attempts <= 0 || call.stop.aborted) break;
     }
     // Stopped while waiting to call again: a stop, not a failure (nothing came, nothing is billed).
@@ -80,11 +87,11 @@ export class ModelRouter {
     endpoint: Endpoint,
     call: RoutedCall,
     budget: { attempts: number },
-  ): Promise<{ answered: boolean; generation: Generation }> {
+  ): Promise<{ answered: boolean; final?: boolean; generation: Generation }> {
     let last: Generation | undefined;
     for (let retry = 0; retry <= this.config.providers.retries; retry++) {
       if (budget.attempts <= 0 || call.stop.aborted) break;
-      const key = this.endpoints.nextKey(endpoint);
+      const key = this.endpoints.nextKey(endpoint, model.upstreamModel);
       if (!key) {
         this.metrics.providerFailure(endpoint.id, model.id, 'no_key');
         last ??= noKeyLeft(endpoint.id);
@@ -118,10 +125,16 @@ export class ModelRouter {
         'model call failed before its first token',
       );
       if (verdict.coolKeyMs !== undefined) {
-        this.endpoints.coolDown(endpoint, key, verdict.coolKeyMs);
+        this.endpoints.coolDown(
+          endpoint,
+          key,
+          verdict.coolKeyMs,
+          verdict.coolScope === 'model' ? model.upstreamModel : undefined,
+        );
         this.metrics.keyCooldown(endpoint.id);
         this.health.cooledDown(endpoint.id);
       }
+      if (verdict.final) return { answered: false, final: true, generation };
       if (!verdict.retry) break;
       // Another key is tried at once; the same upstream again only after a pause.
       if (verdict.coolKeyMs === undefined) {
@@ -247,7 +260,8 @@ export class ModelRouter {
 
 /**
  * The verdict for this key: an endpoint without keys has nothing to rest, so its 429 is a pause (its
- * Retry-After) before the same endpoint is called again.
+ * Retry-After) before the same endpoint is called again; an endpoint of one credential rests it for the
+ * model that was refused only.
  */
 function verdictFor(
   generation: Generation,
@@ -255,8 +269,12 @@ function verdictFor(
   cooldownMs: number,
 ): RoutingVerdict {
   const verdict = verdictOf(generation, cooldownMs);
-  if (verdict.coolKeyMs === undefined || key.fingerprint !== 'none')
-    return verdict;
+  if (verdict.coolKeyMs === undefined) return verdict;
+  // One credential for the whole endpoint (Bedrock, an Entra application): a refusal names one model
+  // (AccessDenied for a model not enabled), so only that model rests.
+  if (key.fingerprint !== 'none' && key.secret === undefined)
+    return { ...verdict, coolScope: 'model' };
+  if (key.fingerprint !== 'none') return verdict;
   const waitMs = generation.providerFailure?.retryAfterMs;
   return {
     retry: verdict.retry,

@@ -12,7 +12,12 @@ describe('verdictOf', () => {
         },
         COOLDOWN,
       ),
-    ).toEqual({ retry: true, coolKeyMs: 30_000, label: 'http_429' });
+    ).toEqual({
+      retry: true,
+      coolKeyMs: 30_000,
+      coolScope: 'model',
+      label: 'http_429',
+    });
     expect(
       verdictOf(
         {
@@ -21,7 +26,22 @@ describe('verdictOf', () => {
         },
         COOLDOWN,
       ),
-    ).toEqual({ retry: true, coolKeyMs: COOLDOWN, label: 'http_429' });
+    ).toEqual({
+      retry: true,
+      coolKeyMs: COOLDOWN,
+      coolScope: 'model',
+      label: 'http_429',
+    });
+    // Retry-After: 0 still rests the key a moment, or it would be taken again at once.
+    expect(
+      verdictOf(
+        {
+          failure: 'provider_error',
+          providerFailure: { kind: 'http', status: 429, retryAfterMs: 0 },
+        },
+        COOLDOWN,
+      ).coolKeyMs,
+    ).toBe(1_000);
   });
 
   it('rests a refused key (401, 403) for the default cooldown', () => {
@@ -34,7 +54,38 @@ describe('verdictOf', () => {
           },
           COOLDOWN,
         ),
-      ).toEqual({ retry: true, coolKeyMs: COOLDOWN, label: 'http_auth' });
+      ).toEqual({
+        retry: true,
+        coolKeyMs: COOLDOWN,
+        coolScope: 'key',
+        label: 'http_auth',
+      });
+  });
+
+  it('rests a key the upstream calls invalid whatever the status (Google: 400 API_KEY_INVALID)', () => {
+    expect(
+      verdictOf(
+        {
+          failure: 'provider_error',
+          providerFailure: { kind: 'http', status: 400, keyRejected: true },
+        },
+        COOLDOWN,
+      ),
+    ).toEqual({
+      retry: true,
+      coolKeyMs: COOLDOWN,
+      coolScope: 'key',
+      label: 'http_auth',
+    });
+  });
+
+  it('neither retries nor falls back after a refusal of the content filter', () => {
+    expect(
+      verdictOf(
+        { failure: 'provider_error', providerFailure: { kind: 'refused' } },
+        COOLDOWN,
+      ),
+    ).toEqual({ retry: false, final: true, label: 'refused' });
   });
 
   it('retries 5xx, 408, 409 and 425 after a pause (the Retry-After when given), without resting the key', () => {

@@ -9,15 +9,24 @@ import { Generation } from '../generation';
 export interface RoutingVerdict {
   retry: boolean;
   coolKeyMs?: number;
+  /** What rests: the key for every model (a refused key), or for this model only (its rate limit). */
+  coolScope?: 'key' | 'model';
   waitMs?: number;
+  /** The provider refused the content: neither retried nor sent to a fallback. */
+  final?: boolean;
   label: ProviderFailureLabel;
 }
 
+/** A Retry-After of 0 (or in the past) still rests the key this long, or it would be taken again at once. */
+const MIN_COOLDOWN_MS = 1_000;
+
 /**
  * Retried: no connection, a 5xx, 408, 409, 425, 429, a first-token timeout, a stream broken before its
- * first token. Not retried (the fallbacks are still tried): the other 4xx, which would fail again. A 429
- * rests the key for its Retry-After (or `cooldownMs`), a 401 or 403 for `cooldownMs`: the next call takes
- * another key of the pool.
+ * first token. Not retried (the fallbacks are still tried): the other 4xx, which would fail again. Neither
+ * retried nor sent to a fallback: a refusal of the provider's content filter. A 429 rests the key for
+ * that model (rate limits are per model) for its Retry-After (or `cooldownMs`), a 401, a 403 or a key
+ * the upstream calls invalid rests the key for every model for `cooldownMs`: the next call takes another
+ * key of the pool.
  */
 export function verdictOf(
   generation: Pick<
@@ -37,7 +46,16 @@ export function verdictOf(
       return { retry: true, label: 'stream' };
     case 'aborted':
       return { retry: false, label: 'stream' };
+    case 'refused':
+      return { retry: false, final: true, label: 'refused' };
     case 'http':
+      if (failure.keyRejected)
+        return {
+          retry: true,
+          coolKeyMs: cooldownMs,
+          coolScope: 'key',
+          label: 'http_auth',
+        };
       return httpVerdict(failure.status ?? 0, failure.retryAfterMs, cooldownMs);
   }
 }
@@ -50,11 +68,17 @@ function httpVerdict(
   if (status === 429)
     return {
       retry: true,
-      coolKeyMs: retryAfterMs ?? cooldownMs,
+      coolKeyMs: Math.max(retryAfterMs ?? cooldownMs, MIN_COOLDOWN_MS),
+      coolScope: 'model',
       label: 'http_429',
     };
   if (status === 401 || status === 403)
-    return { retry: true, coolKeyMs: cooldownMs, label: 'http_auth' };
+    return {
+      retry: true,
+      coolKeyMs: cooldownMs,
+      coolScope: 'key',
+      label: 'http_auth',
+    };
   if (status >= 500 || status === 408 || status === 409 || status === 425)
     return {
       retry: true,

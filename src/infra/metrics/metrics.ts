@@ -71,7 +71,8 @@ export type ProviderFailureLabel =
   | 'timeout'
   | 'stream'
   | 'no_key'
-  | 'unavailable';
+  | 'unavailable'
+  | 'refused';
 
 export abstract class Metrics {
   /** True when a registry collects (METRICS_PORT set). */

@@ -107,7 +107,7 @@ export class PrometheusMetrics extends Metrics {
     });
     this.providerFailures = new Counter({
       name: 'chat_provider_errors_total',
-      help: 'Provider calls failed before their first token, by endpoint, catalog model and reason (http_429, http_auth, http_4xx, http_5xx, connection, timeout, stream, no_key, unavailable).',
+      help: 'Provider calls failed before their first token, by endpoint, catalog model and reason (http_429, http_auth, http_4xx, http_5xx, connection, timeout, stream, no_key, unavailable, refused).',
       labelNames: ['endpoint', 'model', 'reason'],
       registers,
     });

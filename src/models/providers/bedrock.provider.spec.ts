@@ -290,8 +290,12 @@ describe('supportsPromptCaching', () => {
       'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-3-7-sonnet-20250219-v1:0',
       true,
     ],
-    ['amazon.nova-pro-v1:0', true],
     ['us.amazon.nova-lite-v1:0', true],
+    ['anthropic.claude-haiku-4-5-20251001-v1:0', true],
+    // Older Claude models refuse cache points (400): none is sent to them.
+    ['anthropic.claude-3-haiku-20240307-v1:0', false],
+    ['anthropic.claude-3-5-sonnet-20240620-v1:0', false],
+    ['amazon.nova-pro-v1:0', false],
     ['amazon.titan-text-express-v1', false],
     ['cohere.command-r-plus-v1:0', false],
   ])('%s: %s', (modelId, expected) => {

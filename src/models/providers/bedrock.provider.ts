@@ -244,13 +244,21 @@ export function converseStreamInput(
 }
 
 /**
- * Whether the model takes cache points. Bedrock caches prompts for Anthropic's Claude and Amazon's Nova
- * models only, so a `cachePoint` block goes to no other model. Read from the model id, which names the
- * model also in a cross-region inference profile (`us.anthropic.claude-...`) and in its ARN; an
- * application inference profile's ARN does not, so it is sent without cache points.
+ * The models Bedrock caches prompts for (its prompt-caching documentation): Claude 3.5 Haiku, 3.7 Sonnet
+ * and the Claude 4 family, Nova Micro, Lite and Premier. Older Claude models (3 Haiku, 3 Sonnet, 3 Opus,
+ * 3.5 Sonnet) answer a `cachePoint` with a 400, which would fail every turn with history: none is sent to
+ * a model not listed here.
+ */
+const PROMPT_CACHING_MODELS =
+  /(anthropic\.claude-(3-5-haiku|3-7-sonnet|sonnet-4|opus-4|haiku-4)|amazon\.nova-(micro|lite|premier))/;
+
+/**
+ * Whether the model takes cache points, read from the model id, which names the model also in a
+ * cross-region inference profile (`us.anthropic.claude-...`) and in its ARN; an application inference
+ * profile's ARN does not, so it is sent without cache points.
  */
 export function supportsPromptCaching(modelId: string): boolean {
-  return modelId.includes('anthropic.') || modelId.includes('amazon.nova');
+  return PROMPT_CACHING_MODELS.test(modelId);
 }
 
 /**

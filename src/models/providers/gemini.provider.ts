@@ -18,6 +18,7 @@ import {
   isRecord,
   parseEventJson,
   UpstreamError,
+  UpstreamRefusal,
 } from './upstream-error';
 
 /**
@@ -263,6 +264,16 @@ function stripNested(value: unknown): unknown {
 /** Finish reasons of an answer the model ended normally; any other reason, with nothing produced, is a refusal. */
 const ANSWERED = new Set(['STOP', 'MAX_TOKENS']);
 
+/** Finish reasons of Google's safety and policy systems: a refusal, not retried nor sent elsewhere. */
+const REFUSED = new Set([
+  'SAFETY',
+  'RECITATION',
+  'BLOCKLIST',
+  'PROHIBITED_CONTENT',
+  'SPII',
+  'IMAGE_SAFETY',
+]);
+
 /**
  * GenerateContentResponse chunks → events: the text parts of the first candidate are text (thought
  * summaries, `thought: true`, are not the answer); `functionCall` parts are tool calls, complete in one
@@ -291,14 +302,16 @@ export class GeminiStreamDecoder implements StreamDecoder {
     this.readUsage(chunk.usageMetadata);
     const blockReason = blockReasonOf(chunk.promptFeedback);
     if (blockReason !== undefined)
-      throw new UpstreamError(`prompt blocked: ${blockReason}`);
+      throw new UpstreamRefusal(`prompt blocked: ${blockReason}`);
     const candidate = firstCandidate(chunk);
     if (candidate === undefined) return false;
     this.readParts(candidate.content, out);
     const finishReason = candidate.finishReason;
     if (typeof finishReason !== 'string' || !finishReason) return false;
     if (!this.answered && !ANSWERED.has(finishReason))
-      throw new UpstreamError(`no answer: finishReason ${finishReason}`);
+      throw REFUSED.has(finishReason)
+        ? new UpstreamRefusal(`no answer: finishReason ${finishReason}`)
+        : new UpstreamError(`no answer: finishReason ${finishReason}`);
     for (const call of this.toolCalls) out.push({ type: 'tool_call', call });
     if (this.usage) out.push(this.usage);
     return true;

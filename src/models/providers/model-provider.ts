@@ -62,14 +62,18 @@ export type GenerationEvent =
 /**
  * What kind of failure it was, for the router's choice between retrying, cooling a key down and giving up:
  * `connection` (no response: refused, reset, TLS, DNS), `http` (an error status, with its `Retry-After`),
- * `stream` (an error event or a cut or malformed stream after a 2xx), `aborted` (the caller aborted).
+ * `stream` (an error event or a cut or malformed stream after a 2xx), `aborted` (the caller aborted),
+ * `refused` (the provider's content filter or safety system refused the prompt or the answer: asking
+ * again, or another provider, is not the answer to that).
  */
 export interface ProviderFailure {
-  kind: 'connection' | 'http' | 'stream' | 'aborted';
+  kind: 'connection' | 'http' | 'stream' | 'aborted' | 'refused';
   /** The HTTP status, for `http` (Bedrock: the status of its exception). */
   status?: number;
   /** The upstream's `Retry-After` (seconds or an HTTP date) in milliseconds, when it sent one. */
   retryAfterMs?: number;
+  /** The upstream said the key itself is invalid, whatever its status (Google answers 400 API_KEY_INVALID). */
+  keyRejected?: boolean;
 }
 
 /** Raised when the upstream model fails (connection, HTTP error, broken stream) or times out. */

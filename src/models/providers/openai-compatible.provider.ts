@@ -16,6 +16,7 @@ import {
   isRecord,
   parseEventJson,
   UpstreamError,
+  UpstreamRefusal,
 } from './upstream-error';
 
 /**
@@ -148,7 +149,7 @@ export class OpenAiStreamDecoder implements StreamDecoder {
           this.readToolCalls(delta.tool_calls);
         }
         if (choice.finish_reason === 'content_filter')
-          throw new UpstreamError(
+          throw new UpstreamRefusal(
             `stopped by the content filter${filteredCategories(choice)}`,
           );
         if (typeof choice.finish_reason === 'string' && choice.finish_reason)

@@ -14,6 +14,7 @@ import {
   isRecord,
   shortReason,
   UpstreamError,
+  UpstreamRefusal,
 } from './upstream-error';
 
 /**
@@ -172,6 +173,7 @@ export abstract class SseModelProvider implements ModelProvider {
           retryAfterMsHeader(headers['retry-after-ms']) ??
           retryAfterMs(headers['retry-after']) ??
           failure.retryAfterMs,
+        ...(failure.keyRejected ? { keyRejected: true } : {}),
       });
     }
 
@@ -230,6 +232,10 @@ export abstract class SseModelProvider implements ModelProvider {
     transportKind: 'connection' | 'stream',
   ): ProviderError {
     if (error instanceof ProviderError) return error;
+    if (error instanceof UpstreamRefusal)
+      return new ProviderError(this.name, shortReason(error.message, apiKey), {
+        kind: 'refused',
+      });
     if (error instanceof UpstreamError)
       return new ProviderError(this.name, shortReason(error.message, apiKey));
     if (signal?.aborted)
@@ -331,13 +337,29 @@ function retryDelayOf(payload: unknown): number | undefined {
 }
 
 /**
- * `HTTP <status>: <the upstream's error message>`, from a JSON error body when there is one, and the
- * wait before a retry when the body says it (Google).
+ * Google names a bad key in the error's details (`reason: API_KEY_INVALID`, or `API_KEY_EXPIRED`), with a
+ * 400 rather than a 401: the key must rest like a refused one.
+ */
+function keyRejectedIn(payload: unknown): boolean {
+  if (!isRecord(payload) || !isRecord(payload.error)) return false;
+  const details = payload.error.details;
+  if (!Array.isArray(details)) return false;
+  return (details as unknown[]).some(
+    (detail) =>
+      isRecord(detail) &&
+      (detail.reason === 'API_KEY_INVALID' ||
+        detail.reason === 'API_KEY_EXPIRED'),
+  );
+}
+
+/**
+ * `HTTP <status>: <the upstream's error message>`, from a JSON error body when there is one, the wait
+ * before a retry when the body says it (Google), and whether the body says the key is invalid.
  */
 async function httpFailure(
   statusCode: number,
   body: Dispatcher.ResponseData['body'],
-): Promise<{ reason: string; retryAfterMs?: number }> {
+): Promise<{ reason: string; retryAfterMs?: number; keyRejected?: boolean }> {
   const chunks: Buffer[] = [];
   let bytes = 0;
   try {
@@ -351,16 +373,19 @@ async function httpFailure(
   }
   let message: string | undefined;
   let retryAfter: number | undefined;
+  let keyRejected = false;
   try {
     const payload: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     message = errorMessageOf(payload);
     retryAfter = retryDelayOf(payload);
+    keyRejected = keyRejectedIn(payload);
   } catch {
     // Not JSON (a proxy's HTML page, say): not quoted.
   }
   return {
     reason: message ? `HTTP ${statusCode}: ${message}` : `HTTP ${statusCode}`,
     ...(retryAfter !== undefined ? { retryAfterMs: retryAfter } : {}),
+    ...(keyRejected ? { keyRejected } : {}),
   };
 }
 

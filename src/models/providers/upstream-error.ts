@@ -23,6 +23,17 @@ export function shortReason(text: string, secret?: string): string {
   return line.trim().slice(0, MAX_REASON_CHARS);
 }
 
+/**
+ * The provider refused the prompt or stopped its answer by its content filter or safety system (Azure's
+ * `content_filter`, Gemini's blocked prompt or SAFETY finish): not retried, not sent to another provider.
+ */
+export class UpstreamRefusal extends UpstreamError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UpstreamRefusal';
+  }
+}
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

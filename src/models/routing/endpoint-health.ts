@@ -100,7 +100,7 @@ export class EndpointHealth implements OnModuleInit, OnModuleDestroy {
   async report(
     endpoints: string[],
   ): Promise<Map<string, EndpointHealthReport>> {
-    await this.flush();
+    await this.flush().catch(() => undefined);
     const reports = new Map<string, EndpointHealthReport>();
     for (const endpoint of endpoints)
       reports.set(endpoint, await this.reportOf(endpoint));
@@ -115,11 +115,12 @@ export class EndpointHealth implements OnModuleInit, OnModuleDestroy {
       for (const minute of windowMinutes())
         pipeline.hgetall(this.key(endpoint, minute));
       pipeline.get(`provider-health:${endpoint}:last-failure`);
-      const results = (await pipeline.exec()) ?? [];
-      for (const [, value] of results.slice(0, -1))
-        addCounts(total, value as Record<string, string>);
-      const shared = results.at(-1)?.[1];
-      if (typeof shared === 'string')
+      // Redis unreachable: the report says what it can (no counts) rather than failing the admin's call.
+      const results = (await pipeline.exec().catch(() => null)) ?? [];
+      for (const [error, value] of results.slice(0, -1))
+        if (!error && isRecord(value)) addCounts(total, value);
+      const [error, shared] = results.at(-1) ?? [null, null];
+      if (!error && typeof shared === 'string')
         lastFailure = parseFailure(shared) ?? lastFailure;
     } else {
       for (const minute of windowMinutes()) {
@@ -196,10 +197,11 @@ function emptyCounts(): Counts {
   return { calls: 0, failures: 0, cooldowns: 0, ttftMs: 0, ttftCount: 0 };
 }
 
-function addCounts(
-  total: Counts,
-  counts: Partial<Record<Field, string | number>>,
-): void {
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+function addCounts(total: Counts, counts: Record<string, unknown>): void {
   for (const field of FIELDS) total[field] += Number(counts[field] ?? 0) || 0;
 }
 

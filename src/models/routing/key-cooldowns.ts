@@ -4,10 +4,14 @@ import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { REDIS, RedisClient } from '../../infra/redis/redis.module';
 
-/** A key that rests: its endpoint, its fingerprint, until when (epoch ms). */
+/**
+ * A key that rests: its endpoint, its fingerprint, until when (epoch ms); with `model`, only for that
+ * upstream model (rate limits are per model at most providers), else for every model of the endpoint.
+ */
 export interface Cooldown {
   endpoint: string;
   fingerprint: string;
+  model?: string;
   until: number;
 }
 
@@ -29,13 +33,58 @@ export class KeyCooldowns implements OnModuleDestroy {
     private readonly log: AppLogger,
   ) {}
 
-  /** Until when the key rests (epoch ms), or undefined when it may be used. */
+  /**
+   * Until when the key rests for `model` (epoch ms): for every model, or for this one; undefined when it
+   * may be used.
+   */
   coolingUntil(
     endpoint: string,
     fingerprint: string,
+    model?: string,
     now = Date.now(),
   ): number | undefined {
-    const name = nameOf(endpoint, fingerprint);
+    const whole = this.running(nameOf(endpoint, fingerprint), now);
+    const scoped =
+      model === undefined
+        ? undefined
+        : this.running(nameOf(endpoint, fingerprint, model), now);
+    if (whole === undefined) return scoped;
+    return scoped === undefined ? whole : Math.max(whole, scoped);
+  }
+
+  /**
+   * Rests the key for `ms` (for `model` only, when given) here at once, and on the other instances through
+   * Redis.
+   */
+  coolDown(
+    endpoint: string,
+    fingerprint: string,
+    ms: number,
+    model?: string,
+  ): void {
+    const until = Date.now() + ms;
+    const cooldown: Cooldown = {
+      endpoint,
+      fingerprint,
+      until,
+      ...(model === undefined ? {} : { model }),
+    };
+    this.remember(cooldown);
+    if (!this.redis) return;
+    this.redis
+      .multi()
+      .set(
+        this.key(nameOf(endpoint, fingerprint, model)),
+        String(until),
+        'PX',
+        Math.max(1, ms),
+      )
+      .publish(this.channel(), JSON.stringify(cooldown))
+      .exec()
+      .catch((error: unknown) => this.warn(error));
+  }
+
+  private running(name: string, now: number): number | undefined {
     const until = this.until.get(name);
     if (until === undefined) return undefined;
     if (until > now) return until;
@@ -43,23 +92,10 @@ export class KeyCooldowns implements OnModuleDestroy {
     return undefined;
   }
 
-  /** Rests the key for `ms` here at once, and on the other instances through Redis. */
-  coolDown(endpoint: string, fingerprint: string, ms: number): void {
-    const until = Date.now() + ms;
-    this.remember(endpoint, fingerprint, until);
-    if (!this.redis) return;
-    const name = nameOf(endpoint, fingerprint);
-    this.redis
-      .multi()
-      .set(this.key(name), String(until), 'PX', Math.max(1, ms))
-      .publish(this.channel(), JSON.stringify({ endpoint, fingerprint, until }))
-      .exec()
-      .catch((error: unknown) => this.warn(error));
-  }
-
   /**
-   * Listens to the other instances' cooldowns and reads those still running for the keys given (this
-   * instance's pools). Called once at start; cooldowns heard later arrive by pub/sub.
+   * Listens to the other instances' cooldowns and reads those of whole keys still running for the keys
+   * given (this instance's pools). Called once at start; cooldowns heard later (and those of one model)
+   * arrive by pub/sub.
    */
   async listen(
     keys: readonly { endpoint: string; fingerprint: string }[],
@@ -97,8 +133,13 @@ export class KeyCooldowns implements OnModuleDestroy {
         this.until.delete(name);
         continue;
       }
-      const [endpoint, fingerprint] = name.split('\u0000');
-      cooldowns.push({ endpoint, fingerprint, until });
+      const [endpoint, fingerprint, model] = name.split('\u0000');
+      cooldowns.push({
+        endpoint,
+        fingerprint,
+        until,
+        ...(model ? { model } : {}),
+      });
     }
     return cooldowns;
   }
@@ -117,22 +158,28 @@ export class KeyCooldowns implements OnModuleDestroy {
       if (
         typeof message.endpoint === 'string' &&
         typeof message.fingerprint === 'string' &&
-        typeof message.until === 'number'
+        typeof message.until === 'number' &&
+        (message.model === undefined || typeof message.model === 'string')
       )
-        this.remember(message.endpoint, message.fingerprint, message.until);
+        this.remember({
+          endpoint: message.endpoint,
+          fingerprint: message.fingerprint,
+          until: message.until,
+          ...(message.model === undefined ? {} : { model: message.model }),
+        });
     } catch {
       // Not one of ours: ignored.
     }
   }
 
-  /** The later of two cooldowns of one key wins. */
-  private remember(endpoint: string, fingerprint: string, until: number): void {
-    const name = nameOf(endpoint, fingerprint);
+  /** The later of two cooldowns of one key (and model) wins. */
+  private remember({ endpoint, fingerprint, model, until }: Cooldown): void {
+    const name = nameOf(endpoint, fingerprint, model);
     if ((this.until.get(name) ?? 0) < until) this.until.set(name, until);
   }
 
   private key(name: string): string {
-    return `provider-cooldown:${name.replace('\u0000', ':')}`;
+    return `provider-cooldown:${name.replaceAll('\u0000', ':')}`;
   }
 
   private channel(): string {
@@ -145,6 +192,8 @@ export class KeyCooldowns implements OnModuleDestroy {
   }
 }
 
-function nameOf(endpoint: string, fingerprint: string): string {
-  return `${endpoint}\u0000${fingerprint}`;
+function nameOf(endpoint: string, fingerprint: string, model?: string): string {
+  return model === undefined
+    ? `${endpoint}\u0000${fingerprint}`
+    : `${endpoint}\u0000${fingerprint}\u0000${model}`;
 }
