@@ -229,8 +229,17 @@ describe('model providers', () => {
     pooled.coolDown(openai, openai.keys[1], 60_000);
     const after = [1, 2, 3].map(() => pooled.nextKey(openai)?.secret);
     expect(after).toEqual(['sk-three', 'sk-one', 'sk-three']);
+    // A 429 rests a key for one model: the other models still use it.
+    pooled.coolDown(openai, openai.keys[0], 60_000, 'gpt-4o');
+    expect(pooled.nextKey(openai, 'gpt-4o')?.secret).toBe('sk-three');
+    expect(pooled.nextKey(openai, 'gpt-4o')?.secret).toBe('sk-three');
+    expect(pooled.nextKey(openai, 'gpt-4o-mini')?.secret).toBe('sk-one');
+    pooled.coolDown(openai, openai.keys[2], 60_000, 'gpt-4o');
+    expect(pooled.hasKey(openai, 'gpt-4o')).toBe(false);
+    expect(pooled.hasKey(openai, 'gpt-4o-mini')).toBe(true);
     for (const key of openai.keys) pooled.coolDown(openai, key, 60_000);
     expect(pooled.nextKey(openai)).toBeUndefined();
+    expect(pooled.nextKey(openai, 'gpt-4o-mini')).toBeUndefined();
     // The keys are never part of what admins are shown.
     expect(JSON.stringify(pooled.describe())).not.toMatch(/sk-(one|two|three)/);
     await pooled.onModuleDestroy();
