@@ -273,13 +273,17 @@ describe('GeminiProvider on the wire', () => {
     expect(fake.requests).toHaveLength(1);
   });
 
-  it('a wrong key: HTTP 400 API_KEY_INVALID, the key in no message', async () => {
+  it('a wrong key: HTTP 400 API_KEY_INVALID, said to be the key (the router rests it), the key in no message', async () => {
     const { error } = await run(provider, request({ apiKey: WRONG_KEY }));
     const failure = providerError(error);
     expect(failure.message).toBe(
       'gemini: HTTP 400: API key not valid. Please pass a valid API key.',
     );
-    expect(failure.failure).toEqual({ kind: 'http', status: 400 });
+    expect(failure.failure).toEqual({
+      kind: 'http',
+      status: 400,
+      keyRejected: true,
+    });
     expect(fake.requests[0].headers['x-goog-api-key']).toBe(WRONG_KEY);
   });
 

@@ -71,14 +71,12 @@ export class KeyCooldowns implements OnModuleDestroy {
     };
     this.remember(cooldown);
     if (!this.redis) return;
+    const key = this.key(endpoint);
     this.redis
       .multi()
-      .set(
-        this.key(nameOf(endpoint, fingerprint, model)),
-        String(until),
-        'PX',
-        Math.max(1, ms),
-      )
+      .hset(key, fieldOf(fingerprint, model), String(until))
+      // The hash outlives its longest cooldown; a field past its time is ignored when read.
+      .pexpire(key, Math.max(ms, HASH_TTL_MS))
       .publish(this.channel(), JSON.stringify(cooldown))
       .exec()
       .catch((error: unknown) => this.warn(error));
@@ -93,9 +91,8 @@ export class KeyCooldowns implements OnModuleDestroy {
   }
 
   /**
-   * Listens to the other instances' cooldowns and reads those of whole keys still running for the keys
-   * given (this instance's pools). Called once at start; cooldowns heard later (and those of one model)
-   * arrive by pub/sub.
+   * Listens to the other instances' cooldowns and reads those still running of the endpoints of the keys
+   * given (this instance's pools). Called once at start; cooldowns made later arrive by pub/sub.
    */
   async listen(
     keys: readonly { endpoint: string; fingerprint: string }[],
@@ -109,16 +106,25 @@ export class KeyCooldowns implements OnModuleDestroy {
     this.subscriber
       .subscribe(this.channel())
       .catch((error: unknown) => this.warn(error));
-    if (keys.length === 0) return;
+    const endpoints = [...new Set(keys.map((key) => key.endpoint))];
+    if (endpoints.length === 0) return;
     try {
-      const names = keys.map((key) => nameOf(key.endpoint, key.fingerprint));
-      const values = await this.redis.mget(
-        ...names.map((name) => this.key(name)),
-      );
-      values.forEach((value, index) => {
-        const until = Number(value);
-        if (value !== null && Number.isFinite(until) && until > Date.now())
-          this.until.set(names[index], until);
+      const pipeline = this.redis.pipeline();
+      for (const endpoint of endpoints) pipeline.hgetall(this.key(endpoint));
+      const results = (await pipeline.exec()) ?? [];
+      results.forEach(([error, fields], index) => {
+        if (error || typeof fields !== 'object' || fields === null) return;
+        for (const [field, value] of Object.entries(fields)) {
+          const until = Number(value);
+          if (!Number.isFinite(until) || until <= Date.now()) continue;
+          const [fingerprint, model] = field.split('\u0000');
+          this.remember({
+            endpoint: endpoints[index],
+            fingerprint,
+            until,
+            ...(model ? { model } : {}),
+          });
+        }
       });
     } catch (error) {
       this.warn(error);
@@ -178,8 +184,9 @@ export class KeyCooldowns implements OnModuleDestroy {
     if ((this.until.get(name) ?? 0) < until) this.until.set(name, until);
   }
 
-  private key(name: string): string {
-    return `provider-cooldown:${name.replaceAll('\u0000', ':')}`;
+  /** One hash per endpoint: a field per resting key (and model), its value until when. */
+  private key(endpoint: string): string {
+    return `provider-cooldowns:${endpoint}`;
   }
 
   private channel(): string {
@@ -190,6 +197,13 @@ export class KeyCooldowns implements OnModuleDestroy {
   private warn(error: unknown): void {
     this.log.warn({ err: error }, 'provider key cooldown through redis failed');
   }
+}
+
+/** A cooldown hash lives at least this long after its latest write (longer than any cooldown's default). */
+const HASH_TTL_MS = 3_600_000;
+
+function fieldOf(fingerprint: string, model?: string): string {
+  return model === undefined ? fingerprint : `${fingerprint}\u0000${model}`;
 }
 
 function nameOf(endpoint: string, fingerprint: string, model?: string): string {
