@@ -13,6 +13,9 @@ import { estimateInputTokens, reservationFor } from '../pricing';
 import { RunStore } from '../run-store';
 import { RunModel, RunPlan } from './chat-turn';
 import { backoffMs, RoutingVerdict, verdictOf } from './routing-verdict';
+import { shortReason } from '../../models/providers/upstream-error';
+
+const NO_MODEL_CALLED = 'no model of the run could be called';
 
 /** One model call of a run, as the executor asks for it. */
 export interface RoutedCall {
@@ -77,7 +80,7 @@ export class ModelRouter {
     }
     // Stopped while waiting to call again: a stop, not a failure (nothing came, nothing is billed).
     if (call.stop.aborted) return { text: '', chunks: 0, stopped: true };
-    return last ?? noCallMade();
+    return last ?? failedWithoutCall(NO_MODEL_CALLED);
   }
 
   /** The model's calls: the first, then its retries, until one answers or none may follow. */
@@ -94,7 +97,9 @@ export class ModelRouter {
       const key = this.endpoints.nextKey(endpoint, model.upstreamModel);
       if (!key) {
         this.metrics.providerFailure(endpoint.id, model.id, 'no_key');
-        last ??= noKeyLeft(endpoint.id);
+        last ??= failedWithoutCall(
+          `every key of the ${endpoint.id} endpoint is resting after a 429 or a refusal`,
+        );
         break;
       }
       if (retry > 0) this.metrics.providerRetry(endpoint.id, model.id);
@@ -102,7 +107,7 @@ export class ModelRouter {
       const generation = await this.attempt(plan, model, endpoint, key, call);
       if (answered(generation)) {
         // Tool calls without text also answer: nothing of this call is asked for again.
-        this.answeredBy(plan, model);
+        plan.answered ??= model;
         return { answered: true, generation };
       }
       last = generation;
@@ -145,7 +150,10 @@ export class ModelRouter {
         );
       }
     }
-    return { answered: false, generation: last ?? noCallMade() };
+    return {
+      answered: false,
+      generation: last ?? failedWithoutCall(NO_MODEL_CALLED),
+    };
   }
 
   /** One call with one key, timed to its first token and counted in the endpoint's health. */
@@ -179,7 +187,7 @@ export class ModelRouter {
             firstTokenMs = performance.now() - startedAt;
             firstToken();
             // Before the text goes out: the stream's head names the model that answers.
-            this.answeredBy(plan, model);
+            plan.answered ??= model;
           }
           call.onText(text);
         },
@@ -188,9 +196,9 @@ export class ModelRouter {
     );
     // An upstream may quote a key in its error: none of the pool's reaches a log or the admins' view.
     if (generation.failureReason)
-      generation.failureReason = withoutKeys(
+      generation.failureReason = shortReason(
         generation.failureReason,
-        endpoint.keys,
+        endpoint.keys.map((pooled) => pooled.secret),
       );
     this.health.record(endpoint.id, {
       ok: answered(generation),
@@ -223,11 +231,6 @@ export class ModelRouter {
     }
     plan.reservedCredits += more;
     return true;
-  }
-
-  /** Keeps the model that answers on the plan (the settlement bills it). */
-  private answeredBy(plan: RunPlan, model: RunModel): void {
-    plan.answered ??= model;
   }
 
   /**
@@ -283,15 +286,6 @@ function verdictFor(
   };
 }
 
-/** The text with every key of the pool replaced (the adapters replace the one they sent). */
-function withoutKeys(text: string, keys: readonly EndpointKey[]): string {
-  let clean = text;
-  for (const { secret } of keys)
-    if (secret && clean.includes(secret))
-      clean = clean.split(secret).join('[redacted]');
-  return clean;
-}
-
 /** Text or a tool call came: the call answered (even if it broke off after). */
 function answered(generation: Generation): boolean {
   return (
@@ -302,21 +296,12 @@ function answered(generation: Generation): boolean {
   );
 }
 
-function noKeyLeft(endpoint: string): Generation {
+/** A run that could make no (further) call fails as a provider failure: nothing came, nothing is billed. */
+function failedWithoutCall(reason: string): Generation {
   return {
     text: '',
     chunks: 0,
     failure: 'provider_error',
-    failureReason: `every key of the ${endpoint} endpoint is resting after a 429 or a refusal`,
-  };
-}
-
-/** No call could be made (no endpoint, no budget): the run fails as a provider failure, nothing billed. */
-function noCallMade(): Generation {
-  return {
-    text: '',
-    chunks: 0,
-    failure: 'provider_error',
-    failureReason: 'no model of the run could be called',
+    failureReason: reason,
   };
 }

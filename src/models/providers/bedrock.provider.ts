@@ -520,7 +520,7 @@ export function bedrockFailure(
   if (error instanceof ProviderError) return error;
   if (context.aborted)
     return new ProviderError(provider, 'request aborted', { kind: 'aborted' });
-  const reason = (text: string) => redact(text, context.secrets);
+  const reason = (text: string) => shortReason(text, context.secrets);
   if (error instanceof UpstreamError)
     return new ProviderError(provider, reason(error.message));
   const status = inStreamStatusOf(error) ?? httpStatusOf(error);
@@ -541,19 +541,6 @@ export function bedrockFailure(
   return new ProviderError(provider, reason(describeError(error)), {
     kind: answered ? 'stream' : 'connection',
   });
-}
-
-/**
- * The text with every secret replaced in one pass (before cutting, so no prefix of one survives), as a
- * short reason.
- */
-function redact(text: string, secrets: readonly string[]): string {
-  if (secrets.length === 0) return shortReason(text);
-  const pattern = [...secrets]
-    .sort((a, b) => b.length - a.length)
-    .map((secret) => secret.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-    .join('|');
-  return shortReason(text.replace(new RegExp(pattern, 'g'), '[redacted]'));
 }
 
 /**

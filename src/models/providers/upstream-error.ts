@@ -11,15 +11,30 @@ export class UpstreamError extends Error {
 
 const MAX_REASON_CHARS = 300;
 
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
 /**
- * A failure reason fit for a log line: its first line, at most 300 characters, with the API key replaced
- * should an upstream ever echo it (the key is replaced before cutting, so no prefix of it survives).
+ * A failure reason fit for a log line: its first line, at most 300 characters, with the secrets (an API
+ * key, a pool's keys, signing credentials) replaced should an upstream ever echo one. The longest goes
+ * first, so a secret holding another is replaced whole, and all before cutting, so no prefix survives.
  */
-export function shortReason(text: string, secret?: string): string {
+export function shortReason(
+  text: string,
+  secrets?: string | readonly (string | undefined)[],
+): string {
   const end = text.search(/[\r\n]/);
   let line = end === -1 ? text : text.slice(0, end);
-  if (secret && line.includes(secret))
-    line = line.split(secret).join('[redacted]');
+  const replaced = (typeof secrets === 'string' ? [secrets] : (secrets ?? []))
+    .filter((secret): secret is string => Boolean(secret))
+    .sort((a, b) => b.length - a.length);
+  // One pass: a secret found inside an earlier replacement's marker is never replaced again.
+  if (replaced.some((secret) => line.includes(secret)))
+    line = line.replace(
+      new RegExp(replaced.map(escapeRegExp).join('|'), 'g'),
+      '[redacted]',
+    );
   return line.trim().slice(0, MAX_REASON_CHARS);
 }
 

@@ -6,6 +6,7 @@ import {
 } from '@nestjs/common';
 import { AppLogger } from '../../common/logging/app-logger';
 import { REDIS, RedisClient } from '../../infra/redis/redis.module';
+import { isRecord } from '../providers/upstream-error';
 
 /** The window GET /v1/admin/providers reports, in minutes. */
 export const HEALTH_WINDOW_MINUTES = 15;
@@ -195,10 +196,6 @@ function windowMinutes(): number[] {
 
 function emptyCounts(): Counts {
   return { calls: 0, failures: 0, cooldowns: 0, ttftMs: 0, ttftCount: 0 };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null;
 }
 
 function addCounts(total: Counts, counts: Record<string, unknown>): void {

@@ -206,8 +206,7 @@ function fieldOf(fingerprint: string, model?: string): string {
   return model === undefined ? fingerprint : `${fingerprint}\u0000${model}`;
 }
 
+/** The in-memory name of a cooldown: its endpoint and its Redis field. */
 function nameOf(endpoint: string, fingerprint: string, model?: string): string {
-  return model === undefined
-    ? `${endpoint}\u0000${fingerprint}`
-    : `${endpoint}\u0000${fingerprint}\u0000${model}`;
+  return `${endpoint}\u0000${fieldOf(fingerprint, model)}`;
 }
