@@ -31,6 +31,8 @@ import { StorageModule } from './infra/storage/storage.module';
 import { PlansModule } from './plans/plans.module';
 import { SkillsModule } from './skills/skills.module';
 import { OrgsModule } from './orgs/orgs.module';
+import { SharesModule } from './shares/shares.module';
+import { FeedbackModule } from './feedback/feedback.module';
 
 @Module({})
 export class AppModule {
@@ -63,6 +65,8 @@ export class AppModule {
         ModelsModule,
         QuotaModule,
         ConversationsModule,
+        SharesModule,
+        FeedbackModule,
         LedgerModule,
         ChatModule,
         OrgsModule,

@@ -379,6 +379,7 @@ describe('GET /v1/auth/me/export', () => {
           content: m.content,
           createdAt: m.createdAt,
           toolCalls: m.toolCalls,
+          feedback: m.feedback,
         })),
       });
     }

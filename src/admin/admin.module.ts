@@ -4,6 +4,7 @@ import { AuditModule } from '../audit/audit.module';
 import { AuthModule } from '../auth/auth.module';
 import { BillingModule } from '../billing/billing.module';
 import { CatalogModule } from '../catalog/catalog.module';
+import { FeedbackModule } from '../feedback/feedback.module';
 import { ModelsModule } from '../models/models.module';
 import { QuotaModule } from '../quota/quota.module';
 import { SkillsModule } from '../skills/skills.module';
@@ -20,6 +21,8 @@ import { AdminActionsGate } from './admin-actions.gate';
 import { AdminOrgsController } from './admin-orgs.controller';
 import { AdminOrgsRepository } from './admin-orgs.repository';
 import { AdminOrgsService } from './admin-orgs.service';
+import { AdminFeedbackController } from './admin-feedback.controller';
+import { AdminFeedbackService } from './admin-feedback.service';
 import { AdminProvidersController } from './admin-providers.controller';
 import { AdminProvidersService } from './admin-providers.service';
 import { AdminGuard } from './admin.guard';
@@ -38,6 +41,7 @@ import { ConfiguredAdminsService } from './configured-admins.service';
     AuthModule,
     BillingModule,
     CatalogModule,
+    FeedbackModule,
     ModelsModule,
     QuotaModule,
     SkillsModule,
@@ -50,10 +54,12 @@ import { ConfiguredAdminsService } from './configured-admins.service';
     AdminCatalogController,
     AdminMcpController,
     AdminProvidersController,
+    AdminFeedbackController,
     AuditController,
   ],
   providers: [
     AdminActionsGate,
+    AdminFeedbackService,
     AdminCatalogRepository,
     AdminCatalogService,
     AdminMcpService,

@@ -181,6 +181,8 @@ export const envSchema = z.object({
     windowSeconds: 900,
   }),
   RATE_LIMIT_EXPORT_USER: rateLimit.default({ max: 5, windowSeconds: 3600 }),
+  RATE_LIMIT_SHARE_USER: rateLimit.default({ max: 30, windowSeconds: 60 }),
+  RATE_LIMIT_SHARED_IP: rateLimit.default({ max: 120, windowSeconds: 60 }),
   REQUIRE_EMAIL_VERIFICATION: booleanFlag.default(false),
   DATA_ENCRYPTION_KEY: optionalString,
   CATALOG_FILE: z.string().trim().min(1).default('config/catalog.json'),

@@ -183,6 +183,8 @@ function toAppConfig(env: Env, source: NodeJS.ProcessEnv): AppConfig {
       'two-factor-ip': env.RATE_LIMIT_TWO_FACTOR_IP,
       'two-factor-user': env.RATE_LIMIT_TWO_FACTOR_USER,
       'export-user': env.RATE_LIMIT_EXPORT_USER,
+      'share-user': env.RATE_LIMIT_SHARE_USER,
+      'shared-ip': env.RATE_LIMIT_SHARED_IP,
     },
     catalogFile: env.CATALOG_FILE,
     skillTemplatesFile: env.SKILL_TEMPLATES_FILE,

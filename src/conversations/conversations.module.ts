@@ -6,6 +6,6 @@ import { ConversationsService } from './conversations.service';
 @Module({
   controllers: [ConversationsController],
   providers: [ConversationsRepository, ConversationsService],
-  exports: [ConversationsRepository],
+  exports: [ConversationsRepository, ConversationsService],
 })
 export class ConversationsModule {}

@@ -1,3 +1,5 @@
+import { FEEDBACK } from '../feedback/dto/message-feedback.dto';
+import { SHARE } from '../shares/dto/share.response';
 import { TOOL_CALLS } from '../tools/dto/tool-call.dto';
 import { RecordedToolCall } from '../tools/run/tool-events';
 import { Injectable } from '@nestjs/common';
@@ -149,6 +151,7 @@ export class ConversationsRepository {
       select: {
         ...SUMMARY,
         currentMessageId: true,
+        share: { select: SHARE },
         messages: {
           orderBy: { seq: 'asc' },
           select: {
@@ -158,6 +161,8 @@ export class ConversationsRepository {
             content: true,
             createdAt: true,
             chatRequestId: true,
+            copiedFrom: true,
+            feedback: { select: FEEDBACK },
             chatRequest: {
               select: {
                 files: {
@@ -165,6 +170,7 @@ export class ConversationsRepository {
                   select: { fileId: true, name: true, kind: true },
                 },
                 modelId: true,
+                answeredModelId: true,
                 ledgerEntry: {
                   select: {
                     inputTokens: true,

@@ -1,5 +1,13 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Prisma } from '../infra/prisma/generated/client';
+import { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import {
+  FeedbackRow,
+  toFeedbackDto,
+} from '../feedback/dto/message-feedback.dto';
+import { toShareDto } from '../shares/dto/share.response';
 import { toolCallsOf } from '../tools/dto/tool-call.dto';
-import { Injectable } from '@nestjs/common';
 import { SessionUser } from '../auth/session-user';
 import { AppError } from '../common/errors/app-error';
 import { isUuid } from '../common/ids';
@@ -27,10 +35,14 @@ import {
   ConversationsRepository,
 } from './conversations.repository';
 import { currentBranch } from './conversation-branch';
+import { readCopiedMessage } from './copied-message';
 
 @Injectable()
 export class ConversationsService {
-  constructor(private readonly conversations: ConversationsRepository) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly conversations: ConversationsRepository,
+  ) {}
 
   /** Newest activity first; with `q`, best matches first (pages by position in the ranking). */
   async list(
@@ -78,6 +90,7 @@ export class ConversationsService {
     return {
       ...toSummary(row),
       currentMessageId: branch.at(-1)?.message.id ?? null,
+      share: row.share ? toShareDto(row.share, this.config.appUrl) : null,
       messages: withAttachedFiles(
         branch.map(({ message, alternatives }) => ({
           ...message,
@@ -156,9 +169,12 @@ type StoredMessage = {
   createdAt: Date;
   chatRequestId: string | null;
   alternatives: string[];
+  copiedFrom: Prisma.JsonValue;
+  feedback: FeedbackRow | null;
   chatRequest: {
     files: { fileId: string; name: string; kind: AttachedFileDto['kind'] }[];
     modelId: string;
+    answeredModelId: string | null;
     ledgerEntry: {
       inputTokens: number;
       cachedInputTokens: number;
@@ -179,25 +195,44 @@ function withAttachedFiles(
   for (const message of messages)
     if (message.role === 'user' && message.chatRequestId)
       lastUserOfRun.set(message.chatRequestId, message.id);
-  return messages.map((message) => ({
-    id: message.id,
-    parentId: message.parentId,
-    role: message.role,
-    content: message.content,
-    createdAt: message.createdAt.toISOString(),
-    files:
-      message.chatRequestId &&
-      lastUserOfRun.get(message.chatRequestId) === message.id
-        ? (message.chatRequest?.files ?? []).map((file) => ({
-            id: file.fileId,
-            name: file.name,
-            kind: file.kind,
-          }))
-        : [],
-    alternatives: message.alternatives,
-    usage: message.role === 'assistant' ? usageOf(message.chatRequest) : null,
-    toolCalls: toolCallsOf(message.role, message.chatRequest?.toolExecutions),
-  }));
+  return messages.map((message) => {
+    const copied = message.chatRequest
+      ? null
+      : readCopiedMessage(message.copiedFrom);
+    const answer = message.role === 'assistant';
+    return {
+      id: message.id,
+      parentId: message.parentId,
+      role: message.role,
+      content: message.content,
+      createdAt: message.createdAt.toISOString(),
+      files:
+        message.chatRequestId &&
+        lastUserOfRun.get(message.chatRequestId) === message.id
+          ? (message.chatRequest?.files ?? []).map((file) => ({
+              id: file.fileId,
+              name: file.name,
+              kind: file.kind,
+            }))
+          : [],
+      alternatives: message.alternatives,
+      usage: answer ? usageOf(message.chatRequest) : null,
+      model: answer
+        ? (modelOf(message.chatRequest) ?? copied?.model ?? null)
+        : null,
+      toolCalls: copied
+        ? copied.toolCalls
+        : toolCallsOf(message.role, message.chatRequest?.toolExecutions),
+      feedback:
+        answer && message.feedback ? toFeedbackDto(message.feedback) : null,
+    };
+  });
+}
+
+/** The model that answered a run: the one billed, else the one a fallback moved to, else the one asked for. */
+function modelOf(run: StoredMessage['chatRequest']): string | null {
+  if (!run) return null;
+  return run.ledgerEntry?.modelId ?? run.answeredModelId ?? run.modelId;
 }
 
 /** What the run that wrote an answer cost, from its ledger entry; null while it has none. */

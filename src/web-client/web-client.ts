@@ -51,6 +51,9 @@ export function serveWebClient(
     )
       return next();
     res.setHeader('Cache-Control', 'no-cache');
+    // A shared conversation's page is kept out of search engines, as its API answer is.
+    if (req.path.startsWith('/shared/'))
+      res.setHeader('X-Robots-Tag', 'noindex');
     res.sendFile(index);
   });
 }

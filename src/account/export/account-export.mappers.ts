@@ -1,3 +1,5 @@
+import { readCopiedMessage } from '../../conversations/copied-message';
+import { toFeedbackDto } from '../../feedback/dto/message-feedback.dto';
 import { runDetails } from '../../ledger/ledger.repository';
 import { toolCallsOf } from '../../tools/dto/tool-call.dto';
 import {
@@ -96,7 +98,10 @@ export function toMessage(row: MessageRow): AccountExportMessageDto {
     role: row.role,
     content: row.content,
     createdAt: iso(row.createdAt),
-    toolCalls: toolCallsOf(row.role, row.chatRequest?.toolExecutions),
+    toolCalls: row.chatRequest
+      ? toolCallsOf(row.role, row.chatRequest.toolExecutions)
+      : (readCopiedMessage(row.copiedFrom)?.toolCalls ?? []),
+    feedback: row.feedback ? toFeedbackDto(row.feedback) : null,
   };
 }
 

@@ -1,3 +1,4 @@
+import { FEEDBACK } from '../../feedback/dto/message-feedback.dto';
 import { TOOL_CALLS } from '../../tools/dto/tool-call.dto';
 import { Injectable } from '@nestjs/common';
 import { Cursor, olderThan } from '../../common/pagination';
@@ -59,6 +60,8 @@ const MESSAGE = {
   role: true,
   content: true,
   createdAt: true,
+  copiedFrom: true,
+  feedback: { select: FEEDBACK },
   chatRequest: {
     select: {
       toolExecutions: TOOL_CALLS,

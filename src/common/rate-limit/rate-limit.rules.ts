@@ -22,6 +22,8 @@ export const RATE_LIMITS = {
   'two-factor-ip': 'ip',
   'two-factor-user': 'user',
   'export-user': 'user',
+  'share-user': 'user',
+  'shared-ip': 'ip',
 } as const satisfies Record<string, RateLimitKey>;
 
 export type RateLimitName = keyof typeof RATE_LIMITS;

@@ -1,3 +1,5 @@
+import { MessageFeedbackDto } from '../../feedback/dto/message-feedback.dto';
+import { ShareDto } from '../../shares/dto/share.response';
 import { ToolCallDto } from '../../tools/dto/tool-call.dto';
 import { ApiExtraModels, ApiProperty } from '@nestjs/swagger';
 import { ApiNullableObjectProperty } from '../../common/openapi/nullable-object.decorator';
@@ -68,7 +70,7 @@ export class MessageUsageDto {
   requestedModel!: string | null;
 }
 
-@ApiExtraModels(MessageUsageDto)
+@ApiExtraModels(MessageUsageDto, MessageFeedbackDto)
 export class ConversationMessageDto {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -100,10 +102,22 @@ export class ConversationMessageDto {
   @ApiNullableObjectProperty(MessageUsageDto)
   usage!: MessageUsageDto | null;
 
+  /**
+   * On assistant messages: the model that wrote it (the one that answered; on a message copied by a fork,
+   * the original's). Null on other messages.
+   */
+  @ApiProperty({ nullable: true, type: String, example: 'local/echo' })
+  model!: string | null;
+
   /** On assistant messages: the tools their run called, in order; empty otherwise. */
   toolCalls!: ToolCallDto[];
+
+  /** On assistant messages: the caller's rating of it (PUT …/feedback); null when unrated and on other messages. */
+  @ApiNullableObjectProperty(MessageFeedbackDto)
+  feedback!: MessageFeedbackDto | null;
 }
 
+@ApiExtraModels(ShareDto)
 export class ConversationDto extends ConversationSummaryDto {
   /** The current branch, from the first message to `currentMessageId`. */
   messages!: ConversationMessageDto[];
@@ -111,4 +125,8 @@ export class ConversationDto extends ConversationSummaryDto {
   /** The last message of the current branch; null while there is none. */
   @ApiProperty({ format: 'uuid', nullable: true, type: String })
   currentMessageId!: string | null;
+
+  /** The conversation's read-only link, while it is shared; null otherwise. */
+  @ApiNullableObjectProperty(ShareDto)
+  share!: ShareDto | null;
 }

@@ -2,6 +2,21 @@ import { ApiProperty } from '@nestjs/swagger';
 import { Prisma } from '../../infra/prisma/generated/client';
 import { canonicalArguments } from '../run/tool-events';
 
+export const TOOL_CALL_STATUSES = [
+  'running',
+  'ok',
+  'error',
+  'denied',
+  'timeout',
+  'unknown',
+] as const;
+export type ToolCallStatus = (typeof TOOL_CALL_STATUSES)[number];
+
+/** Whether a stored status is one of ours (JSON read back is not trusted blindly). */
+export function isToolCallStatus(value: unknown): value is ToolCallStatus {
+  return (TOOL_CALL_STATUSES as readonly unknown[]).includes(value);
+}
+
 /** One tool call a run made, as GET /v1/conversations/:id shows it on the answer. */
 export class ToolCallDto {
   /** The execution's id (the `id` of its `tool_call` and `tool_result` events). */
@@ -15,10 +30,8 @@ export class ToolCallDto {
   arguments!: Record<string, unknown>;
 
   /** `running` while out; `unknown` when its instance died while it was out (it is never run again). */
-  @ApiProperty({
-    enum: ['running', 'ok', 'error', 'denied', 'timeout', 'unknown'],
-  })
-  status!: 'running' | 'ok' | 'error' | 'denied' | 'timeout' | 'unknown';
+  @ApiProperty({ enum: TOOL_CALL_STATUSES })
+  status!: ToolCallStatus;
 
   /** What the model read back (cut at TOOL_RESULT_MAX_CHARS). */
   content!: string;

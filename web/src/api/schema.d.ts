@@ -464,6 +464,111 @@ export interface paths {
         patch: operations["Conversations_update"];
         trace?: never;
     };
+    "/v1/conversations/{id}/share": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Share a conversation: a read-only snapshot of its current branch as it is now, readable by anyone with the link
+         * @description Later messages are not in it. Sharing again replaces the snapshot and the link: the previous `shareId` answers 404 from then on. 409 while the conversation has no message.
+         */
+        post: operations["Shares_share"];
+        /**
+         * Stop sharing a conversation: its link answers 404 at once
+         * @description Also 204 when it was not shared.
+         */
+        delete: operations["Shares_unshare"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/shares": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's share links, newest first (cursor pagination) */
+        get: operations["Shares_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/shared/{shareId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A shared conversation, to anyone with the link (no session)
+         * @description Title, messages (role, text, model, tool calls without their results, attached file names) and the time it was shared; never who shared it. 404 once the link was revoked, replaced, or its conversation or account deleted.
+         */
+        get: operations["SharedConversations_read"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/shared/{shareId}/fork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Copy a shared conversation into a new conversation of the caller's, to go on chatting in it
+         * @description The new conversation holds the snapshot’s messages (their models and tool calls, without files or Skill); its id goes in POST /v1/chat `conversationId`.
+         */
+        post: operations["SharedConversations_fork"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{id}/messages/{messageId}/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Rate an answer: thumbs up or down, with optional tags and comment
+         * @description Replaces any earlier rating of the message. 400 on a message that is not an answer (user or system).
+         */
+        put: operations["Feedback_rate"];
+        post?: never;
+        /**
+         * Remove the rating of an answer
+         * @description Also 204 when it had none.
+         */
+        delete: operations["Feedback_unrate"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/billing/usage": {
         parameters: {
             query?: never;
@@ -1563,6 +1668,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/feedback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How answers were rated: ups and downs per model and per Skill, and the latest comments
+         * @description Counts ratings by the time they were last written: `from` inclusive, `to` exclusive (a day given as YYYY-MM-DD counts whole).
+         */
+        get: operations["AdminFeedback_summary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/audit": {
         parameters: {
             query?: never;
@@ -1877,6 +2002,29 @@ export interface components {
             nextCursor: string | null;
             data: components["schemas"]["ConversationSummaryDto"][];
         };
+        ShareDto: {
+            /**
+             * @description 24 characters (144 random bits); sharing the conversation again gives a new one.
+             * @example q3Vn0cT2pXb8YhLw1aRz7KdE
+             */
+            shareId: string;
+            /**
+             * @description The web client's page for the link (`APP_URL/shared/{shareId}`).
+             * @example http://localhost:3000/shared/q3Vn0cT2pXb8YhLw1aRz7KdE
+             */
+            url: string;
+            /** Format: uuid */
+            conversationId: string;
+            /**
+             * Format: date-time
+             * @description When the snapshot was taken.
+             */
+            createdAt: string;
+            /** @description The conversation's title when it was shared. */
+            title: string;
+            /** @description Messages in the snapshot. */
+            messageCount: number;
+        };
         MessageUsageDto: {
             /**
              * @description The catalog id of the model billed for the answer (the one that answered).
@@ -1893,6 +2041,24 @@ export interface components {
             cachedInputTokens: number;
             outputTokens: number;
             credits: number;
+        };
+        MessageFeedbackDto: {
+            /** @enum {string} */
+            rating: "up" | "down";
+            /**
+             * @example [
+             *       "inaccurate"
+             *     ]
+             */
+            tags: string[];
+            comment: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the rating was last written (PUT replaces it).
+             */
+            updatedAt: string;
         };
         AttachedFileDto: {
             /** Format: uuid */
@@ -1941,6 +2107,14 @@ export interface components {
             alternatives: string[];
             /** @description On assistant messages: what their run cost. Null on other messages. */
             usage: components["schemas"]["MessageUsageDto"] | (never | null);
+            /**
+             * @description On assistant messages: the model that wrote it (the one that answered; on a message copied by a fork,
+             *     the original's). Null on other messages.
+             * @example local/echo
+             */
+            model: string | null;
+            /** @description On assistant messages: the caller's rating of it (PUT …/feedback); null when unrated and on other messages. */
+            feedback: components["schemas"]["MessageFeedbackDto"] | (never | null);
             content: string;
             /** @description The files the turn attached (`fileIds`), on its last user message; empty otherwise. */
             files: components["schemas"]["AttachedFileDto"][];
@@ -1969,6 +2143,8 @@ export interface components {
              * @description The last message of the current branch; null while there is none.
              */
             currentMessageId: string | null;
+            /** @description The conversation's read-only link, while it is shared; null otherwise. */
+            share: components["schemas"]["ShareDto"] | (never | null);
             /** @description The current branch, from the first message to `currentMessageId`. */
             messages: components["schemas"]["ConversationMessageDto"][];
             /** @description Taken from the first message. */
@@ -1986,6 +2162,64 @@ export interface components {
              *     message's `alternatives`), down to its newest last message.
              */
             currentMessageId?: string;
+        };
+        SharePageDto: {
+            /** @description Pass as `cursor` to get the next page; null on the last page. */
+            nextCursor: string | null;
+            data: components["schemas"]["ShareDto"][];
+        };
+        SharedToolCallDto: {
+            /** @example files.search */
+            tool: string;
+            arguments: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            status: "running" | "ok" | "error" | "denied" | "timeout" | "unknown";
+        };
+        SharedFileDto: {
+            /** @enum {string} */
+            kind: "pdf" | "docx" | "text" | "markdown";
+            name: string;
+        };
+        SharedMessageDto: {
+            /** @enum {string} */
+            role: "system" | "user" | "assistant";
+            /**
+             * @description On answers: the model that wrote it; null on other messages.
+             * @example local/echo
+             */
+            model: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            content: string;
+            /** @description On answers: the tools called, in order; empty otherwise. */
+            toolCalls: components["schemas"]["SharedToolCallDto"][];
+            /** @description The files the turn attached (names only). */
+            files: components["schemas"]["SharedFileDto"][];
+        };
+        SharedConversationDto: {
+            /** @example q3Vn0cT2pXb8YhLw1aRz7KdE */
+            shareId: string;
+            /**
+             * Format: date-time
+             * @description When it was shared (the snapshot's time).
+             */
+            createdAt: string;
+            title: string;
+            messages: components["schemas"]["SharedMessageDto"][];
+        };
+        PutFeedbackDto: {
+            /** @enum {string} */
+            rating: "up" | "down";
+            /**
+             * @example [
+             *       "inaccurate",
+             *       "too long"
+             *     ]
+             */
+            tags?: string[];
+            comment?: string | null;
         };
         LedgerStepDto: {
             inputTokens: number;
@@ -3334,6 +3568,50 @@ export interface components {
             /** @description Every endpoint of the catalog, in catalog order (`local` first). */
             data: components["schemas"]["AdminProviderDto"][];
         };
+        ModelFeedbackCountDto: {
+            /**
+             * @description The model that wrote the rated answers; null for answers whose model is not known.
+             * @example local/echo
+             */
+            model: string | null;
+            up: number;
+            down: number;
+        };
+        SkillFeedbackCountDto: {
+            /** Format: uuid */
+            skillId: string;
+            skillName: string;
+            up: number;
+            down: number;
+        };
+        FeedbackCommentDto: {
+            /** Format: uuid */
+            messageId: string;
+            /** @enum {string} */
+            rating: "up" | "down";
+            tags: string[];
+            model: string | null;
+            /** Format: uuid */
+            skillId: string | null;
+            /** Format: date-time */
+            updatedAt: string;
+            comment: string;
+        };
+        AdminFeedbackDto: {
+            /**
+             * Format: date-time
+             * @description The period asked for, as instants (null when open).
+             */
+            from: string | null;
+            /** Format: date-time */
+            to: string | null;
+            /** @description Most ratings first. */
+            byModel: components["schemas"]["ModelFeedbackCountDto"][];
+            /** @description Answers of Skill runs, most ratings first. */
+            bySkill: components["schemas"]["SkillFeedbackCountDto"][];
+            /** @description Ratings with a comment, latest first. */
+            comments: components["schemas"]["FeedbackCommentDto"][];
+        };
         AuditAdminDto: {
             /** Format: uuid */
             id: string;
@@ -3453,6 +3731,8 @@ export interface components {
             role: "system" | "user" | "assistant";
             /** Format: date-time */
             createdAt: string;
+            /** @description On answers: your rating of it; null when unrated and on other messages. */
+            feedback: components["schemas"]["MessageFeedbackDto"] | (never | null);
             content: string;
             /** @description On answers: the tools their run called, in order; empty otherwise. */
             toolCalls: components["schemas"]["ToolCallDto"][];
@@ -6208,6 +6488,702 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ConversationDto"];
                 };
+            };
+            /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description No valid session cookie. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body has an unsupported type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+        };
+    };
+    Shares_share: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShareDto"];
+                };
+            };
+            /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description No valid session cookie. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Conflicts with the current state. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body has an unsupported type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (see the Retry-After header). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+        };
+    };
+    Shares_unshare: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Not shared (any more). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description No valid session cookie. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body has an unsupported type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+        };
+    };
+    Shares_list: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharePageDto"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description No valid session cookie. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body has an unsupported type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+        };
+    };
+    SharedConversations_read: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                shareId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description `noindex`: search engines keep shared conversations out. */
+                    "X-Robots-Tag"?: string;
+                    /** @description `private` */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SharedConversationDto"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body has an unsupported type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (see the Retry-After header). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+        };
+    };
+    SharedConversations_fork: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                shareId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            201: {
+                headers: {
+                    /** @description `noindex`: search engines keep shared conversations out. */
+                    "X-Robots-Tag"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConversationDto"];
+                };
+            };
+            /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description No valid session cookie. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body has an unsupported type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Rate limit or quota exceeded (see the Retry-After header). */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+        };
+    };
+    Feedback_rate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutFeedbackDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageFeedbackDto"];
+                };
+            };
+            /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description No valid session cookie. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not found, or not owned by the caller. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body has an unsupported type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+        };
+    };
+    Feedback_unrate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Not rated (any more). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
             400: {
@@ -14114,6 +15090,102 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AdminProviderListDto"];
+                };
+            };
+            /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request: malformed JSON, a failed validation or an unknown field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description No valid session cookie. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Not allowed for this account, or a cross-site request. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description The request body has an unsupported type. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description Unexpected server error (generic body; the log has the detail under the same requestId). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+            /** @description A dependency is not configured or not available. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetailsDto"];
+                };
+            };
+        };
+    };
+    AdminFeedback_summary: {
+        parameters: {
+            query?: {
+                model?: string;
+                from?: string;
+                to?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminFeedbackDto"];
                 };
             };
             /** @description Not modified: the `If-None-Match` request header holds the current `ETag` of the JSON body (no body). */

@@ -1,9 +1,11 @@
+import { ApiNullableObjectProperty } from '../../../common/openapi/nullable-object.decorator';
+import { MessageFeedbackDto } from '../../../feedback/dto/message-feedback.dto';
 import {
   LedgerStepDto,
   LedgerToolCallDto,
 } from '../../../ledger/dto/ledger-entry.response';
 import { ToolCallDto } from '../../../tools/dto/tool-call.dto';
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty } from '@nestjs/swagger';
 import { FILE_KINDS, FileKind } from '../../../files/file-kind';
 
 /*
@@ -92,6 +94,7 @@ export class AccountExportSkillDto {
   versions!: AccountExportSkillVersionDto[];
 }
 
+@ApiExtraModels(MessageFeedbackDto)
 export class AccountExportMessageDto {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -110,6 +113,10 @@ export class AccountExportMessageDto {
 
   /** On answers: the tools their run called, in order; empty otherwise. */
   toolCalls!: ToolCallDto[];
+
+  /** On answers: your rating of it; null when unrated and on other messages. */
+  @ApiNullableObjectProperty(MessageFeedbackDto)
+  feedback!: MessageFeedbackDto | null;
 }
 
 export class AccountExportConversationDto {

@@ -1,0 +1,87 @@
+import { ConversationMessageDto } from '../conversations/dto/conversation.response';
+import { FILE_KINDS, FileKind } from '../files/file-kind';
+import { isRecord } from '../models/providers/upstream-error';
+import { isToolCallStatus } from '../tools/dto/tool-call.dto';
+import { SharedMessageDto } from './dto/shared-conversation.response';
+
+/**
+ * What a share stores of a conversation's branch: per message its role, text, model, the tools called
+ * (name, arguments, status: never their results) and attached file names. No id of anything, no person.
+ * docs/adr/0064-share-links-and-feedback.md
+ */
+export interface Snapshot {
+  messages: SharedMessageDto[];
+}
+
+export function snapshotOf(messages: ConversationMessageDto[]): Snapshot {
+  return {
+    messages: messages.map((message) => ({
+      role: message.role,
+      content: message.content,
+      model: message.model,
+      toolCalls: message.toolCalls.map((call) => ({
+        tool: call.tool,
+        arguments: call.arguments,
+        status: call.status,
+      })),
+      files: message.files.map((file) => ({
+        name: file.name,
+        kind: file.kind,
+      })),
+      createdAt: message.createdAt,
+    })),
+  };
+}
+
+const ROLES: readonly string[] = ['system', 'user', 'assistant'];
+
+/** A stored snapshot read back, keeping only what has the shape written (nothing else reaches a reader). */
+export function readSnapshot(value: unknown): Snapshot {
+  const messages =
+    isRecord(value) && Array.isArray(value.messages) ? value.messages : [];
+  return { messages: messages.flatMap(readMessage) };
+}
+
+function readMessage(value: unknown): SharedMessageDto[] {
+  if (
+    !isRecord(value) ||
+    typeof value.role !== 'string' ||
+    !ROLES.includes(value.role) ||
+    typeof value.content !== 'string' ||
+    typeof value.createdAt !== 'string'
+  )
+    return [];
+  return [
+    {
+      role: value.role as SharedMessageDto['role'],
+      content: value.content,
+      model: typeof value.model === 'string' ? value.model : null,
+      toolCalls: listOf(value.toolCalls).flatMap((call) =>
+        isRecord(call) &&
+        typeof call.tool === 'string' &&
+        isToolCallStatus(call.status)
+          ? [
+              {
+                tool: call.tool,
+                arguments: isRecord(call.arguments) ? call.arguments : {},
+                status: call.status,
+              },
+            ]
+          : [],
+      ),
+      files: listOf(value.files).flatMap((file) =>
+        isRecord(file) &&
+        typeof file.name === 'string' &&
+        typeof file.kind === 'string' &&
+        (FILE_KINDS as readonly string[]).includes(file.kind)
+          ? [{ name: file.name, kind: file.kind as FileKind }]
+          : [],
+      ),
+      createdAt: value.createdAt,
+    },
+  ];
+}
+
+function listOf(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
