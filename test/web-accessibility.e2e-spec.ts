@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium, step } from './support/browser';
@@ -119,6 +120,73 @@ describe('the web client’s accessibility (axe-core)', () => {
           });
         },
       );
+    }
+  }, 90_000);
+
+  it('has no serious or critical findings on a shared conversation (signed out and in) and on the sharing and rating controls', async () => {
+    const user = await registerVerifiedUser(t.http);
+    const chat = await t.http
+      .post('/v1/chat')
+      .set('Cookie', user.cookie)
+      .send({
+        model: 'local/echo',
+        idempotencyKey: randomUUID(),
+        messages: [{ role: 'user', content: 'a conversation to share' }],
+      })
+      .expect(200);
+    const conversationId = String(chat.headers['x-conversation-id']);
+    const conversation = await t.http
+      .get(`/v1/conversations/${conversationId}`)
+      .set('Cookie', user.cookie)
+      .expect(200);
+    const answer = (
+      conversation.body.messages as { id: string; role: string }[]
+    ).find((message) => message.role === 'assistant')!;
+    await t.http
+      .put(`/v1/conversations/${conversationId}/messages/${answer.id}/feedback`)
+      .set('Cookie', user.cookie)
+      .send({ rating: 'down', comment: 'Shown on the screen under test.' })
+      .expect(200);
+    const shareId = (
+      await t.http
+        .post(`/v1/conversations/${conversationId}/share`)
+        .set('Cookie', user.cookie)
+        .expect(201)
+    ).body.shareId as string;
+
+    const [name, value] = user.cookie.split('=');
+    for (const signedIn of [false, true]) {
+      context = await browser.newContext({
+        viewport: { width: 390, height: 844 },
+        bypassCSP: true,
+      });
+      if (signedIn) await context.addCookies([{ name, value, url: base }]);
+      page = await context.newPage();
+      const paths = signedIn
+        ? [`/conversations/${conversationId}`, `/shared/${shareId}`]
+        : [`/shared/${shareId}`, '/shared/AAAAAAAAAAAAAAAAAAAAAAAA'];
+      for (const path of paths) {
+        await step(page, `a11y${path.replace(/\//g, '-')}`, async () => {
+          await page.goto(`${base}${path}`);
+          await page
+            .getByText(
+              path.startsWith('/conversations')
+                ? 'Your comment:'
+                : path.endsWith(shareId)
+                  ? 'Continue this conversation'
+                  : 'This link was removed or never existed',
+            )
+            .first()
+            .waitFor();
+          await page.waitForLoadState('networkidle');
+          expect({ path, signedIn, findings: await violations(page) }).toEqual({
+            path,
+            signedIn,
+            findings: [],
+          });
+        });
+      }
+      await context.close();
     }
   }, 90_000);
 

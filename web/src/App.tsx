@@ -17,6 +17,10 @@ import {
   VerifyEmailScreen,
 } from './screens/PasswordScreens';
 import { PlansScreen, QuotaBadge } from './screens/PlansScreen';
+import {
+  SharedConversationScreen,
+  sharedIdOf,
+} from './screens/SharedConversationScreen';
 import { SkillsScreen } from './screens/SkillsScreen';
 
 /** The signed-in person, or null; undefined while the first GET /v1/auth/me is on its way. */
@@ -94,6 +98,16 @@ export function App() {
     return <VerifyEmailScreen onVerified={refreshUser} />;
   // An invitation link opened signed out: sign in (or up) first; its token is kept (invitation.ts).
   if (user === null) {
+    // A shared conversation is public: read signed out, without the app's shell.
+    const shareId = sharedIdOf(path);
+    if (shareId)
+      return (
+        <SharedConversationScreen
+          key={shareId}
+          shareId={shareId}
+          signedIn={false}
+        />
+      );
     if (path === '/sign-up') return <SignUpScreen onSignedIn={refreshUser} />;
     if (path === '/forgot-password') return <ForgotPasswordScreen />;
     return <SignInScreen onSignedIn={refreshUser} />;
@@ -157,6 +171,11 @@ function isIn(path: string, section: string): boolean {
 }
 
 function screenFor(path: string, props: ScreenProps) {
+  const shareId = sharedIdOf(path);
+  if (shareId)
+    return (
+      <SharedConversationScreen key={shareId} shareId={shareId} signedIn />
+    );
   if (path.startsWith('/conversations'))
     return <ConversationsScreen {...props} />;
   if (path.startsWith('/files')) return <FilesScreen />;

@@ -1,3 +1,5 @@
+import { returnPath } from './return-path';
+
 /**
  * The token of an invitation link (/invitations/accept?token=…), kept for this tab while the person signs
  * in, signs up or verifies their address first: each of those then lands back on the invitation.
@@ -28,7 +30,10 @@ export function forgetInvitation(): void {
   storage()?.removeItem(KEY);
 }
 
-/** Where a sign-in, sign-up or verification continues: the waiting invitation, else the chat. */
+/**
+ * Where a sign-in, sign-up or verification continues: the waiting invitation, else the page the person
+ * was on when asked to sign in (a shared conversation, return-path.ts), else the chat.
+ */
 export function landingPath(): string {
-  return pendingInvitation() ? INVITATION_PATH : '/';
+  return pendingInvitation() ? INVITATION_PATH : (returnPath() ?? '/');
 }

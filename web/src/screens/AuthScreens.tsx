@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { api, ApiFailure, describeFailure, unwrap } from '../api/client';
 import { landingPath, pendingInvitation } from '../invitation';
 import { navigate } from '../navigation';
+import { returnPath } from '../return-path';
 import { FieldErrors, Notice } from './Notice';
 import { useFormAction } from './use-form-action';
 import './auth.css';
@@ -224,9 +225,15 @@ export function SignUpScreen({ onSignedIn }: Props) {
   );
 }
 
-/** On the way to an invitation: which account accepts it. */
+/** On the way to an invitation: which account accepts it; on the way back to a shared conversation: why. */
 function InvitationNotice() {
-  if (!pendingInvitation()) return null;
+  if (!pendingInvitation())
+    return returnPath()?.startsWith('/shared/') ? (
+      <Notice kind="info">
+        Sign in, or create an account, to continue the shared conversation: it
+        opens again next.
+      </Notice>
+    ) : null;
   return (
     <Notice kind="info">
       You are invited to an organization. Sign in, or create an account, with

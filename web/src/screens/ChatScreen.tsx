@@ -22,11 +22,14 @@ import {
   type Schemas,
 } from '../api/client';
 import { announceQuotaChanged } from '../api/quota-events';
+import type { Feedback, Share } from '../api/shares';
 import type { ScreenProps } from '../App';
 import { navigate, usePath } from '../navigation';
 import { useOrgs } from '../org-context';
+import { AnswerFeedback } from './AnswerFeedback';
 import { RouteLink } from './AuthScreens';
 import { FieldErrors, Notice } from './Notice';
+import { ShareControl } from './ShareControl';
 import {
   ToolCallList,
   ToolPicker,
@@ -56,6 +59,8 @@ interface Turn {
   alternatives?: string[];
   /** The tools an answer called. */
   tools?: ToolView[];
+  /** The person's rating of a stored answer. */
+  feedback?: Feedback | null;
 }
 
 /** What starts an answer: a new turn, the last answer again, or a user message replaced. */
@@ -179,6 +184,7 @@ function turnsOf(messages: ConversationMessage[]): Turn[] {
         status: call.status,
         content: call.content,
       })),
+      feedback: message.feedback,
     }));
 }
 
@@ -226,6 +232,7 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
     routeId,
   );
   const [title, setTitle] = useState<string | undefined>();
+  const [share, setShare] = useState<Share | null>(null);
   const [loading, setLoading] = useState(Boolean(routeId));
   const [error, setError] = useState<unknown>(null);
   const running = useRef<{ key: string; abort: AbortController } | null>(null);
@@ -269,6 +276,7 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
       await api.GET('/v1/conversations/{id}', { params: { path: { id } } }),
     );
     setTitle(conversation.title);
+    setShare(conversation.share);
     const stored = turnsOf(conversation.messages);
     setTurns(local ? merge(stored, local) : stored);
   }, []);
@@ -537,6 +545,7 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
     setTurns([]);
     setConversationId(undefined);
     setTitle(undefined);
+    setShare(null);
     setError(null);
   };
 
@@ -588,6 +597,15 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
           'Billed to your own credits.'
         )}
       </p>
+      {conversationId ? (
+        <ShareControl
+          key={conversationId}
+          conversationId={conversationId}
+          share={share}
+          onChange={setShare}
+          disabled={busy}
+        />
+      ) : null}
       {loading ? <p role="status">Loading the conversation…</p> : null}
       <ol className="turns" aria-live="polite" aria-label="Conversation">
         {turns.map((turn, index) => {
@@ -659,6 +677,14 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
                   {turn.usage.inputTokens} tokens in · {turn.usage.outputTokens}{' '}
                   out · {turn.usage.credits} credits
                 </p>
+              ) : null}
+              {turn.role === 'assistant' && turn.id && conversationId ? (
+                <AnswerFeedback
+                  key={turn.id}
+                  conversationId={conversationId}
+                  messageId={turn.id}
+                  initial={turn.feedback ?? null}
+                />
               ) : null}
               {!isEditing && !busy && conversationId ? (
                 <div className="turn-actions">

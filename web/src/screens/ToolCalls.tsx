@@ -43,7 +43,7 @@ export function withToolEvent(tools: ToolView[], event: ToolEvent): ToolView[] {
   );
 }
 
-const STATUS_WORDS: Record<string, string> = {
+export const STATUS_WORDS: Record<string, string> = {
   ok: 'done',
   error: 'failed',
   denied: 'not approved',
