@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Browser, Page } from 'playwright-core';
 import { launchChromium, step } from './support/browser';
-import { uniqueEmail } from './support/factories';
+import { registerUser, uniqueEmail } from './support/factories';
 import { FakeOAuthProvider } from './support/fake-oauth';
 import { freePort } from './support/service-process';
 import { bootTestApp, TestApp } from './support/test-app';
@@ -137,5 +137,59 @@ describe('the web client: sign-in with Google and GitHub in Chromium', () => {
       await alert.waitFor();
       expect(await alert.textContent()).not.toMatch(/[{}]|oauth_denied/);
     });
+  }, 90_000);
+
+  it('brings a person who signs in with Google to continue a shared conversation back to it', async () => {
+    const owner = await registerUser(t.http);
+    const chat = await t.http
+      .post('/v1/chat')
+      .set('Cookie', owner.cookie)
+      .send({
+        model: 'local/echo',
+        idempotencyKey: randomUUID(),
+        messages: [{ role: 'user', content: 'Plan a picnic' }],
+      })
+      .expect(200);
+    const conversationId: string = chat.headers['x-conversation-id'];
+    const { shareId } = (
+      await t.http
+        .post(`/v1/conversations/${conversationId}/share`)
+        .set('Cookie', owner.cookie)
+        .expect(201)
+    ).body as { shareId: string };
+    const account = {
+      id: String(randomBytes(4).readUInt32BE()),
+      email: uniqueEmail('google'),
+      verified: true,
+    };
+    await step(page, 'oauth-shared-signed-out', async () => {
+      await page.goto(`${base}/shared/${shareId}`);
+      const signOut = page.getByRole('button', { name: 'Sign out' });
+      const heading = page.getByRole('heading', {
+        level: 1,
+        name: 'Plan a picnic',
+      });
+      await signOut.or(heading).first().waitFor();
+      if (await signOut.count()) {
+        await signOut.click();
+        await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+        await page.goto(`${base}/shared/${shareId}`);
+      }
+      await heading.waitFor();
+    });
+    await consentAs('google', google, account);
+    await step(page, 'oauth-shared-back', async () => {
+      await page
+        .getByRole('button', { name: 'Continue this conversation' })
+        .click();
+      await page.getByRole('link', { name: 'Sign in with Google' }).click();
+      // Google answers at the root; the app goes on to the shared page the person came from.
+      await page.waitForURL(`${base}/shared/${shareId}`);
+      await page
+        .getByRole('button', { name: 'Continue this conversation' })
+        .click();
+      await page.waitForURL(/\/conversations\/[0-9a-f-]{36}$/);
+    });
+    await page.unrouteAll();
   }, 90_000);
 });

@@ -22,6 +22,7 @@ import {
   sharedIdOf,
 } from './screens/SharedConversationScreen';
 import { SkillsScreen } from './screens/SkillsScreen';
+import { returnPath } from './return-path';
 
 /** The signed-in person, or null; undefined while the first GET /v1/auth/me is on its way. */
 export type Session = User | null | undefined;
@@ -68,6 +69,12 @@ export function App() {
     [],
   );
   useEffect(() => void refreshUser(), [refreshUser]);
+  // Google and GitHub sign-ins come back to the root: a shared conversation waiting to be continued
+  // (return-path.ts) is where the person was going.
+  useEffect(() => {
+    const back = user && path === '/' ? returnPath() : null;
+    if (back) navigate(back);
+  }, [user, path]);
 
   const signOut = async () => {
     await api.POST('/v1/auth/logout');
