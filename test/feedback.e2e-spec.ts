@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ScratchDatabase } from '../scripts/lib/scratch-database';
 import { eventually } from './support/eventually';
+import { sql } from './support/sql';
 import { FakeModelServer } from './support/fake-model-servers';
 import {
   registerUser,
@@ -272,6 +273,56 @@ describe('answer feedback', () => {
         expect.objectContaining({ rating: 'down', tags, comment }),
       );
       expect((await feedbackOf(user, conversation.id))[1]).toEqual(res.body);
+
+      // Counted as PostgreSQL counts: a character with its variation selector is two.
+      const selectors = 'a\uFE0F'.repeat(1000);
+      const exact = await rate(user.cookie, conversation.id, answer.id, {
+        rating: 'up',
+        comment: selectors,
+      }).expect(200);
+      expect(exact.body).toEqual(
+        expect.objectContaining({ comment: selectors }),
+      );
+    });
+
+    it('rates the answer of a Skill deleted since (the rating names no Skill)', async () => {
+      const user = await registerUser(t.http);
+      const skill = (
+        await t.http
+          .post('/v1/skills')
+          .set('Cookie', user.cookie)
+          .send({ name: 'Gone soon', instruction: 'Answer.' })
+          .expect(201)
+      ).body as { id: string };
+      const run = await t.http
+        .post(`/v1/skills/${skill.id}/run`)
+        .set('Cookie', user.cookie)
+        .send({ model: ECHO, input: 'hello', idempotencyKey: randomUUID() })
+        .expect(200);
+      const conversationId: string = run.headers['x-conversation-id'];
+      let answerId = '';
+      await eventually(async () => {
+        const last = (
+          await conversationOf(user.cookie, conversationId)
+        ).messages.at(-1);
+        answerId = last?.role === 'assistant' ? last.id : '';
+        return answerId !== '';
+      }, 15_000);
+      // As an organization's Skill is deleted (its runs keep naming it).
+      await sql('DELETE FROM "Skill" WHERE id = $1', [skill.id]);
+
+      const res = await rate(user.cookie, conversationId, answerId, {
+        rating: 'down',
+        comment: 'still rateable',
+      }).expect(200);
+      expect(res.body).toEqual(
+        expect.objectContaining({ rating: 'down', comment: 'still rateable' }),
+      );
+      const [row] = await sql<{ skillId: string | null }>(
+        'SELECT "skillId" FROM "MessageFeedback" WHERE "messageId" = $1',
+        [answerId],
+      );
+      expect(row).toEqual({ skillId: null });
     });
 
     it('refuses a user or system message with 400 naming messageId, storing nothing', async () => {
@@ -448,6 +499,11 @@ describe('answer feedback', () => {
         [
           'a comment of 2001 characters',
           { rating: 'up', comment: 'c'.repeat(2001) },
+          'comment',
+        ],
+        [
+          'a comment of 2002 code points (variation selectors count)',
+          { rating: 'up', comment: 'a\uFE0F'.repeat(1001) },
           'comment',
         ],
         ['a comment that is a number', { rating: 'up', comment: 5 }, 'comment'],
@@ -814,12 +870,22 @@ describe('GET /v1/admin/feedback', () => {
       comments: [],
     });
 
+    // The last day there is bounds nothing (its next day has no ISO form).
+    const last = (await summary({ to: '9999-12-31' }).expect(200))
+      .body as Summary;
+    expect(last.to).toBeNull();
+    expect(last.comments).toHaveLength(4);
+
     const reversed = await summary({ from: '2026-02-01', to: '2026-01-01' });
     expectProblem(reversed, 400, 'validation_failed');
-    for (const query of [{ from: 'yesterday' }, { to: '2026-13-45' }] as Record<
-      string,
-      string
-    >[]) {
+    for (const query of [
+      { from: 'yesterday' },
+      { to: '2026-13-45' },
+      { from: '0000-01-01' },
+      { from: '0000-01-01T00:30+01:00' },
+      { from: '2026-02-31T10:00Z' },
+      { to: '2026-02-30' },
+    ] as Record<string, string>[]) {
       const res = await summary(query);
       expect({ query, status: res.status }).toEqual({ query, status: 400 });
     }

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { Client } from 'pg';
 import { eventually } from './support/eventually';
 import { FakeModelServer } from './support/fake-model-servers';
 import { PASSWORD, registerUser } from './support/factories';
@@ -257,7 +258,12 @@ describe('share links', () => {
         fileIds: [fileId],
         expected: 2,
       });
-      await turn(owner, '/tool files.search {"query":"zzqxnothing"}', {
+      // The call names the owner's file by id: the link must not.
+      const search = JSON.stringify({
+        query: 'zzqxnothing',
+        fileIds: [fileId],
+      });
+      await turn(owner, `/tool files.search ${search}`, {
         conversationId: id,
         tools: ['files.search'],
         expected: 4,
@@ -327,7 +333,7 @@ describe('share links', () => {
             toolCalls: [
               {
                 tool: 'files.search',
-                arguments: { query: 'zzqxnothing' },
+                arguments: { query: 'zzqxnothing', fileIds: ['[hidden id]'] },
                 status: 'ok',
               },
             ],
@@ -356,11 +362,12 @@ describe('share links', () => {
 
       // Nothing that names the owner, the conversation, a message, a file or a tool execution, and no file
       // text or tool result (the echo's answer quotes the result inside its text; never as a value of its own).
+      // (The file's id is in the text the owner wrote to call the tool, which the link shows as written;
+      // everywhere else it is hidden: the exact body above.)
       const forbidden = [
         owner.email,
         owner.id,
         id,
-        fileId,
         marker,
         ...conversation.messages.map((message) => message.id),
         ...a2.toolCalls.map((call) => call.id),
@@ -547,6 +554,37 @@ describe('share links', () => {
       ).toEqual([]);
       const stranger = await registerUser(a.http);
       expectProblem(await fork(stranger.cookie, dto.shareId), 404, 'not_found');
+    });
+
+    it('a share racing the conversation’s deletion answers 404 and leaves no link (not a 500)', async () => {
+      const owner = await registerUser(a.http);
+      const id = await turn(owner, 'deleted while shared', { expected: 2 });
+      // The deletion holds the row, uncommitted, while the share is asked for; then commits.
+      const deleting = new Client({
+        connectionString: process.env.TEST_DATABASE_URL,
+      });
+      await deleting.connect();
+      try {
+        await deleting.query('BEGIN');
+        await deleting.query('DELETE FROM "Conversation" WHERE id = $1', [id]);
+        const sharing = share(owner.cookie, id).then((res) => res);
+        await eventually(async () => {
+          const waiting = await sql<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE wait_event_type = 'Lock' AND query LIKE '%ConversationShare%'`,
+          );
+          return waiting[0].n > 0;
+        }, 15_000);
+        await deleting.query('COMMIT');
+        expectProblem(await sharing, 404, 'not_found');
+      } finally {
+        await deleting.end();
+      }
+      const [left] = await sql<{ n: number }>(
+        'SELECT count(*)::int AS n FROM "ConversationShare" WHERE "conversationId" = $1',
+        [id],
+      );
+      expect(left.n).toBe(0);
     });
 
     it('deleting the account revokes its links at once on every instance', async () => {

@@ -41,18 +41,26 @@ function filterOf(query: AdminFeedbackQueryDto): FeedbackFilter {
   const to = query.to ? instant('to', query.to, DAY_MS) : undefined;
   if (from && to && to < from)
     throw invalid('to', 'to must not be before from');
-  return { model: query.model, from, to };
+  // The day after 9999-12-31 has no ISO 8601 form: a `to` there bounds nothing.
+  return { model: query.model, from, to: to && to <= LATEST ? to : undefined };
 }
 
+const EARLIEST = Date.UTC(1970, 0, 1);
+const LATEST = new Date(Date.UTC(9999, 11, 31, 23, 59, 59, 999));
+
+/** The pattern of the query DTO admits 2026-02-31 and year 0; Date would roll the one over and the database refuse the other. */
 function instant(field: string, value: string, afterDay: number): Date {
+  const day = value.slice(0, 10);
   const isDay = value.length === 10;
-  const at = new Date(isDay ? `${value}T00:00:00Z` : value);
-  // The pattern admits 2026-02-31; Date rolls it over, which is caught here.
+  const start = new Date(`${day}T00:00:00Z`);
+  const at = isDay ? start : new Date(value);
   if (
     Number.isNaN(at.getTime()) ||
-    (isDay && at.toISOString().slice(0, 10) !== value)
+    start.toISOString().slice(0, 10) !== day ||
+    at.getTime() < EARLIEST ||
+    at > LATEST
   )
-    throw invalid(field, `${field} is not a real date`);
+    throw invalid(field, `${field} must be a real date between 1970 and 9999`);
   return new Date(at.getTime() + (isDay ? afterDay : 0));
 }
 

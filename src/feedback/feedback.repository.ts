@@ -56,7 +56,9 @@ export class FeedbackRepository {
   /**
    * Writes the rating of an answer in one statement, if `userId` owns its conversation and it is an
    * assistant message: a new one or a replacement. The model and Skill of the run that wrote the answer
-   * are copied in (for a forked answer, the model it was copied with). Null when nothing matched.
+   * are copied in (for a forked answer, the model it was copied with; a Skill deleted since, none). The
+   * message is locked against deletion meanwhile (a deletion that won counts as no match, not as a broken
+   * foreign key). Null when nothing matched.
    */
   async upsertOnOwnedAnswer(
     userId: string,
@@ -67,12 +69,14 @@ export class FeedbackRepository {
     const [row] = await this.prisma.$queryRaw<FeedbackRow[]>`
       INSERT INTO "MessageFeedback" ("messageId", "userId", rating, tags, comment, "modelId", "skillId", "createdAt", "updatedAt")
       SELECT m.id, c."userId", ${input.rating}::"FeedbackRating", ${input.tags}::text[], ${input.comment},
-             COALESCE(l."modelId", r."answeredModelId", r."modelId", m."copiedFrom"->>'model'), r."skillId", now(), now()
+             COALESCE(l."modelId", r."answeredModelId", r."modelId", m."copiedFrom"->>'model'),
+             (SELECT s.id FROM "Skill" s WHERE s.id = r."skillId"), now(), now()
         FROM "Message" m
         JOIN "Conversation" c ON c.id = m."conversationId" AND c."userId" = ${userId}::uuid
         LEFT JOIN "ChatRequest" r ON r.id = m."chatRequestId"
         LEFT JOIN "LedgerEntry" l ON l."chatRequestId" = r.id
        WHERE m.id = ${messageId}::uuid AND m."conversationId" = ${conversationId}::uuid AND m.role = 'assistant'
+         FOR KEY SHARE OF m, c
       ON CONFLICT ("messageId") DO UPDATE
          SET rating = EXCLUDED.rating, tags = EXCLUDED.tags, comment = EXCLUDED.comment,
              "modelId" = EXCLUDED."modelId", "skillId" = EXCLUDED."skillId", "updatedAt" = now()

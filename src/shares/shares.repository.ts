@@ -29,7 +29,7 @@ export class SharesRepository {
   /**
    * Stores the conversation's link in one statement if `userId` owns it, replacing any earlier one (its id
    * included, so the old link answers 404 from this moment). Null when the conversation is not theirs (or
-   * was deleted meanwhile).
+   * was deleted meanwhile: the lock waits for a deletion under way, which then leaves no row).
    */
   async replaceOwned(
     userId: string,
@@ -47,6 +47,7 @@ export class SharesRepository {
       SELECT ${share.id}, c.id, c."userId", ${share.title}, ${JSON.stringify(share.snapshot)}::jsonb, ${share.messageCount}, now()
         FROM "Conversation" c
        WHERE c.id = ${conversationId}::uuid AND c."userId" = ${userId}::uuid
+         FOR KEY SHARE OF c
       ON CONFLICT ("conversationId") DO UPDATE
          SET id = EXCLUDED.id, title = EXCLUDED.title, snapshot = EXCLUDED.snapshot,
              "messageCount" = EXCLUDED."messageCount", "createdAt" = EXCLUDED."createdAt"

@@ -21,7 +21,7 @@ export function snapshotOf(messages: ConversationMessageDto[]): Snapshot {
       model: message.model,
       toolCalls: message.toolCalls.map((call) => ({
         tool: call.tool,
-        arguments: call.arguments,
+        arguments: withoutIds(call.arguments),
         status: call.status,
       })),
       files: message.files.map((file) => ({
@@ -31,6 +31,30 @@ export function snapshotOf(messages: ConversationMessageDto[]): Snapshot {
       createdAt: message.createdAt,
     })),
   };
+}
+
+/** What an id in a shared tool call's arguments reads as. */
+export const HIDDEN_ID = '[hidden id]';
+const UUIDS = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
+/**
+ * The arguments with every UUID replaced: a tool names the owner's things by id (files.search its
+ * `fileIds`, an MCP tool a record of another service), which a reader of the link must not learn.
+ */
+export function withoutIds(
+  args: Record<string, unknown>,
+): Record<string, unknown> {
+  return hideIds(args) as Record<string, unknown>;
+}
+
+function hideIds(value: unknown): unknown {
+  if (typeof value === 'string') return value.replace(UUIDS, HIDDEN_ID);
+  if (Array.isArray(value)) return value.map(hideIds);
+  if (isRecord(value))
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [key, hideIds(item)]),
+    );
+  return value;
 }
 
 const ROLES: readonly string[] = ['system', 'user', 'assistant'];

@@ -14,6 +14,7 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
+import { MaxCodePoints } from '../../common/validation/code-points';
 import { FEEDBACK_RATINGS, FeedbackRating } from './message-feedback.dto';
 
 export const MAX_TAGS = 10;
@@ -47,7 +48,7 @@ export class PutFeedbackDto {
   @ArrayMaxSize(MAX_TAGS, { message: `tags holds at most ${MAX_TAGS} tags` })
   @IsString({ each: true, message: 'each tag must be a string' })
   @MinLength(1, { each: true, message: 'a tag must not be empty' })
-  @MaxLength(MAX_TAG_LENGTH, {
+  @MaxCodePoints(MAX_TAG_LENGTH, {
     each: true,
     message: `a tag has at most ${MAX_TAG_LENGTH} characters`,
   })
@@ -62,7 +63,7 @@ export class PutFeedbackDto {
   @IsOptional()
   @Transform(trimmed)
   @IsString({ message: 'comment must be a string' })
-  @MaxLength(MAX_COMMENT_LENGTH, {
+  @MaxCodePoints(MAX_COMMENT_LENGTH, {
     message: `comment has at most ${MAX_COMMENT_LENGTH} characters`,
   })
   comment?: string | null;
