@@ -27,6 +27,20 @@ describe('LocalEchoProvider', () => {
     );
   });
 
+  it('answers the message exactly as written: line breaks, indentation and Markdown kept', async () => {
+    const message =
+      '# Plan\n\n- **first** item\n  - nested\n\n```js\nconst a =  1;\n```\n';
+    const events = await run(echo, message);
+    const text = events
+      .flatMap((event) => (event.type === 'text' ? [event.text] : []))
+      .join('');
+    expect(text).toBe(`Echo: ${message}`);
+    // One chunk (and one output token) per word, "Echo:" included, as before.
+    expect(events.at(-1)).toEqual(
+      expect.objectContaining({ type: 'usage', outputTokens: 14 }),
+    );
+  });
+
   it('never produces more output tokens than allowed', async () => {
     const events = await run(echo, 'a b c d e f g h', 3);
     expect(events.filter((event) => event.type === 'text')).toHaveLength(3);

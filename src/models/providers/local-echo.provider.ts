@@ -10,8 +10,8 @@ import { wireNameOf } from './tool-names';
 
 /**
  * The built-in `local/echo` model: a real streaming provider that needs no key. It answers
- * "Echo: <last user message>" word by word with a small delay and reports token usage (one token per
- * whitespace-separated word), deterministically, so the service works and can be tried offline. With
+ * "Echo: <last user message>" as written (line breaks kept), word by word with a small delay, and reports
+ * token usage (one token per whitespace-separated word), deterministically, so the service works and can be tried offline. With
  * tools offered, `/tool <toolId> <JSON arguments>` calls that tool, and the echo then answers its result.
  */
 export class LocalEchoProvider implements ModelProvider {
@@ -45,15 +45,12 @@ export class LocalEchoProvider implements ModelProvider {
       last?.role === 'tool'
         ? `Tool result: ${last.content}`
         : (lastUser?.content ?? '');
-    const words = ['Echo:', ...echoed.split(/\s+/).filter(Boolean)].slice(
-      0,
-      request.maxOutputTokens,
-    );
+    const chunks = echoChunks(echoed).slice(0, request.maxOutputTokens);
     let produced = 0;
-    for (const word of words) {
+    for (const chunk of chunks) {
       if (request.signal?.aborted) break;
       if (produced > 0 && this.delayMs > 0) await sleep(this.delayMs);
-      yield { type: 'text', text: produced === 0 ? word : ` ${word}` };
+      yield { type: 'text', text: chunk };
       produced += 1;
     }
     yield {
@@ -64,6 +61,21 @@ export class LocalEchoProvider implements ModelProvider {
       outputTokens: produced,
     };
   }
+}
+
+/**
+ * "Echo: " and then the text exactly as written, a word per chunk: each chunk carries the whitespace before
+ * its word (line breaks, indentation), the last one any whitespace after, so Markdown typed into the
+ * two-command start comes back as Markdown.
+ */
+export function echoChunks(text: string): string[] {
+  const words = text.match(/\s*\S+/g) ?? [];
+  const trailing = /\s*$/.exec(text)?.[0] ?? '';
+  if (words.length > 0) {
+    words[0] = ` ${words[0]}`;
+    words[words.length - 1] += trailing;
+  }
+  return ['Echo:', ...words];
 }
 
 /**
