@@ -24,4 +24,19 @@ describe('titleFrom', () => {
       'New conversation',
     );
   });
+
+  it('reads Markdown as text: no heading marks, emphasis, code ticks or link addresses', () => {
+    expect(
+      titleFrom([
+        {
+          role: 'user',
+          content:
+            '# Plan **first** and _then_ `code`\n- see [the docs](https://example.com)',
+        },
+      ]),
+    ).toBe('Plan first and then code see the docs');
+    expect(
+      titleFrom([{ role: 'user', content: 'Is 2 * 3 = 6? snake_case_name' }]),
+    ).toBe('Is 2 * 3 = 6? snake_case_name');
+  });
 });
