@@ -190,6 +190,69 @@ describe('the web client’s accessibility (axe-core)', () => {
     }
   }, 90_000);
 
+  it('has no serious or critical findings on an answer rendered as Markdown (light and dark)', async () => {
+    const user = await registerVerifiedUser(t.http);
+    const content = [
+      'Markdown for axe',
+      '',
+      '# A heading',
+      '',
+      '> A quote, with a [link](https://example.com/quoted).',
+      '',
+      '- [x] done',
+      '- [ ] to do',
+      '',
+      '| Name | Value |',
+      '| ---- | ----: |',
+      '| alpha | 1 |',
+      '',
+      'Inline `code`, ~~struck~~ and a footnote[^1].',
+      '',
+      '```ts',
+      '// a comment',
+      'export const answer: number = 42;',
+      "const text = 'a string';",
+      '```',
+      '',
+      '[^1]: The footnote.',
+    ].join('\n');
+    const chat = await t.http
+      .post('/v1/chat')
+      .set('Cookie', user.cookie)
+      .send({
+        model: 'local/echo',
+        idempotencyKey: randomUUID(),
+        messages: [{ role: 'user', content }],
+      })
+      .expect(200);
+    const shareId = (
+      await t.http
+        .post(
+          `/v1/conversations/${String(chat.headers['x-conversation-id'])}/share`,
+        )
+        .set('Cookie', user.cookie)
+        .expect(201)
+    ).body.shareId as string;
+    for (const colorScheme of ['light', 'dark'] as const) {
+      context = await browser.newContext({
+        viewport: { width: 390, height: 844 },
+        bypassCSP: true,
+        colorScheme,
+      });
+      page = await context.newPage();
+      await step(page, `a11y-markdown-${colorScheme}`, async () => {
+        await page.goto(`${base}/shared/${shareId}`);
+        await page.locator('.markdown .hljs-keyword').first().waitFor();
+        await page.waitForLoadState('networkidle');
+        expect({ colorScheme, findings: await violations(page) }).toEqual({
+          colorScheme,
+          findings: [],
+        });
+      });
+      await context.close();
+    }
+  }, 90_000);
+
   it('can be used by keyboard alone: sign up, then send a chat', async () => {
     context = await browser.newContext({
       viewport: { width: 390, height: 844 },
@@ -221,6 +284,154 @@ describe('the web client’s accessibility (axe-core)', () => {
       ).toContain('hello by keyboard');
     });
   }, 90_000);
+
+  it('has no serious or critical findings in the dark theme (the system’s or chosen), and with the conversation list beside the chat', async () => {
+    const user = await registerVerifiedUser(t.http);
+    const chat = await t.http
+      .post('/v1/chat')
+      .set('Cookie', user.cookie)
+      .send({
+        model: 'local/echo',
+        idempotencyKey: randomUUID(),
+        messages: [
+          {
+            role: 'user',
+            content:
+              'A conversation in the dark\n\nwith `code`, a [link](https://example.com) and a list:\n\n- one\n- two',
+          },
+        ],
+      })
+      .expect(200);
+    const conversationId = String(chat.headers['x-conversation-id']);
+    const answer = (
+      (
+        await t.http
+          .get(`/v1/conversations/${conversationId}`)
+          .set('Cookie', user.cookie)
+          .expect(200)
+      ).body.messages as { id: string; role: string }[]
+    ).find((message) => message.role === 'assistant')!;
+    await t.http
+      .put(`/v1/conversations/${conversationId}/messages/${answer.id}/feedback`)
+      .set('Cookie', user.cookie)
+      .send({ rating: 'down', comment: 'Shown in the dark.' })
+      .expect(200);
+    const conversation = `/conversations/${conversationId}`;
+    const phone = { width: 390, height: 844 };
+    const wide = { width: 1280, height: 800 };
+    const [name, value] = user.cookie.split('=');
+    const background = () =>
+      page.evaluate<string>(
+        'getComputedStyle(document.documentElement).backgroundColor',
+      );
+    const check = async (label: string) =>
+      expect({ label, findings: await violations(page) }).toEqual({
+        label,
+        findings: [],
+      });
+
+    // Signed out, the system dark.
+    context = await browser.newContext({
+      viewport: phone,
+      bypassCSP: true,
+      colorScheme: 'dark',
+    });
+    page = await context.newPage();
+    for (const path of ['/sign-in', '/sign-up']) {
+      await step(page, `a11y-dark${path.replace(/\//g, '-')}`, async () => {
+        await page.goto(`${base}${path}`);
+        await page.getByRole('heading', { level: 1 }).first().waitFor();
+        expect(await background()).toBe('rgb(3, 7, 18)');
+        await check(`dark ${path}`);
+      });
+    }
+    await context.close();
+
+    // Signed in: every screen on a phone in the system's dark; the chat with its list on a wide screen in
+    // both; and the dark theme chosen with the toggle over a light system.
+    for (const run of [
+      {
+        scheme: 'dark' as const,
+        chosen: false,
+        viewport: phone,
+        paths: [
+          '/',
+          conversation,
+          '/conversations',
+          '/files',
+          '/skills',
+          '/organization',
+          '/plans',
+          '/account',
+        ],
+      },
+      {
+        scheme: 'dark' as const,
+        chosen: false,
+        viewport: wide,
+        paths: ['/', conversation],
+      },
+      {
+        scheme: 'light' as const,
+        chosen: false,
+        viewport: wide,
+        paths: [conversation],
+      },
+      {
+        scheme: 'light' as const,
+        chosen: true,
+        viewport: wide,
+        paths: [conversation],
+      },
+    ]) {
+      context = await browser.newContext({
+        viewport: run.viewport,
+        bypassCSP: true,
+        colorScheme: run.scheme,
+      });
+      await context.addCookies([{ name, value, url: base }]);
+      if (run.chosen)
+        await context.addInitScript(
+          "localStorage.setItem('chat.theme', 'dark')",
+        );
+      const dark = run.scheme === 'dark' || run.chosen;
+      page = await context.newPage();
+      for (const path of run.paths) {
+        const label = `${dark ? 'dark' : 'light'}${run.chosen ? ' (chosen)' : ''} ${run.viewport.width}px ${path}`;
+        await step(
+          page,
+          `a11y-theme-${label.replace(/[^a-z0-9]+/gi, '-')}`,
+          async () => {
+            await page.goto(`${base}${path}`);
+            await page.getByRole('button', { name: 'Sign out' }).waitFor();
+            if (path === conversation)
+              await page.getByText('Your comment:').waitFor();
+            if (run.viewport === wide)
+              await page
+                .getByRole('navigation', { name: 'Conversations' })
+                .getByRole('link', { name: 'A conversation in the dark' })
+                .waitFor();
+            await page.waitForLoadState('networkidle');
+            expect(await background()).toBe(
+              dark ? 'rgb(3, 7, 18)' : 'rgb(250, 250, 250)',
+            );
+            await check(label);
+            if (path === '/' && run.viewport === phone) {
+              // The list unfolded on a phone.
+              await page
+                .getByRole('button', { name: 'Your conversations' })
+                .click();
+              await page
+                .getByRole('link', { name: 'A conversation in the dark' })
+                .waitFor();
+              await check(`${label}, the list unfolded`);
+            }
+          },
+        );
+      }
+      await context.close();
+    }
+  }, 180_000);
 });
 
 /** The accessible name of the focused element (its label's text, or its own text for a button). */

@@ -16,6 +16,13 @@ export default defineConfig({
     emptyOutDir: true,
     sourcemap: true,
     target: 'es2022',
+    rolldownOptions: {
+      // TanStack Query marks its modules "use client" (for React Server Components): nothing to keep in a
+      // client-only bundle, so the warning about dropping it is only noise.
+      onwarn(warning, warn) {
+        if (warning.code !== 'MODULE_LEVEL_DIRECTIVE') warn(warning);
+      },
+    },
   },
   oxc: { jsx: { runtime: 'automatic' } },
   server: { port: 5173, proxy: { '/v1': 'http://localhost:3000' } },

@@ -1,12 +1,15 @@
-import { useCallback, useEffect, useState } from 'react';
-import { api, ApiFailure, unwrap, type User } from './api/client';
+import { useEffect, type ReactNode } from 'react';
+import { Route, Switch, useLocation, useRoute } from 'wouter';
+import { api, ApiFailure } from './api/client';
 import { INVITATION_PATH, pendingInvitation } from './invitation';
-import { navigate, usePath } from './navigation';
+import { navigate } from './navigation';
 import { OrgProvider } from './org-context';
+import { returnPath } from './return-path';
 import { AcceptInvitationScreen } from './screens/AcceptInvitationScreen';
 import { AccountScreen } from './screens/AccountScreen';
 import { RouteLink, SignInScreen, SignUpScreen } from './screens/AuthScreens';
 import { ChatScreen } from './screens/ChatScreen';
+import { ConversationSidebar } from './screens/chat/ConversationSidebar';
 import { ConversationsScreen } from './screens/ConversationsScreen';
 import { FilesScreen } from './screens/FilesScreen';
 import { OrganizationScreen } from './screens/OrganizationScreen';
@@ -17,21 +20,10 @@ import {
   VerifyEmailScreen,
 } from './screens/PasswordScreens';
 import { PlansScreen, QuotaBadge } from './screens/PlansScreen';
-import {
-  SharedConversationScreen,
-  sharedIdOf,
-} from './screens/SharedConversationScreen';
+import { SharedConversationScreen } from './screens/SharedConversationScreen';
 import { SkillsScreen } from './screens/SkillsScreen';
-import { returnPath } from './return-path';
-
-/** The signed-in person, or null; undefined while the first GET /v1/auth/me is on its way. */
-export type Session = User | null | undefined;
-
-/** What every signed-in screen gets: the person, and a way to re-read them after a change (plan, email, 2FA). */
-export interface ScreenProps {
-  user: User;
-  refreshUser: () => Promise<void>;
-}
+import { ThemeToggle } from './screens/ThemeToggle';
+import { useSession, type ScreenProps } from './session';
 
 const SECTIONS: { path: string; label: string }[] = [
   { path: '/', label: 'Chat' },
@@ -43,32 +35,15 @@ const SECTIONS: { path: string; label: string }[] = [
   { path: '/account', label: 'Account' },
 ];
 
-export function App() {
-  const path = usePath();
-  const [user, setUser] = useState<Session>(undefined);
-  // Why the last GET /v1/auth/me failed, when it was not a 401: the service or the network is down.
-  const [unreachable, setUnreachable] = useState<string | null>(null);
+/** A shared conversation (public: read signed out too). */
+const SHARED = '/shared/:shareId';
 
-  // Only a 401 means signed out; a 5xx or a network failure says nothing about the session, so the
-  // person stays as they were (signed in, or still loading) and is told the service did not answer.
-  // State is set once the answer is there, never synchronously in the effect that asks.
-  const refreshUser = useCallback(
-    () =>
-      api
-        .GET('/v1/auth/me')
-        .then((result) => {
-          setUser(unwrap(result));
-          setUnreachable(null);
-        })
-        .catch((error: unknown) => {
-          if (error instanceof ApiFailure && error.status === 401) {
-            setUser(null);
-            setUnreachable(null);
-          } else setUnreachable(unreachableReason(error));
-        }),
-    [],
-  );
-  useEffect(() => void refreshUser(), [refreshUser]);
+export function App() {
+  const [path] = useLocation();
+  const { user, failure, refresh, signedOut } = useSession();
+  // Why the last GET /v1/auth/me failed, when it was not a 401: the service or the network is down.
+  const unreachable = failure ? unreachableReason(failure) : null;
+
   // Google and GitHub sign-ins come back to the root: a shared conversation waiting to be continued
   // (return-path.ts) is where the person was going.
   useEffect(() => {
@@ -78,7 +53,7 @@ export function App() {
 
   const signOut = async () => {
     await api.POST('/v1/auth/logout');
-    setUser(null);
+    signedOut();
     navigate('/sign-in');
   };
 
@@ -88,7 +63,7 @@ export function App() {
         <p className="notice notice-error">
           {unreachable} Try again in a moment.
         </p>
-        <button type="button" onClick={() => void refreshUser()}>
+        <button type="button" onClick={() => void refresh()}>
           Try again
         </button>
       </div>
@@ -99,67 +74,173 @@ export function App() {
         Loading…
       </p>
     );
-  // Reachable signed in or not: the links in mails land here.
-  if (path === '/reset-password') return <ResetPasswordScreen />;
-  if (path === '/verify-email')
-    return <VerifyEmailScreen onVerified={refreshUser} />;
-  // An invitation link opened signed out: sign in (or up) first; its token is kept (invitation.ts).
-  if (user === null) {
-    // A shared conversation is public: read signed out, without the app's shell.
-    const shareId = sharedIdOf(path);
-    if (shareId)
-      return (
-        <SharedConversationScreen
-          key={shareId}
-          shareId={shareId}
-          signedIn={false}
-        />
-      );
-    if (path === '/sign-up') return <SignUpScreen onSignedIn={refreshUser} />;
-    if (path === '/forgot-password') return <ForgotPasswordScreen />;
-    return <SignInScreen onSignedIn={refreshUser} />;
-  }
-  const props: ScreenProps = { user, refreshUser };
   return (
-    <OrgProvider key={user.id} userId={user.id}>
-      <div className="shell">
-        <a className="skip-link" href="#content">
-          Skip to content
-        </a>
-        <header className="topbar">
-          <nav aria-label="Main" className="sections">
-            {SECTIONS.map((section) => (
-              <span
-                key={section.path}
-                aria-current={isIn(path, section.path) ? 'page' : undefined}
-              >
-                <RouteLink to={section.path}>{section.label}</RouteLink>
-              </span>
-            ))}
-          </nav>
-          <div className="account-bar">
-            <OrgSwitcher />
-            <QuotaBadge user={user} />
-            <span className="who">{user.email}</span>
-            <button type="button" onClick={() => void signOut()}>
-              Sign out
-            </button>
-          </div>
-        </header>
-        {unreachable && (
-          <p className="notice notice-error" role="alert">
-            {unreachable} You are still signed in.
-          </p>
+    <Switch>
+      {/* Reachable signed in or not: the links in mails land here. */}
+      <Route path="/reset-password">
+        <ResetPasswordScreen />
+      </Route>
+      <Route path="/verify-email">
+        <VerifyEmailScreen onVerified={refresh} />
+      </Route>
+      <Route>
+        {user === null ? (
+          // An invitation link opened signed out: sign in (or up) first; its token is kept (invitation.ts).
+          <Switch>
+            {/* A shared conversation is public: read signed out, without the app's shell. */}
+            <Route path={SHARED}>
+              {({ shareId }) => (
+                <SharedConversationScreen
+                  key={shareId}
+                  shareId={shareId}
+                  signedIn={false}
+                />
+              )}
+            </Route>
+            <Route path="/sign-up">
+              <SignUpScreen onSignedIn={refresh} />
+            </Route>
+            <Route path="/forgot-password">
+              <ForgotPasswordScreen />
+            </Route>
+            <Route>
+              <SignInScreen onSignedIn={refresh} />
+            </Route>
+          </Switch>
+        ) : (
+          <OrgProvider key={user.id} userId={user.id}>
+            <Shell
+              props={{ user, refreshUser: refresh }}
+              path={path}
+              unreachable={unreachable}
+              onSignOut={() => void signOut()}
+            />
+          </OrgProvider>
         )}
-        {pendingInvitation() && path !== INVITATION_PATH ? (
-          <p className="notice notice-info invitation-banner" role="status">
-            An invitation to an organization is waiting for you.{' '}
-            <RouteLink to={INVITATION_PATH}>Open the invitation</RouteLink>
-          </p>
-        ) : null}
-        <main id="content">{screenFor(path, props)}</main>
-      </div>
-    </OrgProvider>
+      </Route>
+    </Switch>
+  );
+}
+
+function Shell({
+  props,
+  path,
+  unreachable,
+  onSignOut,
+}: {
+  props: ScreenProps;
+  path: string;
+  unreachable: string | null;
+  onSignOut: () => void;
+}) {
+  return (
+    <div className="shell">
+      <a className="skip-link" href="#content">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <nav aria-label="Main" className="sections">
+          {SECTIONS.map((section) => (
+            <span
+              key={section.path}
+              aria-current={isIn(path, section.path) ? 'page' : undefined}
+            >
+              <RouteLink to={section.path}>{section.label}</RouteLink>
+            </span>
+          ))}
+        </nav>
+        <div className="account-bar">
+          <OrgSwitcher />
+          <QuotaBadge user={props.user} />
+          <span className="who">{props.user.email}</span>
+          <ThemeToggle />
+          <button type="button" onClick={onSignOut}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      {unreachable && (
+        <p className="notice notice-error" role="alert">
+          {unreachable} You are still signed in.
+        </p>
+      )}
+      {pendingInvitation() && path !== INVITATION_PATH ? (
+        <p className="notice notice-info invitation-banner" role="status">
+          An invitation to an organization is waiting for you.{' '}
+          <RouteLink to={INVITATION_PATH}>Open the invitation</RouteLink>
+        </p>
+      ) : null}
+      <Switch>
+        <Route path={SHARED}>
+          {({ shareId }) => (
+            <Content>
+              <SharedConversationScreen
+                key={shareId}
+                shareId={shareId}
+                signedIn
+              />
+            </Content>
+          )}
+        </Route>
+        <Route path="/conversations">
+          <Content>
+            <ConversationsScreen />
+          </Content>
+        </Route>
+        <Route path="/files/*?">
+          <Content>
+            <FilesScreen />
+          </Content>
+        </Route>
+        <Route path="/skills/*?">
+          <Content>
+            <SkillsScreen {...props} />
+          </Content>
+        </Route>
+        <Route path="/organization/*?">
+          <Content>
+            <OrganizationScreen {...props} />
+          </Content>
+        </Route>
+        <Route path={INVITATION_PATH}>
+          <Content>
+            <AcceptInvitationScreen {...props} />
+          </Content>
+        </Route>
+        <Route path="/plans/*?">
+          <Content>
+            <PlansScreen {...props} />
+          </Content>
+        </Route>
+        <Route path="/account/*?">
+          <Content>
+            <AccountScreen {...props} />
+          </Content>
+        </Route>
+        {/* The chat: /, /conversations/{id}, and the payment providers' /billing/… returns. One element for
+            all of them, so that a new conversation moving to its own address is not drawn again. */}
+        <Route>
+          <ChatLayout {...props} />
+        </Route>
+      </Switch>
+    </div>
+  );
+}
+
+function Content({ children }: { children: ReactNode }) {
+  return <main id="content">{children}</main>;
+}
+
+/** The conversation list beside the chat (folded away on a phone). */
+function ChatLayout(props: ScreenProps) {
+  const [, params] = useRoute('/conversations/:id');
+  return (
+    <div className="workspace">
+      <ConversationSidebar currentId={params?.id} />
+      <main id="content" className="chat-main">
+        <ChatScreen {...props} />
+      </main>
+    </div>
   );
 }
 
@@ -171,26 +252,15 @@ function unreachableReason(error: unknown): string {
   return `The service could not be reached (${detail}).`;
 }
 
+/** Whether `path` is in the main navigation's `section`: a conversation (/conversations/{id}) is the chat's. */
 function isIn(path: string, section: string): boolean {
-  return section === '/'
-    ? path === '/' || path.startsWith('/chat')
-    : path === section || path.startsWith(`${section}/`);
-}
-
-function screenFor(path: string, props: ScreenProps) {
-  const shareId = sharedIdOf(path);
-  if (shareId)
+  const conversation = /^\/conversations\/[^/]+\/?$/.test(path);
+  if (section === '/')
     return (
-      <SharedConversationScreen key={shareId} shareId={shareId} signedIn />
+      path === '/' ||
+      path.startsWith('/chat') ||
+      path.startsWith('/billing/') ||
+      conversation
     );
-  if (path.startsWith('/conversations'))
-    return <ConversationsScreen {...props} />;
-  if (path.startsWith('/files')) return <FilesScreen />;
-  if (path.startsWith('/skills')) return <SkillsScreen {...props} />;
-  if (path.startsWith('/organization'))
-    return <OrganizationScreen {...props} />;
-  if (path === INVITATION_PATH) return <AcceptInvitationScreen {...props} />;
-  if (path.startsWith('/plans')) return <PlansScreen {...props} />;
-  if (path.startsWith('/account')) return <AccountScreen {...props} />;
-  return <ChatScreen {...props} />;
+  return !conversation && (path === section || path.startsWith(`${section}/`));
 }

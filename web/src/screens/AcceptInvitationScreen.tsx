@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, ApiFailure, describeFailure, unwrap } from '../api/client';
 import { ROLE_NAMES, type Organization } from '../api/orgs';
-import type { ScreenProps } from '../App';
+import type { ScreenProps } from '../session';
 import {
   forgetInvitation,
   INVITATION_PATH,

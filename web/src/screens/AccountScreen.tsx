@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import type { ScreenProps } from '../App';
+import type { ScreenProps } from '../session';
 import { DataSection, DeleteSection } from './account/DataSections';
 import { EmailSection } from './account/EmailSection';
 import { PasswordSection } from './account/PasswordSection';

@@ -1,5 +1,6 @@
 import { NEW_PASSWORD_LIMITS } from './NewPasswordInput';
 import { useState } from 'react';
+import { Link } from 'wouter';
 import { api, ApiFailure, describeFailure, unwrap } from '../api/client';
 import { landingPath, pendingInvitation } from '../invitation';
 import { navigate } from '../navigation';
@@ -283,11 +284,10 @@ function CredentialFields(props: {
   );
 }
 
-/** A link that changes the screen without reloading the page (and still works as a plain link). */
+/**
+ * A link that changes the screen without reloading the page (and still works as a plain link: opened in a
+ * new tab with a modifier key or the middle button).
+ */
 export function RouteLink({ to, children }: { to: string; children: string }) {
-  return (
-    <a href={to} onClick={(event) => (event.preventDefault(), navigate(to))}>
-      {children}
-    </a>
-  );
+  return <Link href={to}>{children}</Link>;
 }

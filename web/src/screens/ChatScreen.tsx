@@ -1,222 +1,68 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import {
   useCallback,
   useEffect,
+  useLayoutEffect,
+  useMemo,
   useRef,
   useState,
   type FormEvent,
 } from 'react';
-import {
-  EVENT_STREAM,
-  eventsOrRefusal,
-  type ChatEvent,
-  type ChatRequest,
-  type Usage,
-} from '../api/chat-stream';
-import {
-  api,
-  ApiFailure,
-  describeFailure,
-  failureOf,
-  unwrap,
-  type Plan,
-  type Schemas,
-} from '../api/client';
+import { useLocation, useRoute } from 'wouter';
+import { api, unwrap } from '../api/client';
 import { announceQuotaChanged } from '../api/quota-events';
-import type { Feedback, Share } from '../api/shares';
-import type { ScreenProps } from '../App';
-import { navigate, usePath } from '../navigation';
+import type { Share } from '../api/shares';
+import { navigate } from '../navigation';
 import { useOrgs } from '../org-context';
-import { AnswerFeedback } from './AnswerFeedback';
+import { conversationQuery, modelsOf, queryKeys, usePlans } from '../queries';
+import type { ScreenProps } from '../session';
 import { RouteLink } from './AuthScreens';
-import { FieldErrors, Notice } from './Notice';
 import { ShareControl } from './ShareControl';
+import type { ToolView } from './ToolCalls';
+import { BillingReturn, ChatFailure } from './chat/ChatNotices';
+import { Composer, type Outgoing } from './chat/Composer';
 import {
-  ToolCallList,
-  ToolPicker,
-  withToolEvent,
-  type ToolInfo,
-  type ToolView,
-} from './ToolCalls';
+  answerMessage,
+  exchangesOf,
+  merge,
+  messagesOf,
+  openTurn,
+  type Message,
+  type TurnStart,
+} from './chat/messages';
+import { loadMarkdown } from './chat/AnswerText';
+import { Turn, type TurnActions } from './chat/Turn';
+import { useFollowScroll } from './chat/use-follow-scroll';
+import { useStreamedTurn } from './chat/use-streamed-turn';
 import './chat.css';
 
-type ConversationMessage = Schemas['ConversationMessageDto'];
-type FileItem = Schemas['FileDto'];
-type RegenerateBody = Schemas['RegenerateDto'];
-type EditBody = Schemas['EditMessageDto'];
+/** A query read again now, however recently it was read (after an answer, or a version switch). */
+const freshly = <T extends object>(options: T): T => ({
+  ...options,
+  staleTime: 0,
+});
 
-interface Turn {
-  /** React key: the message id once known, else a local one. */
+/** The answer running now: the messages kept before it, the question it answers (if new), its local key. */
+interface Pending {
   key: string;
-  /** The stored message's id (absent while its answer streams in). */
-  id?: string;
-  role: 'user' | 'assistant';
-  text: string;
-  usage?: Usage;
-  failure?: string;
-  stopped?: boolean;
-  files?: { id: string; name: string }[];
-  /** Ids of the messages following the same parent, this one included (several after a regenerate or an edit). */
-  alternatives?: string[];
-  /** The tools an answer called. */
-  tools?: ToolView[];
-  /** The person's rating of a stored answer. */
-  feedback?: Feedback | null;
-}
-
-/** What starts an answer: a new turn, the last answer again, or a user message replaced. */
-type TurnStart =
-  | { kind: 'chat'; body: ChatRequest }
-  | { kind: 'regenerate'; conversationId: string; body: RegenerateBody }
-  | { kind: 'edit'; conversationId: string; messageId: string; body: EditBody };
-
-/** A refusal before the first byte, with the quota's reset time when the problem names it. */
-class TurnFailure extends ApiFailure {
-  constructor(
-    base: ApiFailure,
-    readonly resetsAt?: string,
-  ) {
-    super(
-      base.status,
-      base.code,
-      base.message,
-      base.fields,
-      base.retryAfterSeconds,
-    );
-  }
-}
-
-/** Any of the three answer routes as server-sent events; a refusal before the first byte is thrown. */
-async function* streamTurn(
-  start: TurnStart,
-  signal: AbortSignal,
-): AsyncGenerator<ChatEvent> {
-  const options = { ...EVENT_STREAM, signal };
-  const result =
-    start.kind === 'chat'
-      ? await api.POST('/v1/chat', { ...options, body: start.body })
-      : start.kind === 'regenerate'
-        ? await api.POST('/v1/conversations/{id}/regenerate', {
-            ...options,
-            params: { path: { id: start.conversationId } },
-            body: start.body,
-          })
-        : await api.POST('/v1/conversations/{id}/messages/{messageId}/edit', {
-            ...options,
-            params: {
-              path: { id: start.conversationId, messageId: start.messageId },
-            },
-            body: start.body,
-          });
-  yield* eventsOrRefusal(result, (problem) => {
-    const resetsAt =
-      typeof problem === 'object' && problem !== null && 'resetsAt' in problem
-        ? String(problem.resetsAt)
-        : undefined;
-    return new TurnFailure(failureOf(result.response, problem), resetsAt);
-  });
+  kept: Message[];
+  question?: Message;
 }
 
 /**
- * What a person reads when an answer could not start: the quota, a rate limit and provider failures in plain
- * words. `orgName`: the organization whose pool was to pay.
- */
-export function describeChatFailure(error: unknown, orgName?: string): string {
-  if (error instanceof ApiFailure) {
-    if (error.code === 'org_plan_required')
-      return `${orgName ?? 'The organization'} has no paid plan, so no credit pool to pay for this: an admin or owner buys seats on its Organization page. Switch to Personal to use your own credits.`;
-    if (error.code === 'quota_exceeded') {
-      const resetsAt =
-        error instanceof TurnFailure && error.resetsAt
-          ? new Date(error.resetsAt)
-          : error.retryAfterSeconds
-            ? new Date(Date.now() + error.retryAfterSeconds * 1000)
-            : undefined;
-      const when =
-        resetsAt && !Number.isNaN(resetsAt.getTime())
-          ? ` They reset at ${resetsAt.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })} (${fromNow(resetsAt)}).`
-          : '';
-      return orgName
-        ? `${orgName}'s credit pool, or your own daily cap in it, is used up for today.${when} An admin can raise your cap or buy more seats.`
-        : `You have used up today's credits.${when} A bigger plan gives more credits per day.`;
-    }
-    if (
-      error.code === 'rate_limited' ||
-      (error.status === 429 && error.retryAfterSeconds)
-    ) {
-      return `Too many requests right now. Try again in ${error.retryAfterSeconds ?? 1} s.`;
-    }
-    if (
-      ['provider_error', 'provider_timeout', 'generation_interrupted'].includes(
-        error.code,
-      )
-    ) {
-      return `${error.message.replace(/\s*Send a new idempotencyKey to try again\.?/, '')} You can send it again.`;
-    }
-  }
-  return describeFailure(error);
-}
-
-function fromNow(date: Date): string {
-  const minutes = Math.max(
-    1,
-    Math.round((date.getTime() - Date.now()) / 60_000),
-  );
-  if (minutes < 60) return `in ${minutes} min`;
-  const hours = Math.floor(minutes / 60);
-  return `in ${hours} h ${minutes % 60} min`;
-}
-
-function turnsOf(messages: ConversationMessage[]): Turn[] {
-  return messages
-    .filter((message) => message.role !== 'system')
-    .map((message) => ({
-      key: message.id,
-      id: message.id,
-      role: message.role as Turn['role'],
-      text: message.content,
-      usage: message.usage ?? undefined,
-      files: message.files.map((file) => ({ id: file.id, name: file.name })),
-      alternatives: message.alternatives,
-      tools: message.toolCalls.map((call) => ({
-        id: call.id,
-        tool: call.tool,
-        arguments: call.arguments,
-        status: call.status,
-        content: call.content,
-      })),
-      feedback: message.feedback,
-    }));
-}
-
-/** The stored turns, keeping what only the stream said (stopped, failed) and the turns not stored. */
-function merge(stored: Turn[], local: Turn[]): Turn[] {
-  const merged = stored.map((turn, index) => {
-    const mine = local[index];
-    if (!mine || mine.role !== turn.role) return turn;
-    return {
-      ...turn,
-      usage: turn.usage ?? mine.usage,
-      stopped: mine.stopped,
-      failure: mine.failure,
-      text: turn.text || mine.text,
-      tools: turn.tools?.length ? turn.tools : mine.tools,
-    };
-  });
-  return [...merged, ...local.slice(stored.length)];
-}
-
-const CONVERSATION_PATH = /^\/conversations\/([^/]+)\/?$/;
-
-/**
- * One conversation: a new one, or an existing one opened at /conversations/{id}. A model picker limited to
- * the plan's models, files to attach, the answer streaming in, stop, usage, regenerate and edit.
+ * One conversation: a new one at /, or an existing one at /conversations/{id} (a new one moves there as soon
+ * as the stream names it, without starting over). A model picker limited to the plan's models, files to
+ * attach, the answer streaming in (the page follows it unless the person scrolled up), stop, usage,
+ * regenerate, edit and versions.
  */
 export function ChatScreen({ user, refreshUser }: ScreenProps) {
-  const path = usePath();
+  const [path] = useLocation();
+  const [, params] = useRoute('/conversations/:id');
+  const routeId = params?.id;
+  const queryClient = useQueryClient();
   // With an organization chosen, its pool pays for new messages and its plan decides the models.
   const { current: org, ready: orgsReady } = useOrgs();
   const planCode = org ? org.plan.code : user.plan.code;
-  const routeId = CONVERSATION_PATH.exec(path)?.[1];
   // The payment providers send the person back to /billing/success or /billing/canceled (shown here, the default screen).
   const billingReturn =
     path === '/billing/success'
@@ -224,75 +70,81 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
       : path === '/billing/canceled'
         ? 'canceled'
         : null;
-  const [models, setModels] = useState<Plan['models']>([]);
-  const [model, setModel] = useState('');
-  const [turns, setTurns] = useState<Turn[]>([]);
-  const [draft, setDraft] = useState('');
-  const [conversationId, setConversationId] = useState<string | undefined>(
-    routeId,
-  );
-  const [title, setTitle] = useState<string | undefined>();
-  const [share, setShare] = useState<Share | null>(null);
-  const [loading, setLoading] = useState(Boolean(routeId));
-  const [error, setError] = useState<unknown>(null);
-  const running = useRef<{ key: string; abort: AbortController } | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [files, setFiles] = useState<FileItem[] | null>(null);
-  const [attached, setAttached] = useState<string[]>([]);
-  const [editing, setEditing] = useState<{ key: string; text: string } | null>(
-    null,
-  );
-  const [tools, setTools] = useState<ToolInfo[] | null>(null);
-  const [toolIds, setToolIds] = useState<string[]>([]);
 
-  useEffect(() => {
-    void api
-      .GET('/v1/tools')
-      .then((result) => setTools(unwrap(result).data))
-      .catch(setError);
-  }, []);
+  const plans = usePlans();
+  const models = orgsReady ? modelsOf(plans.data, planCode) : [];
+  const [chosenModel, setModel] = useState('');
+  // The model chosen while the plan offers it, else the plan's first.
+  const model = models.some((option) => option.id === chosenModel)
+    ? chosenModel
+    : (models[0]?.id ?? '');
+
+  const [conversationId, setConversationId] = useState(routeId);
+  const [error, setError] = useState<unknown>(null);
+  const [pending, setPending] = useState<Pending | null>(null);
+  /** What only this page knows of the messages (stopped, failed, not stored), laid over the stored ones. */
+  const [local, setLocal] = useState<Message[] | null>(null);
+  const [editing, setEditing] = useState<TurnActions['editing']>(null);
+  const [toolIds, setToolIds] = useState<string[]>([]);
+  const turn = useStreamedTurn();
   const offered = toolIds.length ? { tools: toolIds } : {};
 
+  // Another conversation in the address (the list, New chat, back): this one is left as it is. Its own id,
+  // put in the address once the stream named it, is not another one.
+  const [shownRoute, setShownRoute] = useState(routeId);
+  const [visit, setVisit] = useState(0);
+  if (routeId !== shownRoute) {
+    setShownRoute(routeId);
+    if (routeId !== conversationId) {
+      setConversationId(routeId);
+      setPending(null);
+      setLocal(null);
+      setError(null);
+      setEditing(null);
+      setVisit((current) => current + 1);
+    }
+  }
+  // The answer streaming into the conversation left is no longer read; the next one starts at the top.
+  const currentVisit = useRef(visit);
+  const { cancel } = turn;
+  useLayoutEffect(() => {
+    currentVisit.current = visit;
+    if (visit > 0) window.scrollTo(0, 0);
+    return cancel;
+  }, [visit, cancel]);
+  // A new conversation gets its own address as soon as the stream names it.
   useEffect(() => {
-    if (!orgsReady) return;
-    void (async () => {
-      try {
-        const plans = unwrap(await api.GET('/v1/plans')).data;
-        const mine = plans.find((plan) => plan.code === planCode)?.models ?? [];
-        setModels(mine);
-        setModel((current) =>
-          current && mine.some((option) => option.id === current)
-            ? current
-            : mine[0]?.id || '',
-        );
-      } catch (failure) {
-        setError(failure);
-      }
-    })();
-  }, [planCode, orgsReady]);
+    if (conversationId && !routeId)
+      navigate(`/conversations/${conversationId}`, { replace: true });
+  }, [conversationId, routeId]);
 
-  const load = useCallback(async (id: string, local?: Turn[]) => {
-    const conversation = unwrap(
-      await api.GET('/v1/conversations/{id}', { params: { path: { id } } }),
-    );
-    setTitle(conversation.title);
-    setShare(conversation.share);
-    const stored = turnsOf(conversation.messages);
-    setTurns(local ? merge(stored, local) : stored);
-  }, []);
+  const conversation = useQuery({
+    ...conversationQuery(conversationId ?? ''),
+    enabled: Boolean(conversationId) && !pending,
+  });
+  const stored = useMemo(
+    () => (conversation.data ? messagesOf(conversation.data.messages) : []),
+    [conversation.data],
+  );
+  const messages: Message[] = pending
+    ? [
+        ...pending.kept,
+        ...(pending.question ? [pending.question] : []),
+        ...(turn.answer ? [answerMessage(pending.key, turn.answer)] : []),
+      ]
+    : local
+      ? merge(stored, local)
+      : stored;
+  const title = conversation.data?.title;
+  const share = conversation.data?.share ?? null;
+  const busy = pending !== null;
+  const streaming = busy && turn.streaming;
 
-  useEffect(() => {
-    if (!routeId) return;
-    void (async () => {
-      try {
-        await load(routeId);
-      } catch (failure) {
-        setError(failure);
-      } finally {
-        setLoading(false);
-      }
-    })();
-  }, [routeId, load]);
+  const list = useRef<HTMLOListElement>(null);
+  const follow = useFollowScroll(list, streaming);
+
+  // The Markdown renderer's chunk is fetched while the conversation loads.
+  useEffect(() => void loadMarkdown(), []);
 
   useEffect(() => {
     if (billingReturn !== 'success') return;
@@ -304,106 +156,54 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
     return () => clearTimeout(timer);
   }, [billingReturn, refreshUser]);
 
-  const loadFiles = useCallback(
-    () =>
-      api
-        .GET('/v1/files', { params: { query: { limit: 100 } } })
-        .then((result) => setFiles(unwrap(result).data))
-        .catch(setError),
-    [],
-  );
-  useEffect(() => void loadFiles(), [loadFiles]);
-  const readyFiles = (files ?? []).filter(
-    (file) => file.text.status === 'ready',
-  );
-
   /**
-   * Streams one answer after `kept` (+ the new user turn). Answers false when it could not start (the
-   * earlier turns are back and the failure is shown).
+   * Streams one answer after `kept` (+ the new question). Answers false when it could not start: the earlier
+   * messages are back and the failure is shown (unless the person moved to another conversation meanwhile).
    */
   const run = async (
-    start: (idempotencyKey: string) => TurnStart,
-    kept: Turn[],
-    userTurn?: Turn,
+    request: (idempotencyKey: string) => TurnStart,
+    kept: Message[],
+    question?: Message,
   ): Promise<boolean> => {
-    const key = crypto.randomUUID();
-    const abort = new AbortController();
-    running.current = { key, abort };
-    const previous = turns;
-    let local: Turn[] = [
-      ...kept,
-      ...(userTurn ? [userTurn] : []),
-      { key: `local-${key}`, role: 'assistant', text: '' },
-    ];
-    const update = (change: (turn: Turn) => Turn) => {
-      local = [...local.slice(0, -1), change(local[local.length - 1])];
-      setTurns(local);
-    };
-    setTurns(local);
-    setBusy(true);
+    const visitAtStart = currentVisit.current;
+    const key = `local-${crypto.randomUUID()}`;
+    setPending({ key, kept, question });
     setError(null);
-    let id = conversationId;
-    let started = false;
-    try {
-      for await (const chatEvent of streamTurn(start(key), abort.signal)) {
-        started = true;
-        if (chatEvent.type === 'meta') {
-          id = chatEvent.conversationId;
-          setConversationId(id);
-        } else if (chatEvent.type === 'delta')
-          update((turn) => ({ ...turn, text: turn.text + chatEvent.text }));
-        else if (
-          chatEvent.type === 'tool_call' ||
-          chatEvent.type === 'tool_approval' ||
-          chatEvent.type === 'tool_result'
-        )
-          update((turn) => ({
-            ...turn,
-            tools: withToolEvent(turn.tools ?? [], chatEvent),
-          }));
-        else if (chatEvent.type === 'usage')
-          update((turn) => ({ ...turn, usage: chatEvent.usage }));
-        else if (chatEvent.type === 'error')
-          update((turn) => ({ ...turn, failure: chatEvent.message }));
-        else if (chatEvent.type === 'done' && chatEvent.status === 'stopped')
-          update((turn) => ({ ...turn, stopped: true }));
-      }
-    } catch (failure) {
-      if (!abort.signal.aborted) {
-        if (!started) setTurns(previous);
-        else
-          update((turn) => ({
-            ...turn,
-            failure: describeChatFailure(failure, org?.name),
-          }));
-        if (!started) setError(failure);
-      }
-    } finally {
-      running.current = null;
+    follow.jump();
+    const outcome = await turn.start(openTurn(request), {
+      onMeta: setConversationId,
+      orgName: org?.name,
+    });
+    if (outcome.canceled || currentVisit.current !== visitAtStart) return true;
+    if (!outcome.started) {
+      setPending(null);
+      setError(outcome.error);
+      return false;
     }
-    announceQuotaChanged();
-    if (started && id) {
+    // Its title is in the list once the first answer ends; every answer moves its conversation up.
+    void queryClient.invalidateQueries({
+      queryKey: queryKeys.conversationLists,
+    });
+    const id = outcome.conversationId ?? conversationId;
+    if (id) {
       try {
-        await load(id, local);
+        await queryClient.fetchQuery(freshly(conversationQuery(id)));
       } catch {
-        // The answer is on screen; the ids for edit come with the next successful load.
+        // The answer is on screen; the ids for edit come with the next successful read.
       }
     }
-    setBusy(false);
-    return started;
+    if (currentVisit.current !== visitAtStart) return true;
+    setLocal([
+      ...kept,
+      ...(question ? [question] : []),
+      answerMessage(key, outcome.answer),
+    ]);
+    setPending(null);
+    return true;
   };
 
-  const send = async (event: FormEvent) => {
-    event.preventDefault();
-    const content = draft.trim();
-    if (!content || busy) return;
-    const fileIds = attached;
-    const names = readyFiles
-      .filter((file) => fileIds.includes(file.id))
-      .map((file) => ({ id: file.id, name: file.name }));
-    setDraft('');
-    setAttached([]);
-    const ok = await run(
+  const send = ({ content, files }: Outgoing) =>
+    run(
       (idempotencyKey) => ({
         kind: 'chat',
         body: {
@@ -411,24 +211,19 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
           idempotencyKey,
           conversationId,
           messages: [{ role: 'user', content }],
-          ...(fileIds.length ? { fileIds } : {}),
+          ...(files.length ? { fileIds: files.map((file) => file.id) } : {}),
           ...offered,
           ...(org ? { organizationId: org.id } : {}),
         },
       }),
-      turns,
+      messages,
       {
         key: `local-user-${crypto.randomUUID()}`,
         role: 'user',
         text: content,
-        files: names,
+        files,
       },
     );
-    if (!ok) {
-      setDraft((current) => current || content);
-      setAttached((current) => (current.length ? current : fileIds));
-    }
-  };
 
   const regenerate = (index: number) => {
     if (!conversationId || busy) return;
@@ -444,17 +239,17 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
           ...(org ? { organizationId: org.id } : {}),
         },
       }),
-      turns.slice(0, index),
+      messages.slice(0, index),
     );
   };
 
   const saveEdit = (event: FormEvent, index: number) => {
     event.preventDefault();
-    const turn = turns[index];
+    const message = messages[index];
     const content = editing?.text.trim() ?? '';
-    if (!conversationId || !turn?.id || !content || busy) return;
+    if (!conversationId || !message?.id || !content || busy) return;
     const id = conversationId;
-    const messageId = turn.id;
+    const messageId = message.id;
     setEditing(null);
     void run(
       (idempotencyKey) => ({
@@ -469,12 +264,12 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
           ...(org ? { organizationId: org.id } : {}),
         },
       }),
-      turns.slice(0, index),
+      messages.slice(0, index),
       {
         key: `local-user-${crypto.randomUUID()}`,
         role: 'user',
         text: content,
-        files: turn.files,
+        files: message.files,
       },
     );
   };
@@ -490,51 +285,24 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
           body: { currentMessageId: messageId },
         }),
       );
-      await load(conversationId);
+      await queryClient.fetchQuery(freshly(conversationQuery(conversationId)));
+      setLocal(null);
     } catch (failure) {
       setError(failure);
     }
   };
 
-  /** Approves or denies a call the running answer waits on; the answer goes on by itself. */
-  const decide = async (call: ToolView, decision: 'approve' | 'deny') => {
-    if (!call.approval) return;
-    const approvalId = call.approval.approvalId;
-    try {
-      unwrap(
-        await api.POST('/v1/chat/approvals/{approvalId}', {
-          params: { path: { approvalId } },
-          body: { decision },
-        }),
-      );
-      setTurns((current) =>
-        current.map((turn) => ({
-          ...turn,
-          tools: turn.tools?.map((tool) =>
-            tool.approval?.approvalId === approvalId
-              ? { ...tool, approval: { ...tool.approval, decided: decision } }
-              : tool,
-          ),
-        })),
-      );
-    } catch (failure) {
-      setError(failure);
-    }
-  };
+  const decide = (call: ToolView, decision: 'approve' | 'deny') =>
+    turn.decide(call, decision).catch(setError);
 
-  /** Stops the generation on whichever instance runs it; the stream then ends with what was written. */
-  const stop = async () => {
-    const current = running.current;
-    if (!current) return;
-    try {
-      unwrap(
-        await api.POST('/v1/chat/stop', {
-          body: { idempotencyKey: current.key },
-        }),
-      );
-    } catch (failure) {
-      setError(failure);
-    }
+  const stop = () => void turn.stop().catch(setError);
+
+  const setShare = (next: Share | null) => {
+    if (!conversationId) return;
+    queryClient.setQueryData(
+      queryKeys.conversation(conversationId),
+      (current) => (current ? { ...current, share: next } : current),
+    );
   };
 
   const startNew = () => {
@@ -542,32 +310,36 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
       navigate('/');
       return;
     }
-    setTurns([]);
     setConversationId(undefined);
-    setTitle(undefined);
-    setShare(null);
+    setLocal(null);
     setError(null);
   };
 
-  const lastAssistant = turns.map((turn) => turn.role).lastIndexOf('assistant');
+  const onComposerError = useCallback((failure: unknown) => {
+    setError(failure);
+  }, []);
+
+  const lastAnswer = messages
+    .map((message) => message.role)
+    .lastIndexOf('assistant');
+  const actions: TurnActions = {
+    editing,
+    setEditing,
+    saveEdit,
+    regenerate,
+    switchTo: (messageId) => void switchTo(messageId),
+    decide,
+  };
+  const shownError = error ?? conversation.error ?? plans.error;
+  const loading =
+    Boolean(conversationId) && conversation.isPending && !pending && !local;
 
   return (
     <section className="chat" aria-labelledby="chat-title">
       <h1 id="chat-title" className={title ? 'chat-title' : 'visually-hidden'}>
         {title ?? 'Chat'}
       </h1>
-      {billingReturn === 'success' ? (
-        <Notice kind="info">
-          Thank you: the payment is being confirmed, and your new plan applies
-          as soon as the provider tells us.{' '}
-          <RouteLink to="/plans">See your plan</RouteLink>
-        </Notice>
-      ) : billingReturn === 'canceled' ? (
-        <Notice kind="info">
-          The checkout was canceled and nothing was charged.{' '}
-          <RouteLink to="/plans">Back to the plans</RouteLink>
-        </Notice>
-      ) : null}
+      {billingReturn ? <BillingReturn outcome={billingReturn} /> : null}
       <div className="chat-controls">
         <label>
           Model
@@ -607,232 +379,43 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
         />
       ) : null}
       {loading ? <p role="status">Loading the conversation…</p> : null}
-      <ol className="turns" aria-live="polite" aria-label="Conversation">
-        {turns.map((turn, index) => {
-          const versions =
-            turn.alternatives && turn.alternatives.length > 1 && turn.id
-              ? turn.alternatives
-              : null;
-          const position = versions ? versions.indexOf(turn.id!) : -1;
-          const isEditing = editing?.key === turn.key;
-          return (
-            <li key={turn.key} className={`turn turn-${turn.role}`}>
-              <span className="role">
-                {turn.role === 'user' ? 'You' : 'Assistant'}
-              </span>
-              <ToolCallList tools={turn.tools ?? []} onDecide={decide} />
-              {isEditing ? (
-                <form
-                  className="edit-form"
-                  onSubmit={(event) => saveEdit(event, index)}
-                >
-                  <label>
-                    Edited message
-                    <textarea
-                      rows={3}
-                      value={editing.text}
-                      onChange={(event) =>
-                        setEditing({ key: turn.key, text: event.target.value })
-                      }
-                      required
-                    />
-                  </label>
-                  <div className="turn-actions">
-                    <button
-                      type="submit"
-                      disabled={busy || !editing.text.trim()}
-                    >
-                      Save and send
-                    </button>
-                    <button
-                      type="button"
-                      className="secondary"
-                      onClick={() => setEditing(null)}
-                    >
-                      Cancel
-                    </button>
-                  </div>
-                </form>
-              ) : (
-                <div className="text">
-                  {turn.text ||
-                    (turn.role === 'assistant' &&
-                    busy &&
-                    index === turns.length - 1
-                      ? '…'
-                      : '')}
-                </div>
-              )}
-              {turn.files?.length ? (
-                <p className="meta attached-files">
-                  Attached: {turn.files.map((file) => file.name).join(', ')}
-                </p>
-              ) : null}
-              {turn.failure ? (
-                <Notice kind="error">{turn.failure}</Notice>
-              ) : null}
-              {turn.stopped ? <p className="meta">Stopped.</p> : null}
-              {turn.usage ? (
-                <p className="meta usage">
-                  {turn.usage.inputTokens} tokens in · {turn.usage.outputTokens}{' '}
-                  out · {turn.usage.credits} credits
-                </p>
-              ) : null}
-              {turn.role === 'assistant' && turn.id && conversationId ? (
-                <AnswerFeedback
-                  key={turn.id}
-                  conversationId={conversationId}
-                  messageId={turn.id}
-                  initial={turn.feedback ?? null}
-                />
-              ) : null}
-              {!isEditing && !busy && conversationId ? (
-                <div className="turn-actions">
-                  {versions && position !== -1 ? (
-                    <span className="versions">
-                      <button
-                        type="button"
-                        className="secondary"
-                        aria-label="Previous version"
-                        disabled={position === 0}
-                        onClick={() => void switchTo(versions[position - 1])}
-                      >
-                        ‹
-                      </button>
-                      <span className="meta">
-                        Version {position + 1} of {versions.length}
-                      </span>
-                      <button
-                        type="button"
-                        className="secondary"
-                        aria-label="Next version"
-                        disabled={position === versions.length - 1}
-                        onClick={() => void switchTo(versions[position + 1])}
-                      >
-                        ›
-                      </button>
-                    </span>
-                  ) : null}
-                  {turn.role === 'user' && turn.id ? (
-                    <button
-                      type="button"
-                      className="secondary"
-                      onClick={() =>
-                        setEditing({ key: turn.key, text: turn.text })
-                      }
-                    >
-                      Edit
-                    </button>
-                  ) : null}
-                  {turn.role === 'assistant' && index === lastAssistant ? (
-                    <button
-                      type="button"
-                      className="secondary"
-                      onClick={() => regenerate(index)}
-                    >
-                      Regenerate
-                    </button>
-                  ) : null}
-                </div>
-              ) : null}
-            </li>
-          );
-        })}
+      <ol
+        ref={list}
+        className="turns"
+        aria-live="polite"
+        aria-label="Conversation"
+      >
+        {exchangesOf(messages).map((exchange) => (
+          <Turn
+            key={(exchange.question ?? exchange.answer)!.message.key}
+            exchange={exchange}
+            conversationId={conversationId}
+            busy={busy}
+            streaming={
+              streaming && exchange.answer?.message.key === pending?.key
+            }
+            lastAnswerIndex={lastAnswer}
+            actions={actions}
+          />
+        ))}
       </ol>
-      {error ? (
-        <Notice kind="error">
-          {describeChatFailure(error, org?.name)}
-          {error instanceof ApiFailure && error.code === 'org_plan_required' ? (
-            <>
-              {' '}
-              <RouteLink to="/organization">Open the organization</RouteLink>
-            </>
-          ) : null}
-          {error instanceof ApiFailure &&
-          error.code === 'quota_exceeded' &&
-          !org ? (
-            <>
-              {' '}
-              <RouteLink to="/plans">See the plans</RouteLink>
-            </>
-          ) : null}
-        </Notice>
+      {streaming && !follow.following ? (
+        <button type="button" className="jump-latest" onClick={follow.jump}>
+          Jump to latest
+        </button>
       ) : null}
-      {error instanceof ApiFailure ? (
-        <FieldErrors fields={error.fields} />
+      {shownError ? (
+        <ChatFailure error={shownError} orgName={org?.name} />
       ) : null}
-      <form className="composer" onSubmit={(event) => void send(event)}>
-        <label className="visually-hidden" htmlFor="message">
-          Message
-        </label>
-        <textarea
-          id="message"
-          name="message"
-          rows={3}
-          value={draft}
-          onChange={(event) => setDraft(event.target.value)}
-          placeholder="Write a message"
-          required
-        />
-        {busy ? (
-          <button type="button" onClick={() => void stop()}>
-            Stop
-          </button>
-        ) : (
-          <button type="submit" disabled={!model}>
-            Send
-          </button>
-        )}
-        <details
-          className="attach"
-          onToggle={(event) =>
-            event.currentTarget.open ? void loadFiles() : undefined
-          }
-        >
-          <summary>
-            Attach files
-            {attached.length ? ` (${attached.length} selected)` : ''}
-          </summary>
-          <fieldset>
-            <legend className="visually-hidden">Attach files</legend>
-            {files === null ? (
-              <p className="meta">Loading your files…</p>
-            ) : readyFiles.length === 0 ? (
-              <p className="meta">
-                No file with its text ready.{' '}
-                <RouteLink to="/files">Upload one in Files</RouteLink>.
-              </p>
-            ) : (
-              readyFiles.map((file) => (
-                <label key={file.id} className="check">
-                  <input
-                    type="checkbox"
-                    checked={attached.includes(file.id)}
-                    disabled={
-                      busy ||
-                      (!attached.includes(file.id) && attached.length >= 10)
-                    }
-                    onChange={(event) =>
-                      setAttached((current) =>
-                        event.target.checked
-                          ? [...current, file.id]
-                          : current.filter((id) => id !== file.id),
-                      )
-                    }
-                  />
-                  {file.name}
-                </label>
-              ))
-            )}
-          </fieldset>
-        </details>
-        <ToolPicker
-          available={tools}
-          selected={toolIds}
-          onChange={setToolIds}
-          disabled={busy}
-        />
-      </form>
+      <Composer
+        busy={busy}
+        canSend={Boolean(model)}
+        onSend={send}
+        onStop={stop}
+        onError={onComposerError}
+        toolIds={toolIds}
+        onToolsChange={setToolIds}
+      />
     </section>
   );
 }

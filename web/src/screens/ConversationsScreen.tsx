@@ -1,11 +1,6 @@
-import {
-  useCallback,
-  useEffect,
-  useRef,
-  useState,
-  type FormEvent,
-  type MouseEvent,
-} from 'react';
+import { useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState, type FormEvent } from 'react';
+import { Link } from 'wouter';
 import {
   api,
   ApiFailure,
@@ -13,108 +8,29 @@ import {
   unwrap,
   type Schemas,
 } from '../api/client';
-import type { ScreenProps } from '../App';
-import { navigate, usePath } from '../navigation';
-import { ChatScreen } from './ChatScreen';
+import { conversationsOf, queryKeys, useConversationList } from '../queries';
 import { FieldErrors, Notice } from './Notice';
 import './chat.css';
 
 type Summary = Schemas['ConversationSummaryDto'];
 
-const PAGE_SIZE = 20;
-
-/** /conversations: the list (search, archived, rename, archive, delete); /conversations/{id}: that conversation. */
-export function ConversationsScreen(props: ScreenProps) {
-  const path = usePath();
-  const id = /^\/conversations\/([^/]+)\/?$/.exec(path)?.[1];
-  if (id) return <ChatScreen key={id} {...props} />;
-  return <ConversationList />;
-}
-
-function ConversationList() {
+/**
+ * /conversations: every conversation, to find (search, archived) and to rename, archive or delete. Each
+ * opens at /conversations/{id}, the chat.
+ */
+export function ConversationsScreen() {
   const [query, setQuery] = useState('');
   const [search, setSearch] = useState('');
   const [archived, setArchived] = useState(false);
-  const [items, setItems] = useState<Summary[] | null>(null);
-  const [nextCursor, setNextCursor] = useState<string | null>(null);
-  const [loadingMore, setLoadingMore] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const [status, setStatus] = useState<string | null>(null);
-  /** Answers of an older search arriving late are dropped. */
-  const generation = useRef(0);
-
-  // A new search (or the archived switch) starts without the last one's failure: adjusted while rendering.
-  const [listed, setListed] = useState({ search, archived });
-  if (listed.search !== search || listed.archived !== archived) {
-    setListed({ search, archived });
-    setError(null);
-  }
+  const list = useConversationList(search, archived);
+  const items = list.data ? conversationsOf(list.data) : null;
 
   // The search runs a moment after typing stops.
   useEffect(() => {
     const timer = setTimeout(() => setSearch(query.trim()), 300);
     return () => clearTimeout(timer);
   }, [query]);
-
-  const fetchPage = useCallback(
-    (cursor?: string) =>
-      api.GET('/v1/conversations', {
-        params: {
-          query: {
-            limit: PAGE_SIZE,
-            ...(cursor ? { cursor } : {}),
-            ...(search ? { q: search } : {}),
-            ...(archived ? { archived: true } : {}),
-          },
-        },
-      }),
-    [search, archived],
-  );
-
-  useEffect(() => {
-    const mine = ++generation.current;
-    void (async () => {
-      try {
-        const page = unwrap(await fetchPage());
-        if (mine !== generation.current) return;
-        setItems(page.data);
-        setNextCursor(page.nextCursor);
-      } catch (failure) {
-        if (mine === generation.current) setError(failure);
-      }
-    })();
-  }, [fetchPage]);
-
-  const loadMore = async () => {
-    if (!nextCursor) return;
-    const mine = generation.current;
-    setLoadingMore(true);
-    try {
-      const page = unwrap(await fetchPage(nextCursor));
-      if (mine !== generation.current) return;
-      setItems((current) => {
-        const seen = new Set((current ?? []).map((item) => item.id));
-        return [
-          ...(current ?? []),
-          ...page.data.filter((item) => !seen.has(item.id)),
-        ];
-      });
-      setNextCursor(page.nextCursor);
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setLoadingMore(false);
-    }
-  };
-
-  const replace = (updated: Summary) =>
-    setItems((current) =>
-      (current ?? []).map((item) =>
-        item.id === updated.id ? { ...item, ...updated } : item,
-      ),
-    );
-  const remove = (id: string) =>
-    setItems((current) => (current ?? []).filter((item) => item.id !== id));
 
   return (
     <section className="conversations" aria-labelledby="conversations-title">
@@ -144,11 +60,13 @@ function ConversationList() {
         </label>
       </form>
       {status ? <Notice kind="info">{status}</Notice> : null}
-      {error ? <Notice kind="error">{describeFailure(error)}</Notice> : null}
-      {items === null && !error ? (
+      {list.error ? (
+        <Notice kind="error">{describeFailure(list.error)}</Notice>
+      ) : null}
+      {items === null && !list.error ? (
         <p role="status">Loading conversations…</p>
       ) : null}
-      {items !== null && items.length === 0 ? (
+      {items !== null && items.length === 0 && !list.isPlaceholderData ? (
         <p className="empty">
           {search
             ? 'No conversation matches this search.'
@@ -163,23 +81,17 @@ function ConversationList() {
           aria-label={archived ? 'Archived conversations' : 'Conversations'}
         >
           {items.map((item) => (
-            <ConversationItem
-              key={item.id}
-              item={item}
-              onChanged={replace}
-              onGone={remove}
-              onStatus={setStatus}
-            />
+            <ConversationItem key={item.id} item={item} onStatus={setStatus} />
           ))}
         </ul>
       ) : null}
-      {nextCursor ? (
+      {list.hasNextPage ? (
         <button
           type="button"
-          onClick={() => void loadMore()}
-          disabled={loadingMore}
+          onClick={() => void list.fetchNextPage()}
+          disabled={list.isFetchingNextPage}
         >
-          {loadingMore ? 'Loading…' : 'Load more'}
+          {list.isFetchingNextPage ? 'Loading…' : 'Load more'}
         </button>
       ) : null}
     </section>
@@ -188,13 +100,9 @@ function ConversationList() {
 
 function ConversationItem({
   item,
-  onChanged,
-  onGone,
   onStatus,
 }: {
   item: Summary;
-  onChanged: (item: Summary) => void;
-  onGone: (id: string) => void;
   onStatus: (text: string | null) => void;
 }) {
   const [mode, setMode] = useState<'view' | 'rename' | 'delete'>('view');
@@ -202,6 +110,25 @@ function ConversationItem({
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const href = `/conversations/${item.id}`;
+
+  const queryClient = useQueryClient();
+  /** Every cached list shows the change at once (this one, the chat's sidebar), then is read again. */
+  const changed = async (update: (items: Summary[]) => Summary[]) => {
+    queryClient.setQueriesData<{ pages: { data: Summary[] }[] }>(
+      { queryKey: queryKeys.conversationLists },
+      (data) =>
+        data && {
+          ...data,
+          pages: data.pages.map((page) => ({
+            ...page,
+            data: update(page.data),
+          })),
+        },
+    );
+    await queryClient.invalidateQueries({
+      queryKey: queryKeys.conversationLists,
+    });
+  };
 
   const act = async (work: () => Promise<void>) => {
     setBusy(true);
@@ -226,20 +153,27 @@ function ConversationItem({
     event.preventDefault();
     void act(async () => {
       const updated = unwrap(await patch({ title: title.trim() }));
-      onChanged({ ...item, title: updated.title });
       setMode('view');
+      void queryClient.invalidateQueries({
+        queryKey: queryKeys.conversation(item.id),
+      });
+      await changed((items) =>
+        items.map((other) =>
+          other.id === item.id ? { ...other, title: updated.title } : other,
+        ),
+      );
     });
   };
 
   const toggleArchived = () =>
     void act(async () => {
       unwrap(await patch({ archived: !item.archived }));
-      onGone(item.id);
       onStatus(
         item.archived
           ? `“${item.title}” is back in your conversations.`
           : `“${item.title}” archived. Tick “Show archived” to see it.`,
       );
+      await changed((items) => items.filter((other) => other.id !== item.id));
     });
 
   const remove = () =>
@@ -249,16 +183,10 @@ function ConversationItem({
           params: { path: { id: item.id } },
         }),
       );
-      onGone(item.id);
       onStatus(`“${item.title}” deleted.`);
+      queryClient.removeQueries({ queryKey: queryKeys.conversation(item.id) });
+      await changed((items) => items.filter((other) => other.id !== item.id));
     });
-
-  const open = (event: MouseEvent<HTMLAnchorElement>) => {
-    if (event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0)
-      return;
-    event.preventDefault();
-    navigate(href);
-  };
 
   return (
     <li className="conversation-item">
@@ -293,9 +221,9 @@ function ConversationItem({
         </form>
       ) : (
         <>
-          <a className="conversation-link" href={href} onClick={open}>
+          <Link className="conversation-link" href={href}>
             {item.title}
-          </a>
+          </Link>
           <span className="meta">
             Last activity{' '}
             <time dateTime={item.updatedAt}>

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { api, unwrap, type User } from '../api/client';
 import { canManage, ROLE_NAMES, type Organization } from '../api/orgs';
-import type { ScreenProps } from '../App';
+import type { ScreenProps } from '../session';
 import { useOrgs } from '../org-context';
 import { Notice } from './Notice';
 import { ErrorNotice, Section } from './account/section';

@@ -8,8 +8,9 @@ import {
   type User,
 } from '../api/client';
 import { onQuotaChanged } from '../api/quota-events';
+import { usePlans } from '../queries';
 import { useOrgs } from '../org-context';
-import type { ScreenProps } from '../App';
+import type { ScreenProps } from '../session';
 import { Notice } from './Notice';
 import './plans.css';
 
@@ -69,9 +70,11 @@ function subscriptionLine(subscription: Subscription): string {
 
 /** The plans with their prices, credits and models, the current one marked, and checkout through Stripe or Paddle. */
 export function PlansScreen({ user }: ScreenProps) {
-  const [plans, setPlans] = useState<Plan[] | null>(null);
+  const catalogue = usePlans();
+  const plans = catalogue.data ?? null;
   const [subscription, setSubscription] = useState<Subscription | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const [subscriptionError, setError] = useState<unknown>(null);
+  const error = catalogue.error ?? subscriptionError;
   const [checkout, setCheckout] = useState<{
     planId: string;
     provider: Provider;
@@ -82,18 +85,10 @@ export function PlansScreen({ user }: ScreenProps) {
   } | null>(null);
 
   useEffect(() => {
-    void (async () => {
-      try {
-        const [planList, current] = await Promise.all([
-          api.GET('/v1/plans'),
-          api.GET('/v1/billing/subscription'),
-        ]);
-        setPlans(unwrap(planList).data);
-        setSubscription(unwrap(current));
-      } catch (failure) {
-        setError(failure);
-      }
-    })();
+    void api
+      .GET('/v1/billing/subscription')
+      .then((result) => setSubscription(unwrap(result)))
+      .catch(setError);
   }, []);
 
   const startCheckout = async (planId: string, provider: Provider) => {

@@ -6,9 +6,11 @@ import {
   type SharedConversation,
   type SharedMessage,
 } from '../api/shares';
+import { PlainText } from '../markdown/PlainText';
 import { navigate } from '../navigation';
 import { forgetReturnPath, rememberReturnPath } from '../return-path';
 import { RouteLink } from './AuthScreens';
+import { AnswerText } from './chat/AnswerText';
 import { Notice } from './Notice';
 import { STATUS_WORDS } from './ToolCalls';
 import './chat.css';
@@ -170,7 +172,11 @@ function SharedTurn({ message }: { message: SharedMessage }) {
           ))}
         </ul>
       ) : null}
-      <div className="text">{message.content}</div>
+      {message.role === 'assistant' ? (
+        <AnswerText text={message.content} streaming={false} />
+      ) : (
+        <PlainText text={message.content} />
+      )}
       {message.files.length ? (
         <p className="meta attached-files">
           Attached: {message.files.map((file) => file.name).join(', ')}

@@ -1,6 +1,6 @@
 import { useMemo } from 'react';
-import type { ScreenProps } from '../App';
-import { usePath } from '../navigation';
+import { useLocation } from 'wouter';
+import type { ScreenProps } from '../session';
 import { useOrgs } from '../org-context';
 import { SkillDetail } from './skills/SkillDetail';
 import { SkillList } from './skills/SkillList';
@@ -12,7 +12,7 @@ import './skills.css';
  * organization's. /skills lists them (new, import, templates), /skills/{id} shows one (run, publish, export).
  */
 export function SkillsScreen({ user }: ScreenProps) {
-  const path = usePath();
+  const [path] = useLocation();
   const { current: org, ready } = useOrgs();
   const scope = useMemo(
     () => scopeOf(org, user.plan.code),

@@ -1,19 +1,11 @@
-import {
-  useEffect,
-  useRef,
-  useState,
-  type FormEvent,
-  type ReactNode,
-} from 'react';
-import {
-  EVENT_STREAM,
-  eventsOrRefusal,
-  type ChatEvent,
-  type Usage,
-} from '../../api/chat-stream';
-import { api, describeFailure, unwrap, type Plan } from '../../api/client';
-import { describeChatFailure } from '../ChatScreen';
-import { FieldErrors, Notice } from '../Notice';
+import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
+import { EVENT_STREAM, eventsOrRefusal } from '../../api/chat-stream';
+import { describeFailure, type Plan } from '../../api/client';
+import { AnswerText, loadMarkdown } from '../chat/AnswerText';
+import { describeChatFailure } from '../chat/chat-failure';
+import { useStreamedTurn, type OpenStream } from '../chat/use-streamed-turn';
+import { Notice, FieldErrors } from '../Notice';
+import { ToolCallList } from '../ToolCalls';
 import {
   errorsByField,
   runShapeOf,
@@ -24,15 +16,19 @@ import { runSkill, type SkillScope } from './scope';
 import { type SkillRun, type SkillVersion } from './shared';
 
 /** A Skill's run as server-sent events; a refusal before the first byte is thrown as an ApiFailure. */
-async function* streamSkillRun(
+function skillRun(
   scope: SkillScope,
   id: string,
-  body: SkillRun,
-  signal: AbortSignal,
-): AsyncGenerator<ChatEvent> {
-  yield* eventsOrRefusal(
-    await runSkill(scope, id, body, { ...EVENT_STREAM, signal }),
-  );
+  body: (idempotencyKey: string) => SkillRun,
+): OpenStream {
+  return async function* (idempotencyKey, signal) {
+    yield* eventsOrRefusal(
+      await runSkill(scope, id, body(idempotencyKey), {
+        ...EVENT_STREAM,
+        signal,
+      }),
+    );
+  };
 }
 
 export function RunForm({
@@ -57,18 +53,15 @@ export function RunForm({
     Object.fromEntries(fields.map((field) => [field.name, field.initial])),
   );
   const [model, setModel] = useState('');
-  const [answer, setAnswer] = useState<string | null>(null);
-  const [usage, setUsage] = useState<Usage | null>(null);
-  const [streamFailure, setStreamFailure] = useState<string | null>(null);
-  const [stopped, setStopped] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [localErrors, setLocalErrors] = useState<Record<string, string[]>>({});
-  const [busy, setBusy] = useState(false);
-  const running = useRef<{ key: string; abort: AbortController } | null>(null);
+  const turn = useStreamedTurn();
+  const { answer, streaming: busy } = turn;
 
   // The first model is chosen once the models are known: adjusted while rendering, not by an effect.
   if (!model && models[0]?.id) setModel(models[0].id);
-  useEffect(() => () => running.current?.abort.abort(), []);
+  // The answer's Markdown renderer is fetched while the form is filled in.
+  useEffect(() => void loadMarkdown(), []);
 
   const run = async (event: FormEvent) => {
     event.preventDefault();
@@ -98,58 +91,19 @@ export function RunForm({
     setLocalErrors(problems);
     if (Object.keys(problems).length > 0) return;
 
-    const key = crypto.randomUUID();
-    const abort = new AbortController();
-    running.current = { key, abort };
-    setBusy(true);
     setError(null);
-    setAnswer('');
-    setUsage(null);
-    setStreamFailure(null);
-    setStopped(false);
-    try {
-      const body: SkillRun = {
+    const outcome = await turn.start(
+      skillRun(scope, skillId, (idempotencyKey) => ({
         model,
-        idempotencyKey: key,
+        idempotencyKey,
         input: (input ?? '') as SkillRun['input'],
-      };
-      for await (const runEvent of streamSkillRun(
-        scope,
-        skillId,
-        body,
-        abort.signal,
-      )) {
-        if (runEvent.type === 'delta')
-          setAnswer((text) => (text ?? '') + runEvent.text);
-        else if (runEvent.type === 'usage') setUsage(runEvent.usage);
-        else if (runEvent.type === 'error') setStreamFailure(runEvent.message);
-        else if (runEvent.type === 'done' && runEvent.status === 'stopped')
-          setStopped(true);
-      }
-    } catch (failure) {
-      if (!abort.signal.aborted) {
-        setAnswer(null);
-        setError(failure);
-      }
-    } finally {
-      running.current = null;
-      setBusy(false);
-    }
+      })),
+      { orgName: scope.org?.name },
+    );
+    if (!outcome.started && !outcome.canceled) setError(outcome.error);
   };
 
-  const stop = async () => {
-    const current = running.current;
-    if (!current) return;
-    try {
-      unwrap(
-        await api.POST('/v1/chat/stop', {
-          body: { idempotencyKey: current.key },
-        }),
-      );
-    } catch (failure) {
-      setError(failure);
-    }
-  };
+  const stop = () => void turn.stop().catch(setError);
 
   const server = errorsByField(error, shape);
   // A 422 whose every problem is shown beside its field needs no repeating below.
@@ -223,7 +177,7 @@ export function RunForm({
           <FieldErrors fields={server.rest} />
           <div className="run-actions">
             {busy ? (
-              <button type="button" onClick={() => void stop()}>
+              <button type="button" onClick={stop}>
                 Stop
               </button>
             ) : (
@@ -237,15 +191,23 @@ export function RunForm({
       {answer !== null ? (
         <section className="run-answer" aria-label="Answer">
           <h4>Answer</h4>
-          <div className="text" aria-live="polite">
-            {answer || (busy ? '…' : '')}
+          <ToolCallList
+            tools={answer.tools}
+            onDecide={(call, decision) =>
+              turn.decide(call, decision).catch(setError)
+            }
+          />
+          <div aria-live="polite">
+            <AnswerText text={answer.text} streaming={busy} />
           </div>
-          {streamFailure ? <Notice kind="error">{streamFailure}</Notice> : null}
-          {stopped ? <p className="meta">Stopped.</p> : null}
-          {usage ? (
+          {answer.failure ? (
+            <Notice kind="error">{answer.failure}</Notice>
+          ) : null}
+          {answer.stopped ? <p className="meta">Stopped.</p> : null}
+          {answer.usage ? (
             <p className="meta usage">
-              {usage.inputTokens} tokens in · {usage.outputTokens} out ·{' '}
-              {usage.credits} credits
+              {answer.usage.inputTokens} tokens in · {answer.usage.outputTokens}{' '}
+              out · {answer.usage.credits} credits
             </p>
           ) : null}
         </section>

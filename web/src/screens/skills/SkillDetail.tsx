@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
-import { api, describeFailure, unwrap, type Plan } from '../../api/client';
+import { describeFailure } from '../../api/client';
+import { modelsOf, usePlans } from '../../queries';
 import { RouteLink } from '../AuthScreens';
 import { Notice } from '../Notice';
 import { useFormAction } from '../use-form-action';
@@ -19,10 +20,11 @@ import {
 } from './shared';
 
 export function SkillDetail({ id, scope }: { id: string; scope: SkillScope }) {
-  const planCode = scope.planCode;
   const [skill, setSkill] = useState<Skill | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [models, setModels] = useState<Plan['models']>([]);
+  const [skillError, setError] = useState<unknown>(null);
+  const plans = usePlans();
+  const models = modelsOf(plans.data, scope.planCode);
+  const error = skillError ?? plans.error;
 
   const load = useCallback(
     () =>
@@ -36,16 +38,6 @@ export function SkillDetail({ id, scope }: { id: string; scope: SkillScope }) {
   );
 
   useEffect(() => void load(), [load]);
-  useEffect(() => {
-    void (async () => {
-      try {
-        const plans = unwrap(await api.GET('/v1/plans')).data;
-        setModels(plans.find((plan) => plan.code === planCode)?.models ?? []);
-      } catch (failure) {
-        setError(failure);
-      }
-    })();
-  }, [planCode]);
 
   const back = (
     <p className="skills-back">

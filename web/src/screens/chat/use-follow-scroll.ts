@@ -1,0 +1,55 @@
+import { useCallback, useEffect, useState, type RefObject } from 'react';
+
+/** How close to the end of the page still counts as "at the end" (a wheel notch is about 100 px). */
+const SLACK_PX = 48;
+
+function atEnd(): boolean {
+  const page = document.documentElement;
+  return window.innerHeight + window.scrollY >= page.scrollHeight - SLACK_PX;
+}
+
+function toEnd(): void {
+  // Not smooth: the scroll events of an animation half-way would read as the person scrolling up.
+  window.scrollTo({ top: document.documentElement.scrollHeight });
+}
+
+/**
+ * Keeps the end of the page in view while `content` grows (an answer streaming in), unless the person
+ * scrolled up to read: then `following` is false until they are back at the end, or `jump` brings them there.
+ */
+export function useFollowScroll(
+  content: RefObject<HTMLElement | null>,
+  active: boolean,
+): { following: boolean; jump: () => void } {
+  const [following, setFollowing] = useState(true);
+
+  // Scrolling up, away from the end, stops following; being back at the end resumes it. Following itself
+  // only ever scrolls down, and the page may have grown again before its scroll event arrives: that is not
+  // the person leaving the end.
+  useEffect(() => {
+    let lastY = window.scrollY;
+    const onScroll = () => {
+      const y = window.scrollY;
+      if (atEnd()) setFollowing(true);
+      else if (y < lastY) setFollowing(false);
+      lastY = y;
+    };
+    window.addEventListener('scroll', onScroll, { passive: true });
+    return () => window.removeEventListener('scroll', onScroll);
+  }, []);
+
+  useEffect(() => {
+    const element = content.current;
+    if (!active || !following || !element) return;
+    const observer = new ResizeObserver(toEnd);
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [content, active, following]);
+
+  const jump = useCallback(() => {
+    toEnd();
+    setFollowing(true);
+  }, []);
+
+  return { following, jump };
+}
