@@ -9,6 +9,22 @@ import { randomUUID } from 'node:crypto';
 import { chromium, Page } from 'playwright-core';
 
 const base = process.argv[2] ?? 'http://localhost:3000';
+const MARKDOWN = [
+  'Here is the plan.',
+  '',
+  '## A plan for the week',
+  '',
+  '1. **Monday**: read the brief',
+  '2. *Tuesday*: write the [outline](https://example.com)',
+  '',
+  '| Day | Hours |',
+  '|---|---|',
+  '| Monday | 2 |',
+  '',
+  '```ts',
+  'const hours = [2, 3, 1].reduce((a, b) => a + b, 0);',
+  '```',
+].join('\n');
 const out = resolve(__dirname, '..', 'docs', 'screenshots');
 
 async function shoot(page: Page, name: string): Promise<void> {
@@ -43,12 +59,16 @@ async function main(): Promise<void> {
     await page.getByRole('button', { name: 'Sign out' }).waitFor();
 
     await page.getByLabel('Model').selectOption('local/echo');
-    await page
-      .getByLabel('Message', { exact: true })
-      .fill('Hello! What can this product do for me today?');
+    // The echo answers the message as written: Markdown shows how answers render.
+    await page.getByLabel('Message', { exact: true }).fill(MARKDOWN);
     await page.getByRole('button', { name: 'Send' }).click();
     await page.locator('.turn-assistant .usage').last().waitFor();
+    await page.locator('.turn-assistant pre code span').first().waitFor();
     await shoot(page, 'chat');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.waitForTimeout(300);
+    await shoot(page, 'chat-dark');
+    await page.emulateMedia({ colorScheme: 'light' });
 
     for (const [path, name] of [
       ['/plans', 'plans'],
