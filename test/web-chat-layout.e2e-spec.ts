@@ -349,4 +349,36 @@ describe('the web client: chat layout, scrolling, keys and theme', () => {
       expect(await look()).toEqual({ theme: null, background: DARK });
     });
   }, 60_000);
+
+  it('applies a remembered theme before the app runs (a script of its own in the head)', async () => {
+    await signedIn(WIDE, 'light');
+    await page.goto(`${base}/`);
+    await page.getByLabel('Theme').selectOption('dark');
+    // Without the app's bundle, only the head's script can set the theme: what the first paint sees.
+    await page.route(/\/assets\/index-[^/]*\.js$/, (route) => route.abort());
+    await page.reload({ waitUntil: 'load' });
+    expect(
+      await page.evaluate<string | null>(
+        'document.documentElement.getAttribute("data-theme")',
+      ),
+    ).toBe('dark');
+  }, 60_000);
+
+  it('shows an answer as written when the Markdown renderer cannot be loaded, and the app stays up', async () => {
+    await signedIn(WIDE);
+    await page.route(/\/assets\/Markdown-[^/]*\.js$/, (route) => route.abort());
+    await page.goto(`${base}/`);
+    await message().fill('# Title\n\n- one\n- two');
+    await message().press('Enter');
+    const answer = page.locator('.turn-assistant .plain-answer').last();
+    await step(page, 'markdown-unavailable', async () => {
+      await page.locator('.turn-assistant .usage').waitFor();
+      await answer.waitFor();
+      expect(await answer.textContent()).toBe('Echo: # Title\n\n- one\n- two');
+      // Still a working chat: the composer answers.
+      await message().fill('still here');
+      await message().press('Enter');
+      await expectCount(page.locator('.turn-assistant .usage'), 2);
+    });
+  }, 60_000);
 });

@@ -56,7 +56,7 @@ export const meQuery = queryOptions({
 const plansQuery = queryOptions({
   queryKey: queryKeys.plans,
   queryFn: async () => unwrap(await api.GET('/v1/plans')).data,
-  // The catalogue changes rarely: read once per page load, or after a plan change invalidates it.
+  // The catalogue changes rarely (an operator's catalog sync): read once per page load.
   staleTime: Infinity,
 });
 

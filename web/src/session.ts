@@ -1,5 +1,5 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useCallback, useEffect } from 'react';
+import { useCallback, useEffect, useRef } from 'react';
 import type { User } from './api/client';
 import { meQuery, queryKeys } from './queries';
 
@@ -28,16 +28,25 @@ export function useSession(): {
   const refresh = useCallback(async () => {
     await refetch();
   }, [refetch]);
-  // What the person read is theirs: nothing of it is kept for whoever signs in next in this tab.
+  // What the person read is theirs: nothing of it is kept for whoever signs in next in this tab, nor
+  // shown to another account this tab finds itself in (a sign-in in another tab changed the cookie).
+  const shownFor = useRef<string | null | undefined>(undefined);
   useEffect(() => {
-    if (data === null)
-      queryClient.removeQueries({
-        predicate: (query) => query.queryKey[0] !== queryKeys.me[0],
-      });
+    const id = data === undefined ? undefined : (data?.id ?? null);
+    if (id === undefined || id === shownFor.current) return;
+    const others = {
+      predicate: (query: { queryKey: readonly unknown[] }) =>
+        query.queryKey[0] !== queryKeys.me[0],
+    };
+    // Signed out: dropped. Another account: its screens read afresh (a reset refetches what is shown).
+    if (id === null) queryClient.removeQueries(others);
+    else if (shownFor.current) void queryClient.resetQueries(others);
+    shownFor.current = id;
   }, [data, queryClient]);
-  const signedOut = useCallback(
-    () => queryClient.setQueryData(queryKeys.me, null),
-    [queryClient],
-  );
+  // A read of the person still on its way (sent before signing out) must not bring them back.
+  const signedOut = useCallback(() => {
+    void queryClient.cancelQueries({ queryKey: queryKeys.me });
+    queryClient.setQueryData(queryKeys.me, null);
+  }, [queryClient]);
   return { user: data, failure: error, refresh, signedOut };
 }

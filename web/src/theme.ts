@@ -3,8 +3,9 @@ import { useCallback, useSyncExternalStore } from 'react';
 /**
  * The colour theme: the system's (prefers-color-scheme, the default), or light or dark chosen by the person
  * and remembered in this browser. A choice is `<html data-theme="light|dark">`; without it styles.css
- * follows the system. The service's Content-Security-Policy refuses inline scripts, so the stored choice is
- * applied when this module is first evaluated: main.tsx imports it first, before anything renders.
+ * follows the system. The stored choice is applied before the first paint by web/public/theme.js (a
+ * classic script in <head>: the Content-Security-Policy refuses inline ones), and again when this module is
+ * first evaluated.
  */
 export type ThemeChoice = 'system' | 'light' | 'dark';
 

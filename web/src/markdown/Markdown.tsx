@@ -127,8 +127,16 @@ function Link(props: Props<'a'>) {
         {children}
       </a>
     );
+  // The text of a link may name another address than it goes to: the destination is in its tooltip
+  // (a shared page shows answers anyone can write through the echo model).
   return (
-    <a {...rest} href={href} target="_blank" rel="noopener noreferrer">
+    <a
+      {...rest}
+      href={href}
+      title={href}
+      target="_blank"
+      rel="noopener noreferrer"
+    >
       {children}
     </a>
   );

@@ -30,7 +30,7 @@ import {
   type Message,
   type TurnStart,
 } from './chat/messages';
-import { loadMarkdown } from './chat/AnswerText';
+import { preloadMarkdown } from './chat/AnswerText';
 import { Turn, type TurnActions } from './chat/Turn';
 import { useFollowScroll } from './chat/use-follow-scroll';
 import { useStreamedTurn } from './chat/use-streamed-turn';
@@ -144,7 +144,7 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
   const follow = useFollowScroll(list, streaming);
 
   // The Markdown renderer's chunk is fetched while the conversation loads.
-  useEffect(() => void loadMarkdown(), []);
+  useEffect(preloadMarkdown, []);
 
   useEffect(() => {
     if (billingReturn !== 'success') return;
@@ -174,16 +174,22 @@ export function ChatScreen({ user, refreshUser }: ScreenProps) {
       onMeta: setConversationId,
       orgName: org?.name,
     });
-    if (outcome.canceled || currentVisit.current !== visitAtStart) return true;
+    // Its title is in the list once the first answer ends (or the person left it while it went on, the
+    // service still answering); every answer moves its conversation up.
+    const refreshList = () =>
+      void queryClient.invalidateQueries({
+        queryKey: queryKeys.conversationLists,
+      });
+    if (outcome.canceled || currentVisit.current !== visitAtStart) {
+      refreshList();
+      return true;
+    }
     if (!outcome.started) {
       setPending(null);
       setError(outcome.error);
       return false;
     }
-    // Its title is in the list once the first answer ends; every answer moves its conversation up.
-    void queryClient.invalidateQueries({
-      queryKey: queryKeys.conversationLists,
-    });
+    refreshList();
     const id = outcome.conversationId ?? conversationId;
     if (id) {
       try {

@@ -16,13 +16,6 @@ import { STATUS_WORDS } from './ToolCalls';
 import './chat.css';
 import './share.css';
 
-const SHARED_PATH = /^\/shared\/([^/]+)\/?$/;
-
-/** The share id of a /shared/{shareId} page, else undefined. */
-export function sharedIdOf(path: string): string | undefined {
-  return SHARED_PATH.exec(path)?.[1];
-}
-
 const ROLE_NAMES: Record<SharedMessage['role'], string> = {
   user: 'User',
   assistant: 'Assistant',

@@ -74,7 +74,8 @@ export function Composer({
 
   const send = async (event: FormEvent) => {
     event.preventDefault();
-    const content = draft.trim();
+    // As written: only blank lines before and whitespace after go (an indented first line stays).
+    const content = draft.replace(/^\s*\n/, '').trimEnd();
     if (!content || busy || !canSend) return;
     const fileIds = attached;
     setDraft('');

@@ -1,7 +1,15 @@
-import { useCallback, useEffect, useState, type RefObject } from 'react';
+import {
+  useCallback,
+  useEffect,
+  useRef,
+  useState,
+  type RefObject,
+} from 'react';
 
 /** How close to the end of the page still counts as "at the end" (a wheel notch is about 100 px). */
 const SLACK_PX = 48;
+/** How long the end stays followed after an answer ended. */
+const SETTLE_MS = 1500;
 
 function atEnd(): boolean {
   const page = document.documentElement;
@@ -38,12 +46,24 @@ export function useFollowScroll(
     return () => window.removeEventListener('scroll', onScroll);
   }, []);
 
+  // After an answer ends, its stored version, usage and actions still arrive: followed a moment more.
+  const streamed = useRef(false);
   useEffect(() => {
     const element = content.current;
-    if (!active || !following || !element) return;
+    if (active) streamed.current = true;
+    if (!following || !element || !streamed.current) return;
     const observer = new ResizeObserver(toEnd);
     observer.observe(element);
-    return () => observer.disconnect();
+    const settled = active
+      ? undefined
+      : setTimeout(() => {
+          observer.disconnect();
+          streamed.current = false;
+        }, SETTLE_MS);
+    return () => {
+      observer.disconnect();
+      clearTimeout(settled);
+    };
   }, [content, active, following]);
 
   const jump = useCallback(() => {

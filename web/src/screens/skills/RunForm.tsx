@@ -1,7 +1,7 @@
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { EVENT_STREAM, eventsOrRefusal } from '../../api/chat-stream';
 import { describeFailure, type Plan } from '../../api/client';
-import { AnswerText, loadMarkdown } from '../chat/AnswerText';
+import { AnswerText, preloadMarkdown } from '../chat/AnswerText';
 import { describeChatFailure } from '../chat/chat-failure';
 import { useStreamedTurn, type OpenStream } from '../chat/use-streamed-turn';
 import { Notice, FieldErrors } from '../Notice';
@@ -61,7 +61,7 @@ export function RunForm({
   // The first model is chosen once the models are known: adjusted while rendering, not by an effect.
   if (!model && models[0]?.id) setModel(models[0].id);
   // The answer's Markdown renderer is fetched while the form is filled in.
-  useEffect(() => void loadMarkdown(), []);
+  useEffect(preloadMarkdown, []);
 
   const run = async (event: FormEvent) => {
     event.preventDefault();
@@ -198,7 +198,7 @@ export function RunForm({
             }
           />
           <div aria-live="polite">
-            <AnswerText text={answer.text} streaming={busy} />
+            <AnswerText text={answer.text} streaming={busy} headingLevel={5} />
           </div>
           {answer.failure ? (
             <Notice kind="error">{answer.failure}</Notice>
