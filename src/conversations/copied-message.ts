@@ -1,5 +1,5 @@
 import { isRecord } from '../models/providers/upstream-error';
-import { isToolCallStatus, ToolCallDto } from '../tools/dto/tool-call.dto';
+import { readStoredToolCall, ToolCallDto } from '../tools/dto/tool-call.dto';
 
 /**
  * What a message copied from a shared conversation (a fork) keeps of the original, having no run of its
@@ -18,21 +18,11 @@ export function readCopiedMessage(value: unknown): CopiedMessage | null {
   const calls = Array.isArray(value.toolCalls) ? value.toolCalls : [];
   return {
     model,
-    toolCalls: calls.flatMap((call) =>
-      isRecord(call) &&
-      typeof call.id === 'string' &&
-      typeof call.tool === 'string' &&
-      isToolCallStatus(call.status)
-        ? [
-            {
-              id: call.id,
-              tool: call.tool,
-              arguments: isRecord(call.arguments) ? call.arguments : {},
-              status: call.status,
-              content: '',
-            },
-          ]
-        : [],
-    ),
+    toolCalls: calls.flatMap((call) => {
+      const read = readStoredToolCall(call);
+      return read && isRecord(call) && typeof call.id === 'string'
+        ? [{ id: call.id, ...read, content: '' }]
+        : [];
+    }),
   };
 }

@@ -1,7 +1,7 @@
 import { ConversationMessageDto } from '../conversations/dto/conversation.response';
 import { FILE_KINDS, FileKind } from '../files/file-kind';
 import { isRecord } from '../models/providers/upstream-error';
-import { isToolCallStatus } from '../tools/dto/tool-call.dto';
+import { readStoredToolCall } from '../tools/dto/tool-call.dto';
 import { SharedMessageDto } from './dto/shared-conversation.response';
 
 /**
@@ -80,18 +80,8 @@ function readMessage(value: unknown): SharedMessageDto[] {
       role: value.role as SharedMessageDto['role'],
       content: value.content,
       model: typeof value.model === 'string' ? value.model : null,
-      toolCalls: listOf(value.toolCalls).flatMap((call) =>
-        isRecord(call) &&
-        typeof call.tool === 'string' &&
-        isToolCallStatus(call.status)
-          ? [
-              {
-                tool: call.tool,
-                arguments: isRecord(call.arguments) ? call.arguments : {},
-                status: call.status,
-              },
-            ]
-          : [],
+      toolCalls: listOf(value.toolCalls).flatMap(
+        (call) => readStoredToolCall(call) ?? [],
       ),
       files: listOf(value.files).flatMap((file) =>
         isRecord(file) &&

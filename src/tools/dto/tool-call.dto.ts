@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { Prisma } from '../../infra/prisma/generated/client';
+import { isRecord } from '../../models/providers/upstream-error';
 import { canonicalArguments } from '../run/tool-events';
 
 export const TOOL_CALL_STATUSES = [
@@ -15,6 +16,26 @@ export type ToolCallStatus = (typeof TOOL_CALL_STATUSES)[number];
 /** Whether a stored status is one of ours (JSON read back is not trusted blindly). */
 export function isToolCallStatus(value: unknown): value is ToolCallStatus {
   return (TOOL_CALL_STATUSES as readonly unknown[]).includes(value);
+}
+
+/**
+ * A tool call kept as JSON (a share's snapshot, a forked message), read back: its tool, arguments and
+ * status, or null when it is not of that shape.
+ */
+export function readStoredToolCall(
+  value: unknown,
+): Pick<ToolCallDto, 'tool' | 'arguments' | 'status'> | null {
+  if (
+    !isRecord(value) ||
+    typeof value.tool !== 'string' ||
+    !isToolCallStatus(value.status)
+  )
+    return null;
+  return {
+    tool: value.tool,
+    arguments: isRecord(value.arguments) ? value.arguments : {},
+    status: value.status,
+  };
 }
 
 /** One tool call a run made, as GET /v1/conversations/:id shows it on the answer. */
