@@ -368,6 +368,11 @@ describe('the web client: chat layout, scrolling, keys and theme', () => {
     await signedIn(WIDE);
     await page.route(/\/assets\/Markdown-[^/]*\.js$/, (route) => route.abort());
     await page.goto(`${base}/`);
+    // Send is enabled once the plan's models are there: Enter before that sends nothing.
+    const sendReady = page.locator('button[type="submit"]:enabled', {
+      hasText: 'Send',
+    });
+    await sendReady.waitFor();
     await message().fill('# Title\n\n- one\n- two');
     await message().press('Enter');
     const answer = page.locator('.turn-assistant .plain-answer').last();
@@ -376,6 +381,7 @@ describe('the web client: chat layout, scrolling, keys and theme', () => {
       await answer.waitFor();
       expect(await answer.textContent()).toBe('Echo: # Title\n\n- one\n- two');
       // Still a working chat: the composer answers.
+      await sendReady.waitFor();
       await message().fill('still here');
       await message().press('Enter');
       await expectCount(page.locator('.turn-assistant .usage'), 2);
