@@ -341,7 +341,9 @@ describe('chat across instances, timeouts and crashes', () => {
       const solo = await bootTestApp(env);
       try {
         const user = await registerUser(solo.http);
-        const call = chat(await listen(solo), user.cookie, echoBody(words(8)));
+        // 10 s of answer: the run must still be generating when the renewal below comes, even on a
+        // loaded machine where the sweep and the checks before it take seconds.
+        const call = chat(await listen(solo), user.cookie, echoBody(words(40)));
         await call.firstChunk;
         await sql(
           `UPDATE "ChatRequest" SET "leaseExpiresAt" = clock_timestamp() - interval '1 minute' WHERE "userId" = $1`,
@@ -362,7 +364,7 @@ describe('chat across instances, timeouts and crashes', () => {
       } finally {
         await solo.close();
       }
-    });
+    }, 40_000);
 
     it('starts the lease when the claim commits, by the database clock, however long the claim waited on a lock', async () => {
       const user = await registerUser(t.http);
