@@ -6,7 +6,7 @@ import { Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import { AppModule } from './app.module';
 import { serveWebClient } from './web-client/web-client';
-import { ChatAdmission } from './chat/admission/chat-admission';
+import { ChatAdmission, RefusalHeaders } from './chat/admission/chat-admission';
 import { NestPinoLogger } from './common/logging/app-logger';
 import { Logger } from './common/logging/logger';
 import { bodyParsers } from './common/http/body-parsers';
@@ -45,7 +45,7 @@ function helmetOptions(config: AppConfig): Parameters<typeof helmet>[0] {
  */
 function securityHeaders(
   options: Parameters<typeof helmet>[0],
-): RequestHandler {
+): [string, string][] {
   const headers = new Map<string, string>();
   const recorder = {
     setHeader: (name: string, value: unknown) =>
@@ -63,24 +63,29 @@ function securityHeaders(
     throw new Error(
       'helmet did not answer synchronously: its headers depend on the request and cannot be precomputed',
     );
-  const entries = [...headers];
+  return [...headers];
+}
+
+function setHeaders(entries: [string, string][]): RequestHandler {
   return (_req, res, next) => {
     for (const [name, value] of entries) res.setHeader(name, value);
     next();
   };
 }
 
+const EXPOSED_HEADERS = [
+  'x-request-id',
+  'x-conversation-id',
+  'Idempotent-Replayed',
+  'Retry-After',
+];
+
 /** CORS headers (credentials included) only for the allowed origins; other origins get none at all. */
 function corsForAllowedOriginsOnly(
   origins: string[],
 ): CorsOptionsDelegate<Request> {
   const allowed = new Set(origins);
-  const exposedHeaders = [
-    'x-request-id',
-    'x-conversation-id',
-    'Idempotent-Replayed',
-    'Retry-After',
-  ];
+  const exposedHeaders = EXPOSED_HEADERS;
   return (req, callback) => {
     const origin = req.headers.origin;
     callback(
@@ -89,6 +94,31 @@ function corsForAllowedOriginsOnly(
         ? { origin, credentials: true, exposedHeaders }
         : { origin: false },
     );
+  };
+}
+
+/**
+ * The headers the app's middleware would give a refusal that admission control writes before it (the
+ * security headers; CORS, as corsForAllowedOriginsOnly answers, for an allowed origin), so a browser on
+ * an allowed origin can read the 503 and its Retry-After.
+ */
+function refusalHeaders(
+  security: [string, string][],
+  origins: string[],
+): RefusalHeaders {
+  const base = Object.fromEntries(security);
+  const allowed = new Set(origins);
+  const exposed = EXPOSED_HEADERS.join(',');
+  return (req) => {
+    const origin = req.headers.origin;
+    if (origin === undefined || !allowed.has(origin)) return base;
+    return {
+      ...base,
+      'Access-Control-Allow-Origin': origin,
+      'Access-Control-Allow-Credentials': 'true',
+      'Access-Control-Expose-Headers': exposed,
+      Vary: 'Origin',
+    };
   };
 }
 
@@ -111,6 +141,11 @@ export async function createApp(
     },
   );
   answerClientErrorsWithProblems(app.getHttpServer(), logger);
+  const security = securityHeaders(helmetOptions(config));
+  // In front of the framework: a run refused for load never enters Express (docs/adr/0065).
+  app
+    .get(ChatAdmission)
+    .guard(app.getHttpServer(), refusalHeaders(security, config.corsOrigins));
   app.set('trust proxy', config.http.trustProxy);
   app.set('x-powered-by', false);
   // Registered before the body parsers so even a malformed body is logged and carries a request id.
@@ -124,14 +159,12 @@ export async function createApp(
     ),
   );
   app.use(app.get(DrainState).closeConnectionsWhileDraining());
-  app.use(securityHeaders(helmetOptions(config)));
+  app.use(setHeaders(security));
   app.enableCors(corsForAllowedOriginsOnly(config.corsOrigins));
   app.use(refuseNulInUrl);
   app.use(
     refuseCrossSiteWrites(config.corsOrigins, [`/${API_PREFIX}/webhooks/`]),
   );
-  // Before the body is read: a chat refused for load costs next to nothing.
-  app.use(app.get(ChatAdmission).middleware());
   if (config.http.webClient)
     serveWebClient(app, logger, config.http.webClientDir);
   app.use(...bodyParsers(config.http.bodyLimitBytes));

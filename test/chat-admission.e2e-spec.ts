@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
+import { Metrics } from '../src/infra/metrics/metrics';
+import { PrometheusMetrics } from '../src/infra/metrics/prometheus-metrics';
 import { chat, listen } from './support/chat-client';
 import { registerUser } from './support/factories';
 import { FakeModelServer } from './support/fake-model-servers';
 import { sql } from './support/sql';
 import { bootTestApp, TestApp } from './support/test-app';
+import { freePort } from './support/service-process';
+import { eventually } from './support/eventually';
+import { ChatAdmission } from '../src/chat/admission/chat-admission';
 
 const body = (idempotencyKey: string, content = 'hi') => ({
   model: 'openai/gpt-4o-mini',
@@ -19,6 +24,35 @@ async function storedKeys(userId: string): Promise<string[]> {
       [userId],
     )
   ).map((row) => row.key);
+}
+
+/** The value of one sample of the app's own Prometheus exposition (NaN when absent). */
+async function sample(t: TestApp, line: string): Promise<number> {
+  const { body } = await t.app
+    .get<Metrics, PrometheusMetrics>(Metrics)
+    .exposition();
+  const found = body.split('\n').find((l) => l.startsWith(`${line} `));
+  return found ? Number(found.slice(line.length + 1)) : Number.NaN;
+}
+
+/** Another session holds the user's quota row in an open transaction: that user's claim waits on it. */
+async function lockQuotaRow(userId: string): Promise<Client> {
+  const locker = new Client({
+    connectionString: process.env.TEST_DATABASE_URL,
+  });
+  await locker.connect();
+  await locker.query('BEGIN');
+  await locker.query(
+    `SELECT 1 FROM "DailyUsage" WHERE "userId" = $1 FOR UPDATE`,
+    [userId],
+  );
+  return locker;
+}
+
+/** Blocks this process (the app runs in it) for `ms`, as a long synchronous task would. */
+function stallEventLoop(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
 }
 
 /** An instance with more chats than it can carry refuses the excess at once, storing and billing nothing. */
@@ -122,16 +156,8 @@ describe('chat admission control', () => {
         (await chat(base, other.cookie, body(randomUUID())).response).status,
       ).toBe(200);
       // Another session holds the blocked user's quota row: that user's claim waits inside the only slot.
-      const locker = new Client({
-        connectionString: process.env.TEST_DATABASE_URL,
-      });
-      await locker.connect();
+      const locker = await lockQuotaRow(blocked.id);
       try {
-        await locker.query('BEGIN');
-        await locker.query(
-          `SELECT 1 FROM "DailyUsage" WHERE "userId" = $1 FOR UPDATE`,
-          [blocked.id],
-        );
         const waiting = chat(base, blocked.cookie, body(randomUUID()));
         await new Promise((done) => setTimeout(done, 100));
         const key = randomUUID();
@@ -174,16 +200,8 @@ describe('chat admission control', () => {
       expect(
         (await chat(base, blocked.cookie, body(randomUUID())).response).status,
       ).toBe(200);
-      const locker = new Client({
-        connectionString: process.env.TEST_DATABASE_URL,
-      });
-      await locker.connect();
+      const locker = await lockQuotaRow(blocked.id);
       try {
-        await locker.query('BEGIN');
-        await locker.query(
-          `SELECT 1 FROM "DailyUsage" WHERE "userId" = $1 FOR UPDATE`,
-          [blocked.id],
-        );
         const waiting = chat(base, blocked.cookie, body(randomUUID()));
         await new Promise((done) => setTimeout(done, 100));
         // Even a body that is not JSON is refused for load first: it is never read.
@@ -205,6 +223,203 @@ describe('chat admission control', () => {
         expect(
           (await chat(base, other.cookie, body(randomUUID())).response).status,
         ).toBe(200);
+      } finally {
+        await locker.end();
+      }
+    });
+  });
+
+  describe('measured headroom: memory (CHAT_ADMISSION_MAX_MEMORY_PERCENT=1, always short)', () => {
+    let app: TestApp | undefined;
+    beforeAll(async () => {
+      app = await bootTestApp({
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: fake.baseUrl,
+        CHAT_ADMISSION_MAX_MEMORY_PERCENT: '1',
+        METRICS_PORT: String(await freePort()),
+      });
+    });
+    afterAll(() => app?.close());
+
+    it('refuses new runs before the framework sees them, says why in readiness and metrics, and serves everything else', async () => {
+      const t = app!;
+      fake.mode = { kind: 'ok', words: ['never'] };
+      const user = await registerUser(t.http);
+      const key = randomUUID();
+      const refused = await t.http
+        .post('/v1/chat')
+        .set('Cookie', user.cookie)
+        .set('Origin', 'http://localhost:3000')
+        .set('x-request-id', 'admission-test-1')
+        .send(body(key));
+      expect(refused.status).toBe(503);
+      expect(refused.headers['content-type']).toMatch(
+        /^application\/problem\+json/,
+      );
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(refused.headers['x-request-id']).toBe('admission-test-1');
+      // A browser on an allowed origin can read it; the security headers are there as on every answer.
+      expect(refused.headers['access-control-allow-origin']).toBe(
+        'http://localhost:3000',
+      );
+      expect(refused.headers['access-control-expose-headers']).toMatch(
+        /Retry-After/,
+      );
+      expect(refused.headers['x-content-type-options']).toBe('nosniff');
+      expect(refused.body).toMatchObject({
+        status: 503,
+        code: 'overloaded',
+        requestId: 'admission-test-1',
+      });
+      expect(refused.body.detail).toMatch(/short of memory/);
+      // Not through Express: no access-log line, no provider call, nothing stored.
+      expect(t.logs.some((line) => line.requestId === 'admission-test-1')).toBe(
+        false,
+      );
+      expect(await storedKeys(user.id)).not.toContain(key);
+      // An edit and a Skill run are refused the same way; other routes are served.
+      const skill = (
+        await t.http
+          .post('/v1/skills')
+          .set('Cookie', user.cookie)
+          .send({ name: 'S', instruction: 'Do.' })
+          .expect(201)
+      ).body;
+      const skillRun = await t.http
+        .post(`/v1/skills/${skill.id}/run`)
+        .set('Cookie', user.cookie)
+        .send({ model: 'local/echo', input: 'x', idempotencyKey: key });
+      expect(skillRun.status).toBe(503);
+      await t.http
+        .get('/v1/billing/quota')
+        .set('Cookie', user.cookie)
+        .expect(200);
+
+      const ready = await t.http.get('/v1/health/ready').expect(200);
+      expect(ready.body.admission).toMatchObject({
+        state: 'refusing',
+        reason: 'memory',
+        openStreams: 0,
+        startingRuns: 0,
+      });
+      expect(ready.body.admission.memoryPercent).toBeGreaterThanOrEqual(1);
+      expect(await sample(t, 'chat_admission_admitting')).toBe(0);
+      expect(await sample(t, 'chat_admission_refusing{reason="memory"}')).toBe(
+        1,
+      );
+      expect(
+        await sample(t, 'chat_admission_refusing{reason="event_loop"}'),
+      ).toBe(0);
+      expect(
+        await sample(t, 'chat_admission_refusals_total{reason="memory"}'),
+      ).toBe(2);
+
+      // The refusals are summed up in one warning when the period ends (here: at shutdown).
+      app = undefined;
+      await t.close();
+      const summary = t.logs.filter(
+        (line) => line.msg === 'new runs refused for load (503 overloaded)',
+      );
+      expect(summary).toHaveLength(1);
+      expect(summary[0]).toMatchObject({ refused: { memory: 2 } });
+    });
+  });
+
+  describe('measured headroom: the event loop (CHAT_ADMISSION_MAX_EVENT_LOOP_DELAY_MS=100)', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await bootTestApp({
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: fake.baseUrl,
+        CHAT_ADMISSION_MAX_EVENT_LOOP_DELAY_MS: '100',
+      });
+    });
+    afterAll(() => t.close());
+
+    it('refuses while the loop was stalled within the last second, and admits again once it keeps up', async () => {
+      fake.mode = { kind: 'ok', words: ['back'] };
+      const user = await registerUser(t.http);
+      await new Promise((done) => setTimeout(done, 1_100));
+      stallEventLoop(300);
+      const key = randomUUID();
+      const refused = await t.http
+        .post('/v1/chat')
+        .set('Cookie', user.cookie)
+        .send(body(key));
+      expect(refused.status).toBe(503);
+      expect(refused.body.detail).toMatch(/event loop is behind/);
+      expect(await storedKeys(user.id)).not.toContain(key);
+      // The stall leaves the one-second window; the same key is then served.
+      await eventually(async () => {
+        const ready = await t.http.get('/v1/health/ready');
+        return ready.body.admission.state === 'admitting';
+      }, 5_000);
+      const served = await t.http
+        .post('/v1/chat')
+        .set('Cookie', user.cookie)
+        .send(body(key));
+      expect(served.status).toBe(200);
+      expect(served.text).toBe('back');
+    });
+  });
+
+  describe('measured headroom: the database (one claim slot, CHAT_ADMISSION_MAX_DB_WAIT_MS=100)', () => {
+    let t: TestApp;
+    let base: string;
+    beforeAll(async () => {
+      t = await bootTestApp({
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: fake.baseUrl,
+        DATABASE_POOL_SIZE: '3',
+        CHAT_ADMISSION_MAX_DB_WAIT_MS: '100',
+      });
+      base = await listen(t);
+    });
+    afterAll(() => t.close());
+
+    it('refuses new runs while a claim has waited too long for the database, and admits again once it moves', async () => {
+      fake.mode = { kind: 'ok', words: ['ok'] };
+      const blocked = await registerUser(t.http);
+      const other = await registerUser(t.http);
+      const third = await registerUser(t.http);
+      for (const user of [blocked, other, third])
+        expect(
+          (await chat(base, user.cookie, body(randomUUID())).response).status,
+        ).toBe(200);
+      const locker = await lockQuotaRow(blocked.id);
+      try {
+        // The blocked claim holds the only claim slot; the other user's claim waits behind it.
+        const holding = chat(base, blocked.cookie, body(randomUUID()));
+        await eventually(
+          () => t.app.get(ChatAdmission).state().startingRuns === 1,
+          5_000,
+        );
+        const waiting = chat(base, other.cookie, body(randomUUID()));
+        await eventually(
+          () => t.app.get(ChatAdmission).state().databaseWaitMs > 150,
+          5_000,
+        );
+        const key = randomUUID();
+        const refused = await t.http
+          .post('/v1/chat')
+          .set('Cookie', third.cookie)
+          .send(body(key));
+        expect(refused.status).toBe(503);
+        expect(refused.body.detail).toMatch(/waiting on its database/);
+        const ready = await t.http.get('/v1/health/ready').expect(200);
+        expect(ready.body.admission).toMatchObject({
+          state: 'refusing',
+          reason: 'database',
+          startingRuns: 2,
+        });
+        await locker.query('COMMIT');
+        expect((await holding.response).status).toBe(200);
+        expect((await waiting.response).status).toBe(200);
+        expect(t.app.get(ChatAdmission).state().refusing).toBeNull();
+        expect(
+          (await chat(base, third.cookie, body(key)).response).status,
+        ).toBe(200);
+        expect(await storedKeys(third.id)).toContain(key);
       } finally {
         await locker.end();
       }

@@ -25,7 +25,19 @@ describe('health', () => {
         database: 'up',
         redis: t.config.redis.url ? 'up' : 'not_configured',
       },
+      admission: expect.objectContaining({
+        state: 'admitting',
+        reason: null,
+        openStreams: 0,
+        startingRuns: 0,
+      }),
     });
+    const { eventLoopDelayMs, memoryPercent, databaseWaitMs } =
+      res.body.admission;
+    expect(memoryPercent).toBeGreaterThan(0);
+    expect(memoryPercent).toBeLessThan(90);
+    for (const value of [eventLoopDelayMs, databaseWaitMs])
+      expect(value).toBeGreaterThanOrEqual(0);
   });
 
   it('ready answers 503 while the instance drains for shutdown, so load balancers move away', async () => {
@@ -54,6 +66,7 @@ describe('health', () => {
     expect(res.body).toEqual({
       status: 'degraded',
       checks: { database: 'up', redis: 'down' },
+      admission: expect.objectContaining({ state: 'admitting' }),
     });
     await t.close();
     t = undefined;

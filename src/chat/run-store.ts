@@ -68,6 +68,11 @@ export class RunStore implements OnModuleInit {
     return this.claims.waiting;
   }
 
+  /** How long the oldest claim waiting for its statement has waited (ms; 0 when none waits). */
+  oldestClaimWaitMs(): number {
+    return this.claims.oldestWaitMs();
+  }
+
   /** Rejects with NotDispatched when it is still waiting at `deadline` or its client leaves first. */
   claim(request: NewChatRequest, options: SubmitOptions): Promise<ClaimResult> {
     return this.claims.submit(request, options);

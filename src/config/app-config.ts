@@ -136,12 +136,10 @@ export interface AppConfig {
     leaseMs: number;
     /** Characters of message content one request may send (413 beyond); also the history budget. */
     maxInputChars: number;
-    /** Chat responses one instance keeps open at most; more are refused at once (503 overloaded). */
-    maxStreams: number;
-    /** Runs one instance lets start at once (body, session, checks, claim); more are refused at once. */
-    maxStarting: number;
     /** How long after arriving a run may wait to be claimed before it is refused (503 overloaded). */
     startTimeoutMs: number;
+    /** When a new run is refused at once (503 overloaded): docs/adr/0065-adaptive-admission.md */
+    admission: AdmissionConfig;
   };
   mail: { smtpUrl?: string; from: string };
   /** `timeoutMs`: how long one call to a provider (token, profile, emails) may take. */
@@ -162,4 +160,20 @@ export interface AppConfig {
     s3?: S3Config;
     extraction: { enabled: boolean; timeoutMs: number; memoryMb: number };
   };
+}
+
+/** Admission of new runs: measured headroom, and the operator's optional ceilings. */
+export interface AdmissionConfig {
+  /** Chat responses one instance keeps open at most (unset: no fixed ceiling). */
+  maxStreams?: number;
+  /** Runs one instance lets start at once (body, session, checks, claim; unset: no fixed ceiling). */
+  maxStarting?: number;
+  /** Refuse while the event loop is stalled this long now, or was in the last second. */
+  maxEventLoopDelayMs: number;
+  /** Refuse while resident memory (or V8's heap) is above this share of its limit (0..1). */
+  maxMemoryRatio: number;
+  /** Refuse while a claim or a query has waited this long for the database. */
+  maxDatabaseWaitMs: number;
+  /** The process's memory limit (MEMORY_LIMIT_MB); unset: the container's limit, else the machine's memory. */
+  memoryLimitBytes?: number;
 }

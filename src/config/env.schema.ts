@@ -39,6 +39,10 @@ const integer = (min: number, max: number) =>
       message: `must be an integer between ${min} and ${max}`,
     });
 
+/** An integer within bounds, or unset (empty counts as unset). */
+const optionalInteger = (min: number, max: number) =>
+  optionalString.pipe(integer(min, max).optional());
+
 const commaList = z
   .string()
   .optional()
@@ -204,9 +208,14 @@ export const envSchema = z.object({
   // At least 5 s: renewed every quarter lease, a renewal then has 3.75 s to land even on a loaded machine.
   CHAT_LEASE_MS: integer(5_000, 3_600_000).default(60_000),
   CHAT_MAX_INPUT_CHARS: integer(1_000, 10_000_000).default(100_000),
-  CHAT_MAX_STREAMS: integer(1, 1_000_000).default(1_200),
-  CHAT_MAX_STARTING: integer(1, 1_000_000).default(1_000),
+  // Admission (docs/adr/0065): measured headroom decides; these two are an operator's ceilings, unset by default.
+  CHAT_MAX_STREAMS: optionalInteger(1, 1_000_000),
+  CHAT_MAX_STARTING: optionalInteger(1, 1_000_000),
   CHAT_START_TIMEOUT_MS: integer(50, 60_000).default(3_000),
+  CHAT_ADMISSION_MAX_EVENT_LOOP_DELAY_MS: integer(10, 60_000).default(400),
+  CHAT_ADMISSION_MAX_MEMORY_PERCENT: integer(1, 100).default(90),
+  CHAT_ADMISSION_MAX_DB_WAIT_MS: integer(10, 60_000).default(1_000),
+  MEMORY_LIMIT_MB: optionalInteger(16, 16 * 1024 * 1024),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: httpUrl.default('https://api.openai.com/v1'),
   ANTHROPIC_API_KEY: optionalString,

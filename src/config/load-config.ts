@@ -205,9 +205,18 @@ function toAppConfig(env: Env, source: NodeJS.ProcessEnv): AppConfig {
       providerTimeoutMs: env.PROVIDER_TIMEOUT_MS,
       leaseMs: env.CHAT_LEASE_MS,
       maxInputChars: env.CHAT_MAX_INPUT_CHARS,
-      maxStreams: env.CHAT_MAX_STREAMS,
-      maxStarting: env.CHAT_MAX_STARTING,
       startTimeoutMs: env.CHAT_START_TIMEOUT_MS,
+      admission: {
+        maxStreams: env.CHAT_MAX_STREAMS,
+        maxStarting: env.CHAT_MAX_STARTING,
+        maxEventLoopDelayMs: env.CHAT_ADMISSION_MAX_EVENT_LOOP_DELAY_MS,
+        maxMemoryRatio: env.CHAT_ADMISSION_MAX_MEMORY_PERCENT / 100,
+        maxDatabaseWaitMs: env.CHAT_ADMISSION_MAX_DB_WAIT_MS,
+        memoryLimitBytes:
+          env.MEMORY_LIMIT_MB === undefined
+            ? undefined
+            : env.MEMORY_LIMIT_MB * 1024 * 1024,
+      },
     },
     mail: { smtpUrl: env.SMTP_URL, from: env.MAIL_FROM },
     oauth: {

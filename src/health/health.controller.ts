@@ -10,6 +10,7 @@ import { Public } from '../common/decorators/public.decorator';
 import { problemResponse } from '../common/openapi/api-problems.decorator';
 import {
   LivenessDto,
+  ReadinessAdmissionDto,
   ReadinessChecksDto,
   ReadinessDto,
 } from './dto/health.response';
@@ -32,11 +33,12 @@ export class HealthController {
     summary:
       'Readiness: 200 while the database answers (status degraded when Redis does not), 503 otherwise',
   })
-  @ApiExtraModels(ReadinessChecksDto)
+  @ApiExtraModels(ReadinessChecksDto, ReadinessAdmissionDto)
   @ApiResponse({
     status: 503,
     ...problemResponse(503, {
       checks: { $ref: getSchemaPath(ReadinessChecksDto) },
+      admission: { $ref: getSchemaPath(ReadinessAdmissionDto) },
     }),
   })
   ready(): Promise<ReadinessDto> {

@@ -48,6 +48,9 @@ export function startService(
     env: childEnv({
       LOG_LEVEL: 'info',
       FILE_EXTRACTION_ENABLED: 'false',
+      // Jest's workers share the CPU with it: a process not scheduled for a while is not overloaded by its
+      // own work (admission tests set their own limit).
+      CHAT_ADMISSION_MAX_EVENT_LOOP_DELAY_MS: '60000',
       ...env,
     }),
     detached: options.detached ?? false,

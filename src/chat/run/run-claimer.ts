@@ -7,7 +7,11 @@ import { AppConfig } from '../../config/app-config';
 import { APP_CONFIG } from '../../config/config.module';
 import { NotDispatched } from '../../infra/database/batcher';
 import { Metrics } from '../../infra/metrics/metrics';
-import { overloaded, RunRequest } from '../admission/chat-admission';
+import {
+  ChatAdmission,
+  overloaded,
+  RunRequest,
+} from '../admission/chat-admission';
 import { ClaimResult, StoredRun } from '../chat-requests.repository';
 import { titleFrom } from '../conversation-title';
 import { LiveStreams, LiveWriter } from '../live/live-streams';
@@ -50,6 +54,7 @@ export class RunClaimer {
     private readonly metrics: Metrics,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly log: AppLogger,
+    private readonly admission: ChatAdmission,
   ) {}
 
   /** The size check, then, for a turn with checks of its own or files, the key's lookup and those checks. */
@@ -145,10 +150,12 @@ export class RunClaimer {
         { deadline: request.startBy, signal: request.signal },
       );
     } catch (error) {
-      if (error instanceof NotDispatched)
+      if (error instanceof NotDispatched) {
+        if (error.reason === 'deadline') this.admission.refusedAfterAdmission();
         throw overloaded(
           `${this.store.waitingClaims} chats are waiting to start.`,
         );
+      }
       throw error;
     }
   }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { context } from '@opentelemetry/api';
 import { NextFunction, Request, Response } from 'express';
@@ -34,11 +35,7 @@ declare module 'express-serve-static-core' {
 export function createHttpLogger(root: Logger, observe?: ResponseObserver) {
   const access = root.child({}, { redact: { paths: [], censor: '' } });
   return (req: Request, res: Response, next: NextFunction): void => {
-    const incoming = req.headers[REQUEST_ID_HEADER];
-    const requestId =
-      typeof incoming === 'string' && ACCEPTED_INCOMING_ID.test(incoming)
-        ? incoming
-        : randomUUID();
+    const requestId = requestIdOf(req);
     req.id = requestId;
     res.setHeader(REQUEST_ID_HEADER, requestId);
     const startedAt = performance.now();
@@ -60,6 +57,14 @@ export function createHttpLogger(root: Logger, observe?: ResponseObserver) {
     res.once('close', context.bind(context.active(), done));
     requestContext.run(new RequestContext(requestId, root), next);
   };
+}
+
+/** The caller's x-request-id when well formed, else a new UUID. */
+export function requestIdOf(req: IncomingMessage): string {
+  const incoming = req.headers[REQUEST_ID_HEADER];
+  return typeof incoming === 'string' && ACCEPTED_INCOMING_ID.test(incoming)
+    ? incoming
+    : randomUUID();
 }
 
 function pathOnly(url: string): string {

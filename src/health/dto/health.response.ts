@@ -14,10 +14,48 @@ export class ReadinessChecksDto {
   redis!: 'up' | 'down' | 'not_configured';
 }
 
+/** Whether this instance admits new chat and Skill runs now, and the signals it judges (docs/adr/0065). */
+export class ReadinessAdmissionDto {
+  /** `refusing`: new runs get 503 `overloaded` with Retry-After; everything else is still served. */
+  @ApiProperty({ enum: ['admitting', 'refusing'] })
+  state!: 'admitting' | 'refusing';
+
+  /** Why it refuses (null while admitting). */
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    enum: [
+      'event_loop',
+      'memory',
+      'database',
+      'streams_ceiling',
+      'starting_ceiling',
+    ],
+  })
+  reason!: string | null;
+
+  /** Chat and Skill responses open on this instance (starting or streaming). */
+  openStreams!: number;
+
+  /** Runs admitted and not yet claimed. */
+  startingRuns!: number;
+
+  /** The event loop's current stall, or its worst delay of the last second if larger (ms). */
+  eventLoopDelayMs!: number;
+
+  /** Resident memory (or V8's heap if higher) as a percentage of its limit. */
+  memoryPercent!: number;
+
+  /** How long the oldest claim or query still waiting for the database has waited (ms). */
+  databaseWaitMs!: number;
+}
+
 export class ReadinessDto {
   /** `degraded` while Redis is down: everything is served, rate limits count per instance. */
   @ApiProperty({ enum: ['ok', 'degraded'] })
   status!: 'ok' | 'degraded';
 
   checks!: ReadinessChecksDto;
+
+  admission!: ReadinessAdmissionDto;
 }

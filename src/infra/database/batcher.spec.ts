@@ -87,4 +87,31 @@ describe('Batcher', () => {
       batcher.submit('x', { signal: controller.signal }),
     ).rejects.toEqual(new NotDispatched('aborted'));
   });
+
+  it('tells how long the oldest item still waiting has waited, skipping the dropped ones', async () => {
+    const gate = deferred<void>();
+    const batcher = new Batcher<string, string>(
+      async (items) => {
+        await gate.promise;
+        return items;
+      },
+      { maxBatch: 10, maxInFlight: 1 },
+    );
+    expect(batcher.oldestWaitMs()).toBe(0);
+    const running = batcher.submit('running');
+    expect(batcher.oldestWaitMs()).toBe(0);
+    const controller = new AbortController();
+    const leaving = batcher.submit('leaving', { signal: controller.signal });
+    const submittedAt = performance.now();
+    const patient = batcher.submit('patient');
+    controller.abort();
+    await expect(leaving).rejects.toEqual(new NotDispatched('aborted'));
+    // The dropped item is skipped: the age is the patient one's.
+    const age = batcher.oldestWaitMs(submittedAt + 1_000);
+    expect(age).toBeGreaterThan(999);
+    expect(age).toBeLessThanOrEqual(1_000 + (performance.now() - submittedAt));
+    gate.resolve();
+    await Promise.all([running, patient]);
+    expect(batcher.oldestWaitMs()).toBe(0);
+  });
 });

@@ -25,6 +25,8 @@ interface Entry<I, R> {
   resolve: (result: R) => void;
   reject: (error: unknown) => void;
   timer?: NodeJS.Timeout;
+  /** performance.now() when it was submitted. */
+  since: number;
   /** Taken into a batch. */
   dispatched: boolean;
   /** Resolved, rejected or dropped: a dropped entry stays in the queue until its turn and is skipped then. */
@@ -53,6 +55,16 @@ export class Batcher<I, R> {
     return this.queued;
   }
 
+  /** How long the oldest item still waiting has waited (0 when none waits). */
+  oldestWaitMs(now = performance.now()): number {
+    if (this.queued === 0) return 0;
+    for (let index = this.head; index < this.queue.length; index += 1) {
+      const entry = this.queue[index];
+      if (!entry.settled && !entry.dispatched) return now - entry.since;
+    }
+    return 0;
+  }
+
   submit(item: I, options: SubmitOptions = {}): Promise<R> {
     if (options.signal?.aborted)
       return Promise.reject(new NotDispatched('aborted'));
@@ -61,6 +73,7 @@ export class Batcher<I, R> {
         item,
         resolve,
         reject,
+        since: performance.now(),
         dispatched: false,
         settled: false,
       };

@@ -55,6 +55,38 @@ export interface PoolUsage {
   max: number;
 }
 
+/**
+ * Why a new run was refused for load (docs/adr/0065): a measured shortage, an operator's ceiling, or a claim
+ * not written within CHAT_START_TIMEOUT_MS.
+ */
+export type AdmissionRefusalLabel =
+  | 'event_loop'
+  | 'memory'
+  | 'database'
+  | 'streams_ceiling'
+  | 'starting_ceiling'
+  | 'start_timeout';
+
+export const ADMISSION_REFUSAL_LABELS: readonly AdmissionRefusalLabel[] = [
+  'event_loop',
+  'memory',
+  'database',
+  'streams_ceiling',
+  'starting_ceiling',
+  'start_timeout',
+];
+
+/** Admission now, as the metrics read it at scrape time. */
+export interface AdmissionGauges {
+  /** Why new runs are refused now; null while they are admitted. */
+  refusing: AdmissionRefusalLabel | null;
+  openStreams: number;
+  startingRuns: number;
+  eventLoopDelayMs: number;
+  memoryRatio: number;
+  databaseWaitMs: number;
+}
+
 /** Called once, at the first token of a generation. */
 export type FirstTokenMark = () => void;
 
@@ -128,6 +160,12 @@ export abstract class Metrics {
 
   /** The database pool, read at scrape time. */
   abstract observeDatabasePool(read: () => PoolUsage): void;
+
+  /** A new run refused for load, by reason. */
+  abstract admissionRefused(reason: AdmissionRefusalLabel): void;
+
+  /** Admission's state and signals, read at scrape time. */
+  abstract observeAdmission(read: () => AdmissionGauges): void;
 }
 
 const ignore = (): void => undefined;
@@ -150,6 +188,8 @@ class NoMetrics extends Metrics {
   rateLimited(): void {}
   observeLiveStreams(): void {}
   observeDatabasePool(): void {}
+  admissionRefused(): void {}
+  observeAdmission(): void {}
 }
 
 export const NO_METRICS: Metrics = new NoMetrics();

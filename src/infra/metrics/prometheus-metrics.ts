@@ -2,6 +2,9 @@ import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { registerProcessMetrics } from './process-metrics';
 import {
+  ADMISSION_REFUSAL_LABELS,
+  AdmissionGauges,
+  AdmissionRefusalLabel,
   FinishedRun,
   FirstTokenMark,
   Metrics,
@@ -62,8 +65,10 @@ export class PrometheusMetrics extends Metrics {
   private readonly quotaRefusals: Counter<'plan'>;
   private readonly webhookEvents: Counter<'provider' | 'outcome'>;
   private readonly rateLimitRefusals: Counter<'rule'>;
+  private readonly admissionRefusals: Counter<'reason'>;
   private liveStreams: () => number = () => 0;
   private pool: (() => PoolUsage) | undefined;
+  private admission: (() => AdmissionGauges) | undefined;
 
   constructor() {
     super();
@@ -173,6 +178,74 @@ export class PrometheusMetrics extends Metrics {
       registers,
       collect: pool((usage) => usage.max),
     });
+    this.admissionRefusals = new Counter({
+      name: 'chat_admission_refusals_total',
+      help: 'New runs refused for load (503 overloaded), by reason: event_loop, memory, database, streams_ceiling, starting_ceiling (refused on arrival), start_timeout (claim not written in time).',
+      labelNames: ['reason'],
+      registers,
+    });
+    for (const reason of ADMISSION_REFUSAL_LABELS)
+      this.admissionRefusals.inc({ reason }, 0);
+    this.registerAdmissionGauges(registers);
+  }
+
+  /** Admission's state and signals (docs/adr/0065), read at scrape time. */
+  private registerAdmissionGauges(registers: Registry[]): void {
+    const current = () => this.admission?.();
+    const admission = (pick: (gauges: AdmissionGauges) => number) =>
+      function (this: Gauge) {
+        const gauges = current();
+        if (gauges) this.set(pick(gauges));
+      };
+    new Gauge({
+      name: 'chat_admission_admitting',
+      help: 'Whether this instance admits new runs now (1) or refuses them for load (0).',
+      registers,
+      collect: admission((gauges) => (gauges.refusing ? 0 : 1)),
+    });
+    new Gauge({
+      name: 'chat_admission_refusing',
+      help: 'Why this instance refuses new runs now: 1 for the reason in force, 0 for the others.',
+      labelNames: ['reason'],
+      registers,
+      collect: function (this: Gauge<'reason'>) {
+        const gauges = current();
+        if (!gauges) return;
+        for (const reason of ADMISSION_REFUSAL_LABELS)
+          if (reason !== 'start_timeout')
+            this.set({ reason }, gauges.refusing === reason ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'chat_admission_open_streams',
+      help: 'Chat and Skill responses open on this instance (starting or streaming).',
+      registers,
+      collect: admission((gauges) => gauges.openStreams),
+    });
+    new Gauge({
+      name: 'chat_admission_starting_runs',
+      help: 'Runs admitted and not yet claimed (body, session, checks, claim).',
+      registers,
+      collect: admission((gauges) => gauges.startingRuns),
+    });
+    new Gauge({
+      name: 'chat_admission_event_loop_delay_seconds',
+      help: "The event loop's current stall, or its worst delay of the last second if larger, as admission judges it.",
+      registers,
+      collect: admission((gauges) => gauges.eventLoopDelayMs / 1000),
+    });
+    new Gauge({
+      name: 'chat_admission_memory_ratio',
+      help: 'Resident memory over the memory limit, or V8 heap used over its limit if larger, as admission judges it.',
+      registers,
+      collect: admission((gauges) => gauges.memoryRatio),
+    });
+    new Gauge({
+      name: 'chat_admission_database_wait_seconds',
+      help: 'How long the oldest claim or query still waiting for the database has waited, as admission judges it.',
+      registers,
+      collect: admission((gauges) => gauges.databaseWaitMs / 1000),
+    });
   }
 
   httpResponse(
@@ -248,6 +321,14 @@ export class PrometheusMetrics extends Metrics {
 
   observeDatabasePool(read: () => PoolUsage): void {
     this.pool = read;
+  }
+
+  admissionRefused(reason: AdmissionRefusalLabel): void {
+    this.admissionRefusals.inc({ reason });
+  }
+
+  observeAdmission(read: () => AdmissionGauges): void {
+    this.admission = read;
   }
 
   /** The Prometheus text exposition of every metric, and its content type. */

@@ -1,6 +1,7 @@
 import { OnModuleDestroy } from '@nestjs/common';
+import { performance } from 'node:perf_hooks';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { Pool } from 'pg';
+import { Pool, PoolClient } from 'pg';
 import { PoolUsage } from '../metrics/metrics';
 import { Prisma, PrismaClient } from './generated/client';
 
@@ -18,6 +19,8 @@ export interface PreparedStatement {
  */
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
   private readonly pool: Pool;
+  /** performance.now() of every connection request not yet answered, oldest first (Map keeps insertion order). */
+  private readonly waiting: Map<object, number>;
 
   constructor(databaseUrl: string, poolSize: number) {
     const pool = new Pool({
@@ -27,8 +30,16 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
     });
     // An idle connection that dies (a database restart) is dropped by the pool; the next query reports it.
     pool.on('error', () => undefined);
+    const waiting = timeWaitsForConnections(pool);
     super({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
     this.pool = pool;
+    this.waiting = waiting;
+  }
+
+  /** How long the oldest request for a pool connection still unanswered has waited (0 when none waits). */
+  oldestConnectionWaitMs(): number {
+    for (const since of this.waiting.values()) return performance.now() - since;
+    return 0;
   }
 
   /** Runs a hot-path statement with positional parameters ($1...) and answers its rows. */
@@ -61,3 +72,34 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
 
 /** A client usable inside or outside an interactive transaction: repositories take it as `db`. */
 export type Db = Prisma.TransactionClient;
+
+type ConnectCallback = (
+  error: Error | undefined,
+  client: PoolClient | undefined,
+  release: (error?: Error | boolean) => void,
+) => void;
+
+/**
+ * Notes when each request for a connection starts and ends, so admission control can see the pool's wait
+ * (docs/adr/0065-adaptive-admission.md). pg-pool's own query() asks for its connection through
+ * `this.connect(callback)`, and Prisma's adapter through `pool.connect()`: both pass here.
+ */
+function timeWaitsForConnections(pool: Pool): Map<object, number> {
+  const waiting = new Map<object, number>();
+  const connect = pool.connect.bind(pool) as (
+    callback?: ConnectCallback,
+  ) => Promise<PoolClient> | undefined;
+  const timed = (callback?: ConnectCallback) => {
+    const request = {};
+    waiting.set(request, performance.now());
+    const answered = () => waiting.delete(request);
+    if (callback)
+      return connect((error, client, release) => {
+        answered();
+        callback(error, client, release);
+      });
+    return connect()!.finally(answered);
+  };
+  pool.connect = timed as Pool['connect'];
+  return waiting;
+}

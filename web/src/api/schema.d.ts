@@ -1742,6 +1742,28 @@ export interface components {
              */
             redis: "up" | "down" | "not_configured";
         };
+        ReadinessAdmissionDto: {
+            /**
+             * @description `refusing`: new runs get 503 `overloaded` with Retry-After; everything else is still served.
+             * @enum {string}
+             */
+            state: "admitting" | "refusing";
+            /**
+             * @description Why it refuses (null while admitting).
+             * @enum {string|null}
+             */
+            reason: "event_loop" | "memory" | "database" | "streams_ceiling" | "starting_ceiling" | null;
+            /** @description Chat and Skill responses open on this instance (starting or streaming). */
+            openStreams: number;
+            /** @description Runs admitted and not yet claimed. */
+            startingRuns: number;
+            /** @description The event loop's current stall, or its worst delay of the last second if larger (ms). */
+            eventLoopDelayMs: number;
+            /** @description Resident memory (or V8's heap if higher) as a percentage of its limit. */
+            memoryPercent: number;
+            /** @description How long the oldest claim or query still waiting for the database has waited (ms). */
+            databaseWaitMs: number;
+        };
         ReadinessDto: {
             /**
              * @description `degraded` while Redis is down: everything is served, rate limits count per instance.
@@ -1749,6 +1771,7 @@ export interface components {
              */
             status: "ok" | "degraded";
             checks: components["schemas"]["ReadinessChecksDto"];
+            admission: components["schemas"]["ReadinessAdmissionDto"];
         };
         PlanPriceDto: {
             /**
@@ -4103,6 +4126,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"] & {
                         checks?: components["schemas"]["ReadinessChecksDto"];
+                        admission?: components["schemas"]["ReadinessAdmissionDto"];
                     };
                 };
             };
