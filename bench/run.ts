@@ -73,7 +73,7 @@ interface Options {
 }
 
 const HELP = `npm run bench [-- flags]
-  --quick        1 round, smaller sizes (~3 minutes) for daily work
+  --quick        1 round, smaller sizes (under 5 minutes) for daily work
   --no-build     do not run \`npm run build\` first (dist/ must be current)
   --check        exit non-zero when a target fails (default: exit 0 whatever the results)
   --rounds N     rounds (default 3, quick 1)

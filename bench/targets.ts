@@ -1,7 +1,9 @@
 /**
- * The targets of GitHub issue "Chat at scale", checked against every `npm run bench` (never in the Jest
- * suite). Keys are `<scenario>.<metric>` (see bench/scenarios.ts). Each rule is judged over the rounds of one
- * run: per-round comparisons with the bare relay of the same round, then their median.
+ * The targets of GitHub issue 34 "Capacity, the last mile" (point 2) on top of those of "Chat at scale",
+ * checked against every `npm run bench` (never in the Jest suite). Keys are `<scenario>.<metric>` (see
+ * bench/scenarios.ts). Each rule is judged over the rounds of one run: per-round comparisons with the bare
+ * relay of the same round, then their median. Ratios are not capped: the bare relay's ramp in b goes on
+ * until it fails.
  */
 import { median } from './support/stats';
 
@@ -25,21 +27,28 @@ export const TARGETS: Readonly<Record<string, Rule>> = {
   'a.startP99': { kind: 'overBareAtMost', plus: 15 },
   'a.cpuPerRequest': { kind: 'ratioAtMost', max: 4 },
   // b. sustained stream starts per second (open loop)
-  'b.maxRate': { kind: 'ratioAtLeast', min: 0.6 },
+  'b.maxRate': { kind: 'ratioAtLeast', min: 0.8 },
   // c. 200 simultaneous streams
   'c.cpuPerStream': { kind: 'ratioAtMost', max: 2.5 },
   // d. 1,000 simultaneous streams
   'd.errors': { kind: 'zeroEveryRound' },
   'd.lostTokens': { kind: 'zeroEveryRound' },
   'd.startP99': { kind: 'ratioAtMost', max: 2 },
-  'd.rssPerStream': { kind: 'atMost', max: 64 },
-  // e. 5,000 simultaneous streams: served or refused at once, and still alive
+  'd.rssPerStream': { kind: 'atMost', max: 48 },
+  // h. 3,000 simultaneous streams: as d
+  'h.errors': { kind: 'zeroEveryRound' },
+  'h.lostTokens': { kind: 'zeroEveryRound' },
+  'h.startP99': { kind: 'ratioAtMost', max: 2 },
+  'h.rssPerStream': { kind: 'atMost', max: 48 },
+  // e. 5,000 simultaneous streams: served or refused at once (none lost), still alive, and serving at least
+  // 0.6x as many as the bare relay (which has no admission control) serves
+  'e.served': { kind: 'ratioAtLeast', min: 0.6 },
   'e.otherErrors': { kind: 'zeroEveryRound' },
   'e.refusedSlow': { kind: 'zeroEveryRound' },
   'e.alive': { kind: 'trueEveryRound' },
   // f. request rate of two cheap routes at 50 keep-alive connections
-  'f.plansPerSecond': { kind: 'ratioAtLeast', min: 0.5 },
-  'f.mePerSecond': { kind: 'ratioAtLeast', min: 0.5 },
+  'f.plansPerSecond': { kind: 'ratioAtLeast', min: 0.6 },
+  'f.mePerSecond': { kind: 'ratioAtLeast', min: 0.6 },
 };
 
 export function describeRule(rule: Rule, unit: string): string {

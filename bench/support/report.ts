@@ -167,8 +167,8 @@ function settingsLines(s: Settings): string[] {
   return [
     `- mode **${s.mode}**: ${s.rounds} round${s.rounds === 1 ? '' : 's'}; in every round each scenario runs against the bare relay and the service, one after the other, the first alternating (by round and scenario)`,
     `- ${s.users} users (plan enterprise, one session each, inserted with SQL), chat requests spread over them round-robin, every request with its own idempotencyKey`,
-    `- a: ${s.sequential.requests} sequential requests; b: ${s.rate.durationMs / 1000} s probes, start ${s.rate.start}/s, cap ${s.rate.cap}/s, precision ×${s.rate.precision}, start p99 ≤ ${s.rate.maxStartMs} ms; ` +
-      `c: ${s.burstSmall.streams} streams; d: ${s.burstLarge.streams} streams; e: ${s.overload.streams} streams (fast refusal ≤ ${s.overload.fastRefusalMs} ms); ` +
+    `- a: ${s.sequential.requests} sequential requests; b: ${s.rate.durationMs / 1000} s probes, start ${s.rate.start}/s, safety cap ${s.rate.cap}/s, precision ×${s.rate.precision}, at most ${s.rate.maxProbes} probes (later rounds ${s.rate.maxProbesLater}), start p99 ≤ ${s.rate.maxStartMs} ms; ` +
+      `c: ${s.burstSmall.streams} streams; d: ${s.burstLarge.streams} streams; h: ${s.burstHuge.streams} streams (deadline ${s.burstHuge.deadlineMs / 1000} s); e: ${s.overload.streams} streams (fast refusal ≤ ${s.overload.fastRefusalMs} ms); ` +
       `f: ${s.requestRate.connections} connections, ${s.requestRate.warmupMs / 1000} s warm-up + ${s.requestRate.durationMs / 1000} s; g: ${s.replay.requests} requests of one key (service only)`,
     `- before every measurement: no mock stream open and both targets under ${s.settle.cpuPercent} % of a core for ${s.settle.windowMs / 1000} s (at most ${s.settle.maxWaitMs / 1000} s wait)`,
     '- numbers are `median [min–max]` over rounds; the ratio column is the median [min–max] of the per-round ratios service / bare of the same round',
@@ -183,7 +183,7 @@ export function renderResults(info: RunInfo): string {
   const lines: string[] = [
     '# Chat streaming benchmark: results',
     '',
-    'Written by `npm run bench` (bench/run.ts, see bench/README.md); the whole file is rewritten on every run. Targets: GitHub issue "Chat at scale" (bench/targets.ts).',
+    'Written by `npm run bench` (bench/run.ts, see bench/README.md); the whole file is rewritten on every run. Targets: GitHub issue 34 "Capacity, the last mile" on top of "Chat at scale" (bench/targets.ts).',
     '',
     '| | |',
     '|---|---|',
