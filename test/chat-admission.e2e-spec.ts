@@ -363,6 +363,46 @@ describe('chat admission control', () => {
     });
   });
 
+  describe('measured headroom: a saturated event loop (CHAT_ADMISSION_MAX_EVENT_LOOP_UTILIZATION_PERCENT=60)', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await bootTestApp({
+        OPENAI_API_KEY: 'sk-test',
+        OPENAI_BASE_URL: fake.baseUrl,
+        CHAT_ADMISSION_MAX_EVENT_LOOP_UTILIZATION_PERCENT: '60',
+      });
+    });
+    afterAll(() => t.close());
+
+    it('refuses while the loop was busy most of the last half second, without any long stall, and admits once it idles', async () => {
+      fake.mode = { kind: 'ok', words: ['idle'] };
+      const user = await registerUser(t.http);
+      await new Promise((done) => setTimeout(done, 600));
+      // Busy 30 ms at a time with a turn of the loop in between: no stall, but no headroom either.
+      for (let turn = 0; turn < 25; turn += 1) {
+        stallEventLoop(30);
+        await new Promise((done) => setImmediate(done));
+      }
+      const key = randomUUID();
+      const refused = await t.http
+        .post('/v1/chat')
+        .set('Cookie', user.cookie)
+        .send(body(key));
+      expect(refused.status).toBe(503);
+      expect(refused.body.detail).toMatch(/event loop is behind/);
+      await eventually(async () => {
+        const ready = await t.http.get('/v1/health/ready');
+        return ready.body.admission.state === 'admitting';
+      }, 5_000);
+      const served = await t.http
+        .post('/v1/chat')
+        .set('Cookie', user.cookie)
+        .send(body(key));
+      expect(served.status).toBe(200);
+      expect(served.text).toBe('idle');
+    });
+  });
+
   describe('measured headroom: the database (one claim slot, CHAT_ADMISSION_MAX_DB_WAIT_MS=100)', () => {
     let t: TestApp;
     let base: string;

@@ -42,22 +42,31 @@ export class ChatPipelineService implements OnModuleDestroy {
     turn: ChatTurn,
     request: RunRequest = {},
   ): Promise<ChatStream> {
-    let begun: Claimed;
+    // Until the first byte of the answer is known (or the start failed), the run counts as starting for
+    // admission: what an instance cannot start in time is refused at the door (docs/adr/0065).
     try {
-      begun = await inSpan(
-        'chat.start',
-        { 'gen_ai.request.model': turn.model },
-        async (span) => {
-          const result = await this.planAndClaim(user, turn, request);
-          span.setAttribute('chat.replayed', result.kind === 'replay');
-          if (result.kind === 'claimed')
-            span.setAttribute('chat.run_id', result.plan.runId);
-          return result;
-        },
-      );
+      return await this.startUntilFirstByte(user, turn, request);
     } finally {
       request.started?.();
     }
+  }
+
+  private async startUntilFirstByte(
+    user: SessionUser,
+    turn: ChatTurn,
+    request: RunRequest,
+  ): Promise<ChatStream> {
+    const begun = await inSpan(
+      'chat.start',
+      { 'gen_ai.request.model': turn.model },
+      async (span) => {
+        const result = await this.planAndClaim(user, turn, request);
+        span.setAttribute('chat.replayed', result.kind === 'replay');
+        if (result.kind === 'claimed')
+          span.setAttribute('chat.run_id', result.plan.runId);
+        return result;
+      },
+    );
     if (begun.kind === 'replay')
       return replay(begun.request, turn, this.follower, request.signal);
     const { plan, writer } = begun;

@@ -166,10 +166,12 @@ export interface AppConfig {
 export interface AdmissionConfig {
   /** Chat responses one instance keeps open at most (unset: no fixed ceiling). */
   maxStreams?: number;
-  /** Runs one instance lets start at once (body, session, checks, claim; unset: no fixed ceiling). */
+  /** Runs one instance lets start at once (body, session, checks, claim, first token; unset: no fixed ceiling). */
   maxStarting?: number;
   /** Refuse while the event loop is stalled this long now, or was in the last second. */
   maxEventLoopDelayMs: number;
+  /** Refuse while the event loop was busy more than this share of the last half second (1: never). */
+  maxEventLoopUtilization: number;
   /** Refuse while resident memory (or V8's heap) is above this share of its limit (0..1). */
   maxMemoryRatio: number;
   /** Refuse while a claim or a query has waited this long for the database. */

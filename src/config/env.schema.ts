@@ -213,6 +213,10 @@ export const envSchema = z.object({
   CHAT_MAX_STARTING: optionalInteger(1, 1_000_000),
   CHAT_START_TIMEOUT_MS: integer(50, 60_000).default(3_000),
   CHAT_ADMISSION_MAX_EVENT_LOOP_DELAY_MS: integer(10, 60_000).default(400),
+  // 100 turns it off (the loop is never more than fully busy).
+  CHAT_ADMISSION_MAX_EVENT_LOOP_UTILIZATION_PERCENT: integer(1, 100).default(
+    100,
+  ),
   CHAT_ADMISSION_MAX_MEMORY_PERCENT: integer(1, 100).default(90),
   CHAT_ADMISSION_MAX_DB_WAIT_MS: integer(10, 60_000).default(1_000),
   MEMORY_LIMIT_MB: optionalInteger(16, 16 * 1024 * 1024),

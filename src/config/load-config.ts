@@ -210,6 +210,8 @@ function toAppConfig(env: Env, source: NodeJS.ProcessEnv): AppConfig {
         maxStreams: env.CHAT_MAX_STREAMS,
         maxStarting: env.CHAT_MAX_STARTING,
         maxEventLoopDelayMs: env.CHAT_ADMISSION_MAX_EVENT_LOOP_DELAY_MS,
+        maxEventLoopUtilization:
+          env.CHAT_ADMISSION_MAX_EVENT_LOOP_UTILIZATION_PERCENT / 100,
         maxMemoryRatio: env.CHAT_ADMISSION_MAX_MEMORY_PERCENT / 100,
         maxDatabaseWaitMs: env.CHAT_ADMISSION_MAX_DB_WAIT_MS,
         memoryLimitBytes:

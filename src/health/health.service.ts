@@ -66,7 +66,10 @@ export class HealthService {
       reason: state.refusing,
       openStreams: state.openStreams,
       startingRuns: state.startingRuns,
+      startingLimit: state.startingLimit,
       eventLoopDelayMs: Math.round(state.eventLoopDelayMs),
+      eventLoopUtilizationPercent:
+        Math.round(state.eventLoopUtilization * 1000) / 10,
       memoryPercent: Math.round(state.memoryRatio * 1000) / 10,
       databaseWaitMs: Math.round(state.databaseWaitMs),
     };

@@ -51,6 +51,7 @@ export function startService(
       // Jest's workers share the CPU with it: a process not scheduled for a while is not overloaded by its
       // own work (admission tests set their own limit).
       CHAT_ADMISSION_MAX_EVENT_LOOP_DELAY_MS: '60000',
+      CHAT_ADMISSION_MAX_EVENT_LOOP_UTILIZATION_PERCENT: '100',
       ...env,
     }),
     detached: options.detached ?? false,

@@ -21,7 +21,12 @@ import {
 } from '../../infra/metrics/metrics';
 import { wantsEvents } from '../chat-response.writer';
 import { RunStore } from '../run-store';
-import { AdmissionReason, HeadroomMonitor, shortage } from './headroom';
+import {
+  AdmissionReason,
+  HeadroomMonitor,
+  shortage,
+  StartRate,
+} from './headroom';
 import { memoryLimitBytes } from './memory-limit';
 
 /** What admission knows of a request it let in (chat and Skill runs only). */
@@ -62,6 +67,13 @@ export interface AdmissionState extends AdmissionGauges {
 const RUN_ROUTE =
   /^\/v1\/(chat|(orgs\/[^/]+\/)?skills\/[^/]+\/run|conversations\/[^/]+\/(regenerate|messages\/[^/]+\/edit))\/?(\?|$)/;
 
+/**
+ * Runs per second an instance assumes it can start until a burst has shown it more (two cores that also run
+ * PostgreSQL started about 450 per second on the bench): with CHAT_START_TIMEOUT_MS of 3 s, an idle
+ * instance lets 1,200 runs start at once, the old fixed ceiling, and more once it has measured more.
+ */
+const PRIOR_STARTS_PER_SECOND = 400;
+
 /** Refusals are summed up in one log line per this period, not one line each (thousands come in a burst). */
 const REFUSAL_REPORT_MS = 10_000;
 
@@ -69,10 +81,12 @@ const REFUSAL_REPORT_MS = 10_000;
  * Admission control for the routes that start runs, so that an instance under more load than it can carry
  * refuses at once instead of degrading for everyone. It sits in front of the framework (the HTTP server's
  * request listener, before Express and Nest), so a refusal costs a header check and one small write.
- * A new run is admitted while this instance has headroom: its event loop is not stalled (now, or in the last
- * second) beyond CHAT_ADMISSION_MAX_EVENT_LOOP_DELAY_MS, its memory is under CHAT_ADMISSION_MAX_MEMORY_PERCENT
- * of its limit, and no claim or query has waited CHAT_ADMISSION_MAX_DB_WAIT_MS for the database; and while
- * the operator's optional ceilings (CHAT_MAX_STREAMS open answers, CHAT_MAX_STARTING runs not yet claimed)
+ * A new run is admitted while this instance has headroom: no more runs are starting than its measured start
+ * rate gets through within CHAT_START_TIMEOUT_MS, its event loop is not stalled (now, or in the last second)
+ * beyond CHAT_ADMISSION_MAX_EVENT_LOOP_DELAY_MS nor busier than CHAT_ADMISSION_MAX_EVENT_LOOP_UTILIZATION_PERCENT,
+ * its memory is under CHAT_ADMISSION_MAX_MEMORY_PERCENT of its limit, and no claim or query has waited
+ * CHAT_ADMISSION_MAX_DB_WAIT_MS for the database; and while the operator's optional ceilings
+ * (CHAT_MAX_STREAMS open answers, CHAT_MAX_STARTING runs without a first byte yet)
  * are not reached. An admitted run whose claim could not be written within CHAT_START_TIMEOUT_MS is refused
  * then. Every refusal is 503 `overloaded` with Retry-After: nothing was stored or billed, and the same
  * idempotency key may be sent again.
@@ -85,6 +99,7 @@ export class ChatAdmission implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly limits: AdmissionConfig;
   private readonly memoryLimit: number;
   private readonly monitor: HeadroomMonitor;
+  private readonly startRate = new StartRate(PRIOR_STARTS_PER_SECOND);
   private refusedSinceReport = new Map<AdmissionRefusalLabel, number>();
   private reportTimer: NodeJS.Timeout | undefined;
 
@@ -150,10 +165,15 @@ export class ChatAdmission implements OnApplicationBootstrap, OnModuleDestroy {
   state(): AdmissionState {
     const readings = this.monitor.readings();
     return {
-      refusing: this.ceilingReached() ?? shortage(readings, this.headroom()),
+      refusing:
+        this.ceilingReached() ??
+        this.backlogReached() ??
+        shortage(readings, this.headroom()),
       openStreams: this.open,
       startingRuns: this.starting,
+      startingLimit: this.startingLimit(),
       eventLoopDelayMs: readings.eventLoopDelayMs,
+      eventLoopUtilization: readings.eventLoopUtilization,
       memoryRatio: readings.memoryRatio,
       databaseWaitMs: readings.databasePoolWaitMs,
       memoryLimitBytes: this.memoryLimit,
@@ -168,8 +188,23 @@ export class ChatAdmission implements OnApplicationBootstrap, OnModuleDestroy {
   private refusalReason(): AdmissionReason | null {
     return (
       this.ceilingReached() ??
+      this.backlogReached() ??
       shortage(this.monitor.readings(), this.headroom())
     );
+  }
+
+  /**
+   * Runs that may be starting at once: as many as this instance, at the best rate it has measured, claims
+   * within the start deadline. More would wait past it and be refused late (or start and stream late).
+   */
+  private startingLimit(): number {
+    return Math.floor(
+      (this.startRate.perSecond() * this.config.chat.startTimeoutMs) / 1000,
+    );
+  }
+
+  private backlogReached(): AdmissionReason | null {
+    return this.starting >= this.startingLimit() ? 'start_backlog' : null;
   }
 
   private ceilingReached(): AdmissionReason | null {
@@ -184,6 +219,7 @@ export class ChatAdmission implements OnApplicationBootstrap, OnModuleDestroy {
   private headroom() {
     return {
       maxEventLoopDelayMs: this.limits.maxEventLoopDelayMs,
+      maxEventLoopUtilization: this.limits.maxEventLoopUtilization,
       maxMemoryRatio: this.limits.maxMemoryRatio,
       maxDatabasePoolWaitMs: this.limits.maxDatabaseWaitMs,
     };
@@ -197,6 +233,7 @@ export class ChatAdmission implements OnApplicationBootstrap, OnModuleDestroy {
       if (!starting) return;
       starting = false;
       this.starting -= 1;
+      this.startRate.started(this.starting);
     };
     res.once('close', () => {
       started();
@@ -260,6 +297,8 @@ const REFUSAL_DETAIL: Record<AdmissionReason, string> = {
   event_loop: 'This instance is busy (its event loop is behind).',
   memory: 'This instance is short of memory.',
   database: 'This instance is waiting on its database.',
+  start_backlog:
+    'This instance has as many chats starting as it can start in time.',
   streams_ceiling: 'This instance serves as many chats as it is set to.',
   starting_ceiling: 'This instance starts as many chats as it is set to.',
 };

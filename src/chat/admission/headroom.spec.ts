@@ -1,11 +1,17 @@
-import { HeadroomMonitor, shortage } from './headroom';
+import { HeadroomMonitor, shortage, StartRate } from './headroom';
 
 const limits = {
   maxEventLoopDelayMs: 400,
+  maxEventLoopUtilization: 0.95,
   maxMemoryRatio: 0.9,
   maxDatabasePoolWaitMs: 1_000,
 };
-const fine = { eventLoopDelayMs: 5, memoryRatio: 0.2, databasePoolWaitMs: 0 };
+const fine = {
+  eventLoopDelayMs: 5,
+  eventLoopUtilization: 0.5,
+  memoryRatio: 0.2,
+  databasePoolWaitMs: 0,
+};
 
 describe('shortage', () => {
   it('is none while every signal is under its limit', () => {
@@ -21,7 +27,12 @@ describe('shortage', () => {
     );
     expect(
       shortage(
-        { eventLoopDelayMs: 900, memoryRatio: 0.95, databasePoolWaitMs: 5_000 },
+        {
+          eventLoopDelayMs: 900,
+          eventLoopUtilization: 1,
+          memoryRatio: 0.95,
+          databasePoolWaitMs: 5_000,
+        },
         limits,
       ),
     ).toBe('memory');
@@ -86,5 +97,40 @@ describe('HeadroomMonitor', () => {
     expect(monitor.readings().databasePoolWaitMs).toBe(1_234);
     expect(monitor.readings().memoryRatio).toBeGreaterThan(0);
     expect(monitor.readings().memoryRatio).toBeLessThan(1);
+  });
+});
+
+describe('StartRate', () => {
+  let clock = 0;
+  const rate = () => new StartRate(400, () => clock);
+
+  it('assumes the prior until a busy window shows more', () => {
+    clock = 0;
+    const starts = rate();
+    expect(starts.perSecond()).toBe(400);
+    // 500 starts in half a second with runs still waiting: 1,000 per second.
+    for (let i = 0; i < 500; i += 1) starts.started(10);
+    clock = 500;
+    expect(starts.perSecond()).toBe(1_000);
+  });
+
+  it('does not take an idle window (nothing waiting) as what the instance can do', () => {
+    clock = 0;
+    const starts = rate();
+    for (let i = 0; i < 5; i += 1) starts.started(0);
+    clock = 500;
+    expect(starts.perSecond()).toBe(400);
+  });
+
+  it('forgets a burst once it has been idle for the windows it keeps', () => {
+    clock = 0;
+    const starts = rate();
+    for (let i = 0; i < 500; i += 1) starts.started(10);
+    clock = 500;
+    expect(starts.perSecond()).toBe(1_000);
+    clock = 1_000;
+    expect(starts.perSecond()).toBe(1_000);
+    clock = 7_000;
+    expect(starts.perSecond()).toBe(400);
   });
 });

@@ -3,12 +3,18 @@ import { getHeapStatistics } from 'node:v8';
 
 /** Why this instance refuses new runs now: a measured shortage, or an operator's ceiling reached. */
 export type AdmissionReason =
-  'event_loop' | 'memory' | 'database' | 'streams_ceiling' | 'starting_ceiling';
+  | 'event_loop'
+  | 'memory'
+  | 'database'
+  | 'start_backlog'
+  | 'streams_ceiling'
+  | 'starting_ceiling';
 
 export const ADMISSION_REASONS: readonly AdmissionReason[] = [
   'event_loop',
   'memory',
   'database',
+  'start_backlog',
   'streams_ceiling',
   'starting_ceiling',
 ];
@@ -17,6 +23,8 @@ export const ADMISSION_REASONS: readonly AdmissionReason[] = [
 export interface HeadroomReadings {
   /** The event loop's current stall, or the worst delay of the last second if larger (ms). */
   eventLoopDelayMs: number;
+  /** The share of the last half second the event loop was busy (0..1): 1 is a saturated process. */
+  eventLoopUtilization: number;
   /** The larger of resident memory over the memory limit and V8's used heap over its heap limit (0..1+). */
   memoryRatio: number;
   /** How long the oldest query waiting for a database pool connection has waited (ms; 0 when none). */
@@ -25,6 +33,7 @@ export interface HeadroomReadings {
 
 export interface HeadroomLimits {
   maxEventLoopDelayMs: number;
+  maxEventLoopUtilization: number;
   maxMemoryRatio: number;
   maxDatabasePoolWaitMs: number;
 }
@@ -35,7 +44,10 @@ export function shortage(
   limits: HeadroomLimits,
 ): AdmissionReason | null {
   if (readings.memoryRatio >= limits.maxMemoryRatio) return 'memory';
-  if (readings.eventLoopDelayMs >= limits.maxEventLoopDelayMs)
+  if (
+    readings.eventLoopDelayMs >= limits.maxEventLoopDelayMs ||
+    readings.eventLoopUtilization > limits.maxEventLoopUtilization
+  )
     return 'event_loop';
   if (readings.databasePoolWaitMs >= limits.maxDatabasePoolWaitMs)
     return 'database';
@@ -46,6 +58,8 @@ export function shortage(
 const TICK_MS = 20;
 /** The loop's delay is judged over this long a past (two halves: the current one and the one before). */
 const HALF_WINDOW_MS = 500;
+/** The loop's utilization is judged over this long a past. */
+const UTILIZATION_WINDOW_MS = 500;
 /** Memory is read every this many ticks (a heap-statistics call is a few microseconds). */
 const MEMORY_EVERY_TICKS = 10;
 
@@ -63,19 +77,31 @@ export class HeadroomMonitor {
   private worstThisHalf = 0;
   private worstLastHalf = 0;
   private memoryRatio = 0;
+  /** The loop's cumulative busy time at the last tick, and per tick of the window: when, how long, how busy. */
+  private lastActive: number;
+  private readonly utilizationTicks: {
+    at: number;
+    elapsed: number;
+    active: number;
+  }[] = [];
 
   constructor(
     private readonly memoryLimitBytes: number,
     private readonly databasePoolWaitMs: () => number,
     private readonly now: () => number = () => performance.now(),
+    /** The event loop's cumulative busy time (ms), as perf_hooks measures it (libuv's idle time aside). */
+    private readonly loopActiveMs: () => number = () =>
+      performance.eventLoopUtilization().active,
   ) {
     this.lastTick = this.halfStartedAt = now();
+    this.lastActive = loopActiveMs();
   }
 
   start(): void {
     if (this.timer) return;
     this.readMemory();
     this.lastTick = this.halfStartedAt = this.now();
+    this.lastActive = this.loopActiveMs();
     this.timer = setInterval(() => this.tick(), TICK_MS);
     this.timer.unref();
   }
@@ -86,12 +112,14 @@ export class HeadroomMonitor {
   }
 
   readings(): HeadroomReadings {
+    const now = this.now();
     return {
       eventLoopDelayMs: Math.max(
-        this.stallMs(this.now()),
+        this.stallMs(now),
         this.worstThisHalf,
         this.worstLastHalf,
       ),
+      eventLoopUtilization: this.utilization(now),
       memoryRatio: this.memoryRatio,
       databasePoolWaitMs: this.databasePoolWaitMs(),
     };
@@ -102,9 +130,30 @@ export class HeadroomMonitor {
     return Math.max(0, now - this.lastTick - TICK_MS);
   }
 
+  /** Busy time over elapsed time in the window, the time since the last tick (a stall: all busy) included. */
+  private utilization(now: number): number {
+    let elapsed = now - this.lastTick;
+    let active = this.loopActiveMs() - this.lastActive;
+    for (const tick of this.utilizationTicks) {
+      if (tick.at < now - UTILIZATION_WINDOW_MS) continue;
+      elapsed += tick.elapsed;
+      active += tick.active;
+    }
+    return elapsed > 0 ? Math.min(1, active / elapsed) : 0;
+  }
+
   private tick(): void {
     const now = this.now();
     const delay = this.stallMs(now);
+    const active = this.loopActiveMs();
+    this.utilizationTicks.push({
+      at: now,
+      elapsed: now - this.lastTick,
+      active: active - this.lastActive,
+    });
+    while (this.utilizationTicks[0].at < now - UTILIZATION_WINDOW_MS)
+      this.utilizationTicks.shift();
+    this.lastActive = active;
     this.lastTick = now;
     if (now - this.halfStartedAt >= HALF_WINDOW_MS) {
       this.worstLastHalf = this.worstThisHalf;
@@ -124,3 +173,55 @@ export class HeadroomMonitor {
     );
   }
 }
+
+/**
+ * How many runs this instance starts per second when it is busy starting them: the best rate of the last
+ * few seconds' half-second windows, never below `priorPerSecond` (what an idle instance assumes before a
+ * burst has shown it more). Only a rate seen with runs waiting says what the instance can do; an idle
+ * window says nothing, so it never lowers the figure below the prior.
+ */
+export class StartRate {
+  private windowStartedAt: number;
+  private startsThisWindow = 0;
+  private busyThisWindow = false;
+  /** Rates (per second) of the last busy windows, newest last. */
+  private readonly recent: number[] = [];
+
+  constructor(
+    private readonly priorPerSecond: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.windowStartedAt = now();
+  }
+
+  /** A run's start is over (claimed, replayed or refused); `waiting`: runs still starting after it. */
+  started(waiting: number): void {
+    this.roll();
+    this.startsThisWindow += 1;
+    if (waiting > 0) this.busyThisWindow = true;
+  }
+
+  perSecond(): number {
+    this.roll();
+    return Math.max(this.priorPerSecond, ...this.recent);
+  }
+
+  private roll(): void {
+    const now = this.now();
+    const elapsed = now - this.windowStartedAt;
+    if (elapsed < HALF_WINDOW_MS) return;
+    if (this.busyThisWindow) {
+      this.recent.push((this.startsThisWindow * 1000) / elapsed);
+      if (this.recent.length > RATE_WINDOWS_KEPT) this.recent.shift();
+    } else if (elapsed >= HALF_WINDOW_MS * RATE_WINDOWS_KEPT) {
+      // Idle for as long as the rates are kept: they are stale, the prior stands again.
+      this.recent.length = 0;
+    }
+    this.windowStartedAt = now;
+    this.startsThisWindow = 0;
+    this.busyThisWindow = false;
+  }
+}
+
+/** Busy windows whose rate is kept (10 half-seconds: the last few seconds of a burst). */
+const RATE_WINDOWS_KEPT = 10;

@@ -28,6 +28,7 @@ export class ReadinessAdmissionDto {
       'event_loop',
       'memory',
       'database',
+      'start_backlog',
       'streams_ceiling',
       'starting_ceiling',
     ],
@@ -37,11 +38,17 @@ export class ReadinessAdmissionDto {
   /** Chat and Skill responses open on this instance (starting or streaming). */
   openStreams!: number;
 
-  /** Runs admitted and not yet claimed. */
+  /** Runs admitted whose first byte is not known yet (body, session, checks, claim, first token). */
   startingRuns!: number;
+
+  /** Runs that may be starting at once now: the best measured start rate times CHAT_START_TIMEOUT_MS. */
+  startingLimit!: number;
 
   /** The event loop's current stall, or its worst delay of the last second if larger (ms). */
   eventLoopDelayMs!: number;
+
+  /** The share of the last half second the event loop was busy, in percent (100: saturated). */
+  eventLoopUtilizationPercent!: number;
 
   /** Resident memory (or V8's heap if higher) as a percentage of its limit. */
   memoryPercent!: number;

@@ -63,6 +63,7 @@ export type AdmissionRefusalLabel =
   | 'event_loop'
   | 'memory'
   | 'database'
+  | 'start_backlog'
   | 'streams_ceiling'
   | 'starting_ceiling'
   | 'start_timeout';
@@ -71,6 +72,7 @@ export const ADMISSION_REFUSAL_LABELS: readonly AdmissionRefusalLabel[] = [
   'event_loop',
   'memory',
   'database',
+  'start_backlog',
   'streams_ceiling',
   'starting_ceiling',
   'start_timeout',
@@ -82,7 +84,11 @@ export interface AdmissionGauges {
   refusing: AdmissionRefusalLabel | null;
   openStreams: number;
   startingRuns: number;
+  /** Runs that may be starting at once now (measured start rate × start deadline, or the ceiling). */
+  startingLimit: number;
   eventLoopDelayMs: number;
+  /** The share of the last half second the event loop was busy (0..1). */
+  eventLoopUtilization: number;
   memoryRatio: number;
   databaseWaitMs: number;
 }

@@ -180,7 +180,7 @@ export class PrometheusMetrics extends Metrics {
     });
     this.admissionRefusals = new Counter({
       name: 'chat_admission_refusals_total',
-      help: 'New runs refused for load (503 overloaded), by reason: event_loop, memory, database, streams_ceiling, starting_ceiling (refused on arrival), start_timeout (claim not written in time).',
+      help: 'New runs refused for load (503 overloaded), by reason: event_loop, memory, database, start_backlog, streams_ceiling, starting_ceiling (refused on arrival), start_timeout (claim not written in time).',
       labelNames: ['reason'],
       registers,
     });
@@ -224,15 +224,27 @@ export class PrometheusMetrics extends Metrics {
     });
     new Gauge({
       name: 'chat_admission_starting_runs',
-      help: 'Runs admitted and not yet claimed (body, session, checks, claim).',
+      help: 'Runs admitted whose first byte is not known yet (body, session, checks, claim, first token).',
       registers,
       collect: admission((gauges) => gauges.startingRuns),
+    });
+    new Gauge({
+      name: 'chat_admission_starting_limit',
+      help: 'Runs that may be starting at once: the best measured start rate times CHAT_START_TIMEOUT_MS.',
+      registers,
+      collect: admission((gauges) => gauges.startingLimit),
     });
     new Gauge({
       name: 'chat_admission_event_loop_delay_seconds',
       help: "The event loop's current stall, or its worst delay of the last second if larger, as admission judges it.",
       registers,
       collect: admission((gauges) => gauges.eventLoopDelayMs / 1000),
+    });
+    new Gauge({
+      name: 'chat_admission_event_loop_utilization',
+      help: 'The share of the last half second the event loop was busy (0..1), as admission judges it.',
+      registers,
+      collect: admission((gauges) => gauges.eventLoopUtilization),
     });
     new Gauge({
       name: 'chat_admission_memory_ratio',

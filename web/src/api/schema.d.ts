@@ -1752,13 +1752,17 @@ export interface components {
              * @description Why it refuses (null while admitting).
              * @enum {string|null}
              */
-            reason: "event_loop" | "memory" | "database" | "streams_ceiling" | "starting_ceiling" | null;
+            reason: "event_loop" | "memory" | "database" | "start_backlog" | "streams_ceiling" | "starting_ceiling" | null;
             /** @description Chat and Skill responses open on this instance (starting or streaming). */
             openStreams: number;
-            /** @description Runs admitted and not yet claimed. */
+            /** @description Runs admitted whose first byte is not known yet (body, session, checks, claim, first token). */
             startingRuns: number;
+            /** @description Runs that may be starting at once now: the best measured start rate times CHAT_START_TIMEOUT_MS. */
+            startingLimit: number;
             /** @description The event loop's current stall, or its worst delay of the last second if larger (ms). */
             eventLoopDelayMs: number;
+            /** @description The share of the last half second the event loop was busy, in percent (100: saturated). */
+            eventLoopUtilizationPercent: number;
             /** @description Resident memory (or V8's heap if higher) as a percentage of its limit. */
             memoryPercent: number;
             /** @description How long the oldest claim or query still waiting for the database has waited (ms). */
