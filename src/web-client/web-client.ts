@@ -38,15 +38,10 @@ export function serveWebClient(
           : 'no-cache',
       ),
   });
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    if (API_PATHS.test(req.path)) next();
-    else files(req, res, next);
-  });
-  app.use((req: Request, res: Response, next: NextFunction) => {
+  const page = (req: Request, res: Response, next: NextFunction) => {
     // A browser asks for text/html; an API client (*/*, JSON) gets the API's own 404 instead.
     if (
       (req.method !== 'GET' && req.method !== 'HEAD') ||
-      API_PATHS.test(req.path) ||
       req.accepts(['json', 'html']) !== 'html'
     )
       return next();
@@ -55,5 +50,12 @@ export function serveWebClient(
     if (req.path.startsWith('/shared/'))
       res.setHeader('X-Robots-Tag', 'noindex');
     res.sendFile(index);
+  };
+  // One layer, and API requests leave it after one test (every API request passes here).
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (API_PATHS.test(req.path)) return next();
+    files(req, res, (error?: unknown) =>
+      error ? next(error) : page(req, res, next),
+    );
   });
 }
