@@ -107,6 +107,7 @@ describe('Redis outage: sign-in and registration keep working with per-instance 
     expect(ready.body).toEqual({
       status: 'degraded',
       checks: { database: 'up', redis: 'down' },
+      admission: expect.objectContaining({ state: 'admitting' }),
     });
 
     await redis.start();

@@ -30,21 +30,31 @@ export function useFollowScroll(
   active: boolean,
 ): { following: boolean; jump: () => void } {
   const [following, setFollowing] = useState(true);
+  // The same as `following`, but current at once: a resize can come between the person's scroll and the
+  // render that stops following, and must not pull them back to the end.
+  const followingNow = useRef(true);
+  // Where the page was when this hook last saw it (a scroll event, or its own scroll to the end).
+  const lastY = useRef(0);
+
+  const follow = useCallback((value: boolean) => {
+    followingNow.current = value;
+    setFollowing(value);
+  }, []);
 
   // Scrolling up, away from the end, stops following; being back at the end resumes it. Following itself
   // only ever scrolls down, and the page may have grown again before its scroll event arrives: that is not
   // the person leaving the end.
   useEffect(() => {
-    let lastY = window.scrollY;
+    lastY.current = window.scrollY;
     const onScroll = () => {
       const y = window.scrollY;
-      if (atEnd()) setFollowing(true);
-      else if (y < lastY) setFollowing(false);
-      lastY = y;
+      if (atEnd()) follow(true);
+      else if (y < lastY.current) follow(false);
+      lastY.current = y;
     };
     window.addEventListener('scroll', onScroll, { passive: true });
     return () => window.removeEventListener('scroll', onScroll);
-  }, []);
+  }, [follow]);
 
   // After an answer ends, its stored version, usage and actions still arrive: followed a moment more.
   const streamed = useRef(false);
@@ -52,7 +62,13 @@ export function useFollowScroll(
     const element = content.current;
     if (active) streamed.current = true;
     if (!following || !element || !streamed.current) return;
-    const observer = new ResizeObserver(toEnd);
+    const observer = new ResizeObserver(() => {
+      // The person scrolled up since the last scroll event this hook saw (its event not dispatched yet).
+      if (window.scrollY < lastY.current && !atEnd()) follow(false);
+      if (!followingNow.current) return;
+      toEnd();
+      lastY.current = window.scrollY;
+    });
     observer.observe(element);
     const settled = active
       ? undefined
@@ -64,12 +80,13 @@ export function useFollowScroll(
       observer.disconnect();
       clearTimeout(settled);
     };
-  }, [content, active, following]);
+  }, [content, active, following, follow]);
 
   const jump = useCallback(() => {
     toEnd();
-    setFollowing(true);
-  }, []);
+    lastY.current = window.scrollY;
+    follow(true);
+  }, [follow]);
 
   return { following, jump };
 }
