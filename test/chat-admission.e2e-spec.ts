@@ -49,6 +49,14 @@ async function lockQuotaRow(userId: string): Promise<Client> {
   return locker;
 }
 
+/** Resolves once readiness says new runs are admitted again. */
+function admittingAgain(t: TestApp): Promise<void> {
+  return eventually(async () => {
+    const ready = await t.http.get('/v1/health/ready');
+    return ready.body.admission.state === 'admitting';
+  }, 5_000);
+}
+
 /** Blocks this process (the app runs in it) for `ms`, as a long synchronous task would. */
 function stallEventLoop(ms: number): void {
   const until = performance.now() + ms;
@@ -62,14 +70,19 @@ describe('chat admission control', () => {
     fake = await new FakeModelServer().start();
   });
   afterAll(() => fake.close());
+  /** An instance whose OpenAI models answer from the fake, with these settings besides. */
+  const bootWithFakeModel = (env: Record<string, string>) =>
+    bootTestApp({
+      OPENAI_API_KEY: 'sk-test',
+      OPENAI_BASE_URL: fake.baseUrl,
+      ...env,
+    });
 
   describe('open streams (CHAT_MAX_STREAMS=2)', () => {
     let t: TestApp;
     let base: string;
     beforeAll(async () => {
-      t = await bootTestApp({
-        OPENAI_API_KEY: 'sk-test',
-        OPENAI_BASE_URL: fake.baseUrl,
+      t = await bootWithFakeModel({
         CHAT_MAX_STREAMS: '2',
       });
       base = await listen(t);
@@ -135,9 +148,7 @@ describe('chat admission control', () => {
     let t: TestApp;
     let base: string;
     beforeAll(async () => {
-      t = await bootTestApp({
-        OPENAI_API_KEY: 'sk-test',
-        OPENAI_BASE_URL: fake.baseUrl,
+      t = await bootWithFakeModel({
         DATABASE_POOL_SIZE: '3',
         CHAT_START_TIMEOUT_MS: '300',
       });
@@ -184,9 +195,7 @@ describe('chat admission control', () => {
     let t: TestApp;
     let base: string;
     beforeAll(async () => {
-      t = await bootTestApp({
-        OPENAI_API_KEY: 'sk-test',
-        OPENAI_BASE_URL: fake.baseUrl,
+      t = await bootWithFakeModel({
         CHAT_MAX_STARTING: '1',
       });
       base = await listen(t);
@@ -232,9 +241,7 @@ describe('chat admission control', () => {
   describe('measured headroom: memory (CHAT_ADMISSION_MAX_MEMORY_PERCENT=1, always short)', () => {
     let app: TestApp | undefined;
     beforeAll(async () => {
-      app = await bootTestApp({
-        OPENAI_API_KEY: 'sk-test',
-        OPENAI_BASE_URL: fake.baseUrl,
+      app = await bootWithFakeModel({
         CHAT_ADMISSION_MAX_MEMORY_PERCENT: '1',
         METRICS_PORT: String(await freePort()),
       });
@@ -328,9 +335,7 @@ describe('chat admission control', () => {
   describe('measured headroom: the event loop (CHAT_ADMISSION_MAX_EVENT_LOOP_DELAY_MS=100)', () => {
     let t: TestApp;
     beforeAll(async () => {
-      t = await bootTestApp({
-        OPENAI_API_KEY: 'sk-test',
-        OPENAI_BASE_URL: fake.baseUrl,
+      t = await bootWithFakeModel({
         CHAT_ADMISSION_MAX_EVENT_LOOP_DELAY_MS: '100',
       });
     });
@@ -350,10 +355,7 @@ describe('chat admission control', () => {
       expect(refused.body.detail).toMatch(/event loop is behind/);
       expect(await storedKeys(user.id)).not.toContain(key);
       // The stall leaves the one-second window; the same key is then served.
-      await eventually(async () => {
-        const ready = await t.http.get('/v1/health/ready');
-        return ready.body.admission.state === 'admitting';
-      }, 5_000);
+      await admittingAgain(t);
       const served = await t.http
         .post('/v1/chat')
         .set('Cookie', user.cookie)
@@ -366,9 +368,7 @@ describe('chat admission control', () => {
   describe('measured headroom: a saturated event loop (CHAT_ADMISSION_MAX_EVENT_LOOP_UTILIZATION_PERCENT=60)', () => {
     let t: TestApp;
     beforeAll(async () => {
-      t = await bootTestApp({
-        OPENAI_API_KEY: 'sk-test',
-        OPENAI_BASE_URL: fake.baseUrl,
+      t = await bootWithFakeModel({
         CHAT_ADMISSION_MAX_EVENT_LOOP_UTILIZATION_PERCENT: '60',
       });
     });
@@ -390,10 +390,7 @@ describe('chat admission control', () => {
         .send(body(key));
       expect(refused.status).toBe(503);
       expect(refused.body.detail).toMatch(/event loop is behind/);
-      await eventually(async () => {
-        const ready = await t.http.get('/v1/health/ready');
-        return ready.body.admission.state === 'admitting';
-      }, 5_000);
+      await admittingAgain(t);
       const served = await t.http
         .post('/v1/chat')
         .set('Cookie', user.cookie)
@@ -407,9 +404,7 @@ describe('chat admission control', () => {
     let t: TestApp;
     let base: string;
     beforeAll(async () => {
-      t = await bootTestApp({
-        OPENAI_API_KEY: 'sk-test',
-        OPENAI_BASE_URL: fake.baseUrl,
+      t = await bootWithFakeModel({
         DATABASE_POOL_SIZE: '3',
         CHAT_ADMISSION_MAX_DB_WAIT_MS: '100',
       });

@@ -24,6 +24,7 @@ import { RunStore } from '../run-store';
 import {
   AdmissionReason,
   HeadroomMonitor,
+  HeadroomReadings,
   shortage,
   StartRate,
 } from './headroom';
@@ -59,7 +60,6 @@ export type RefusalHeaders = (req: IncomingMessage) => Record<string, string>;
 
 /** Admission now, for the readiness body and the metrics. */
 export interface AdmissionState extends AdmissionGauges {
-  refusing: AdmissionReason | null;
   memoryLimitBytes: number;
 }
 
@@ -165,10 +165,7 @@ export class ChatAdmission implements OnApplicationBootstrap, OnModuleDestroy {
   state(): AdmissionState {
     const readings = this.monitor.readings();
     return {
-      refusing:
-        this.ceilingReached() ??
-        this.backlogReached() ??
-        shortage(readings, this.headroom()),
+      refusing: this.refusalReason(readings),
       openStreams: this.open,
       startingRuns: this.starting,
       startingLimit: this.startingLimit(),
@@ -185,11 +182,14 @@ export class ChatAdmission implements OnApplicationBootstrap, OnModuleDestroy {
     this.count('start_timeout');
   }
 
-  private refusalReason(): AdmissionReason | null {
+  /** The ceilings and the backlog first (counters), then the measured signals. */
+  private refusalReason(
+    readings: HeadroomReadings = this.monitor.readings(),
+  ): AdmissionReason | null {
     return (
       this.ceilingReached() ??
       this.backlogReached() ??
-      shortage(this.monitor.readings(), this.headroom())
+      shortage(readings, this.limits)
     );
   }
 
@@ -214,15 +214,6 @@ export class ChatAdmission implements OnApplicationBootstrap, OnModuleDestroy {
     if (maxStarting !== undefined && this.starting >= maxStarting)
       return 'starting_ceiling';
     return null;
-  }
-
-  private headroom() {
-    return {
-      maxEventLoopDelayMs: this.limits.maxEventLoopDelayMs,
-      maxEventLoopUtilization: this.limits.maxEventLoopUtilization,
-      maxMemoryRatio: this.limits.maxMemoryRatio,
-      maxDatabasePoolWaitMs: this.limits.maxDatabaseWaitMs,
-    };
   }
 
   private admit(req: IncomingMessage, res: ServerResponse): void {

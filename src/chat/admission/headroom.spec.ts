@@ -4,7 +4,7 @@ const limits = {
   maxEventLoopDelayMs: 400,
   maxEventLoopUtilization: 0.95,
   maxMemoryRatio: 0.9,
-  maxDatabasePoolWaitMs: 1_000,
+  maxDatabaseWaitMs: 1_000,
 };
 const fine = {
   eventLoopDelayMs: 5,

@@ -1,23 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 
-/** Why this instance refuses new runs now: a measured shortage, or an operator's ceiling reached. */
-export type AdmissionReason =
-  | 'event_loop'
-  | 'memory'
-  | 'database'
-  | 'start_backlog'
-  | 'streams_ceiling'
-  | 'starting_ceiling';
+import { AdmissionReason } from '../../infra/metrics/metrics';
 
-export const ADMISSION_REASONS: readonly AdmissionReason[] = [
-  'event_loop',
-  'memory',
-  'database',
-  'start_backlog',
-  'streams_ceiling',
-  'starting_ceiling',
-];
+export type { AdmissionReason };
 
 /** The measured signals, each against its limit. */
 export interface HeadroomReadings {
@@ -35,7 +21,7 @@ export interface HeadroomLimits {
   maxEventLoopDelayMs: number;
   maxEventLoopUtilization: number;
   maxMemoryRatio: number;
-  maxDatabasePoolWaitMs: number;
+  maxDatabaseWaitMs: number;
 }
 
 /** The first signal out of its limit, in the order the shortage hurts most (memory kills the process). */
@@ -49,7 +35,7 @@ export function shortage(
     readings.eventLoopUtilization > limits.maxEventLoopUtilization
   )
     return 'event_loop';
-  if (readings.databasePoolWaitMs >= limits.maxDatabasePoolWaitMs)
+  if (readings.databasePoolWaitMs >= limits.maxDatabaseWaitMs)
     return 'database';
   return null;
 }

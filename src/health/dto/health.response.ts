@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { ADMISSION_REASONS } from '../../infra/metrics/metrics';
 
 export class LivenessDto {
   @ApiProperty({ enum: ['ok'] })
@@ -24,14 +25,7 @@ export class ReadinessAdmissionDto {
   @ApiProperty({
     type: String,
     nullable: true,
-    enum: [
-      'event_loop',
-      'memory',
-      'database',
-      'start_backlog',
-      'streams_ceiling',
-      'starting_ceiling',
-    ],
+    enum: ADMISSION_REASONS,
   })
   reason!: string | null;
 

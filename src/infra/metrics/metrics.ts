@@ -55,33 +55,30 @@ export interface PoolUsage {
   max: number;
 }
 
-/**
- * Why a new run was refused for load (docs/adr/0065): a measured shortage, an operator's ceiling, or a claim
- * not written within CHAT_START_TIMEOUT_MS.
- */
-export type AdmissionRefusalLabel =
-  | 'event_loop'
-  | 'memory'
-  | 'database'
-  | 'start_backlog'
-  | 'streams_ceiling'
-  | 'starting_ceiling'
-  | 'start_timeout';
-
-export const ADMISSION_REFUSAL_LABELS: readonly AdmissionRefusalLabel[] = [
+/** Why a new run is refused on arrival (docs/adr/0065): a measured shortage, or an operator's ceiling reached. */
+export const ADMISSION_REASONS = [
   'event_loop',
   'memory',
   'database',
   'start_backlog',
   'streams_ceiling',
   'starting_ceiling',
+] as const;
+
+export type AdmissionReason = (typeof ADMISSION_REASONS)[number];
+
+/** A refusal's reason as counted: one on arrival, or a claim not written within CHAT_START_TIMEOUT_MS. */
+export type AdmissionRefusalLabel = AdmissionReason | 'start_timeout';
+
+export const ADMISSION_REFUSAL_LABELS: readonly AdmissionRefusalLabel[] = [
+  ...ADMISSION_REASONS,
   'start_timeout',
 ];
 
 /** Admission now, as the metrics read it at scrape time. */
 export interface AdmissionGauges {
   /** Why new runs are refused now; null while they are admitted. */
-  refusing: AdmissionRefusalLabel | null;
+  refusing: AdmissionReason | null;
   openStreams: number;
   startingRuns: number;
   /** Runs that may be starting at once now (measured start rate × start deadline, or the ceiling). */

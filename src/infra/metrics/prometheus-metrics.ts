@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { registerProcessMetrics } from './process-metrics';
 import {
+  ADMISSION_REASONS,
   ADMISSION_REFUSAL_LABELS,
   AdmissionGauges,
   AdmissionRefusalLabel,
@@ -211,9 +212,8 @@ export class PrometheusMetrics extends Metrics {
       collect: function (this: Gauge<'reason'>) {
         const gauges = current();
         if (!gauges) return;
-        for (const reason of ADMISSION_REFUSAL_LABELS)
-          if (reason !== 'start_timeout')
-            this.set({ reason }, gauges.refusing === reason ? 1 : 0);
+        for (const reason of ADMISSION_REASONS)
+          this.set({ reason }, gauges.refusing === reason ? 1 : 0);
       },
     });
     new Gauge({
