@@ -8,32 +8,17 @@
  * alternating; the verdict is the median of the per-round ratios with / without.
  *
  * Writes bench/METRICS-OVERHEAD.md (whole) and puts its summary into bench/RESULTS.md (which `npm run bench`
- * rewrites, keeping that section: see bench/support/metrics-overhead-section.ts).
+ * rewrites, keeping that section: see bench/support/kept-sections.ts).
  *
  * Flags: --rounds N (default 9), --no-build, --keep-temp, --rate-only, --control, --profile DIR, --help.
  */
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import {
-  existsSync,
-  mkdtempSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
-import { cpus, release, tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, release } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createScratchDatabase } from '../scripts/lib/scratch-database';
-import {
-  compileHarness,
-  forkHarness,
-  killAllNow,
-  REPO,
-  stopChild,
-} from './support/children';
+import { REPO } from './support/children';
 import {
   createUsers,
   deleteRedisKeys,
@@ -43,14 +28,18 @@ import {
   writeBenchCatalog,
 } from './support/environment';
 import { LoadGeneratorClient } from './support/loadgen-client';
-import {
-  METRICS_SECTION_END,
-  METRICS_SECTION_START,
-  withMetricsOverheadSection,
-} from './support/metrics-overhead-section';
+import { METRICS_OVERHEAD, withKeptSection } from './support/kept-sections';
 import { cpuMs, isAlive } from './support/proc';
 import { metricsShareOfProfile } from './support/profile-share';
-import { ChatJobResult, ChatTarget, isObject } from './support/protocol';
+import { ChatJobResult, ChatTarget } from './support/protocol';
+import {
+  buildThisCheckout,
+  CleanupStep,
+  mockActive,
+  runBench,
+  settle,
+  startHarness,
+} from './support/side-by-side';
 import { freePort, ServiceProcess } from './support/service-process';
 import { fmt, fmtSpread, spread } from './support/stats';
 
@@ -210,36 +199,6 @@ function log(message: string): void {
   process.stdout.write(
     `[bench:metrics ${new Date().toISOString().slice(11, 19)}] ${message}\n`,
   );
-}
-
-async function mockActive(mockUrl: string): Promise<number> {
-  try {
-    const body: unknown = await (
-      await fetch(`${mockUrl}/stats`, { signal: AbortSignal.timeout(5_000) })
-    ).json();
-    return isObject(body) && typeof body.active === 'number' ? body.active : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** Waits until no mock stream is open and every pid used under the CPU threshold for a window (bounded). */
-async function settle(pids: number[], mockUrl: string): Promise<void> {
-  const { cpuPercent, windowMs, maxWaitMs } = SETTINGS.settle;
-  const started = performance.now();
-  for (;;) {
-    const before = pids.map(cpuMs);
-    await new Promise((resolve) => setTimeout(resolve, windowMs));
-    const quiet = pids.every(
-      (pid, index) =>
-        ((cpuMs(pid) - before[index]) / windowMs) * 100 <= cpuPercent,
-    );
-    if (
-      (quiet && (await mockActive(mockUrl)) === 0) ||
-      performance.now() - started > maxWaitMs
-    )
-      return;
-  }
 }
 
 /** Scrapes GET /metrics every `everyMs` while `work` runs, as Prometheus would (only for the copy with metrics). */
@@ -578,9 +537,9 @@ function render(info: {
     '',
     '## Summary',
     '',
-    METRICS_SECTION_START,
+    METRICS_OVERHEAD.start,
     summary,
-    METRICS_SECTION_END,
+    METRICS_OVERHEAD.end,
     '',
     '## Rounds',
     '',
@@ -605,7 +564,7 @@ function commandLine(args: string[]): string {
   return `ts-node --transpile-only bench/metrics-overhead.ts${args.length > 0 ? ` ${args.join(' ')}` : ''}`;
 }
 
-async function main(): Promise<number> {
+async function main(cleanup: CleanupStep[]): Promise<number> {
   const args = process.argv.slice(2);
   const options = parseOptions(args);
   if (options.help) {
@@ -614,329 +573,268 @@ async function main(): Promise<number> {
   }
   const startedAt = new Date();
   const t0 = performance.now();
-  const cleanup: { name: string; run: () => Promise<unknown> }[] = [];
-  const onSignal = () => {
-    void runCleanup(cleanup).finally(() => process.exit(130));
+  if (options.build) buildThisCheckout(log);
+  if (!existsSync(join(REPO, 'dist', 'main.js')))
+    throw new Error('dist/main.js is missing: run without --no-build');
+  const tag = randomBytes(4).toString('hex');
+  const { temp, compiled, harnessLog, mockUrl, serverUrl, redisUrl } =
+    await startHarness(
+      cleanup,
+      { tempPrefix: 'chat-bench-metrics-', keepTemp: options.keepTemp },
+      log,
+    );
+  const redisPrefix = `chat-bench-metrics-${tag}:`;
+  const db = await createScratchDatabase(serverUrl, 'chat_bench_metrics');
+  cleanup.push({ name: 'database', run: () => db.drop() });
+  cleanup.push({
+    name: 'redis keys',
+    run: () => deleteRedisKeys(redisUrl, redisPrefix),
+  });
+  const catalogFile = join(temp, 'catalog.json');
+  writeBenchCatalog(catalogFile);
+  const env = {
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    DATABASE_URL: db.url,
+    REDIS_URL: redisUrl,
+    REDIS_KEY_PREFIX: redisPrefix,
+    SESSION_SECRET: randomBytes(32).toString('base64url'),
+    PASSWORD_PEPPER: randomBytes(32).toString('base64url'),
+    OPENAI_API_KEY: 'bench',
+    OPENAI_BASE_URL: `${mockUrl}/v1`,
+    CATALOG_FILE: catalogFile,
+    STORAGE_DIR: join(temp, 'files'),
+    LOG_LEVEL: 'info',
+    // Sessions stay cached for the whole run: with the default 30 s, whichever copy was measured second
+    // found its sessions expiring mid-measurement (its last use was the other copy's turn ago) and paid
+    // database reads the first did not, metrics or not.
+    SESSION_CACHE_TTL_MS: '3600000',
   };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  try {
-    if (options.build) {
-      log('building the service (npm run build)');
-      const build = spawnSync('npm', ['run', 'build'], {
-        cwd: REPO,
-        stdio: ['ignore', 'inherit', 'inherit'],
-      });
-      if (build.status !== 0)
-        throw new Error(`npm run build failed (exit ${build.status})`);
-    }
-    if (!existsSync(join(REPO, 'dist', 'main.js')))
-      throw new Error('dist/main.js is missing: run without --no-build');
-    const tag = randomBytes(4).toString('hex');
-    const temp = mkdtempSync(join(tmpdir(), 'chat-bench-metrics-'));
-    cleanup.push({
-      name: 'temp directory',
-      run: () => {
-        if (options.keepTemp) log(`kept ${temp}`);
-        else rmSync(temp, { recursive: true, force: true });
-        return Promise.resolve();
-      },
-    });
-    const compiled = compileHarness(join(temp, 'harness'));
-    const harnessLog = openSync(join(temp, 'harness.log'), 'a');
-    const serverUrl =
-      process.env.BENCH_DATABASE_URL ??
-      'postgresql://postgres@127.0.0.1:5432/postgres';
-    const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-    const redisPrefix = `chat-bench-metrics-${tag}:`;
-    const db = await createScratchDatabase(serverUrl, 'chat_bench_metrics');
-    cleanup.push({ name: 'database', run: () => db.drop() });
-    cleanup.push({
-      name: 'redis keys',
-      run: () => deleteRedisKeys(redisUrl, redisPrefix),
-    });
-    const catalogFile = join(temp, 'catalog.json');
-    writeBenchCatalog(catalogFile);
-    const mock = await forkHarness(
-      compiled,
-      'processes/mock-provider.js',
-      {},
-      harnessLog,
-    );
-    cleanup.push({ name: 'mock', run: () => stopChild(mock.child) });
-    const mockUrl = `http://127.0.0.1:${mock.ports.mock}`;
-    const env = {
-      NODE_ENV: 'production',
-      HOST: '127.0.0.1',
-      DATABASE_URL: db.url,
-      REDIS_URL: redisUrl,
-      REDIS_KEY_PREFIX: redisPrefix,
-      SESSION_SECRET: randomBytes(32).toString('base64url'),
-      PASSWORD_PEPPER: randomBytes(32).toString('base64url'),
-      OPENAI_API_KEY: 'bench',
-      OPENAI_BASE_URL: `${mockUrl}/v1`,
-      CATALOG_FILE: catalogFile,
-      STORAGE_DIR: join(temp, 'files'),
-      LOG_LEVEL: 'info',
-      // Sessions stay cached for the whole run: with the default 30 s, whichever copy was measured second
-      // found its sessions expiring mid-measurement (its last use was the other copy's turn ago) and paid
-      // database reads the first did not, metrics or not.
-      SESSION_CACHE_TTL_MS: '3600000',
-    };
-    const nodeArgs = options.profileDir
-      ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`]
-      : [];
-    const metricsPort = await freePort();
-    const copies: Record<Side, Copy> = {
-      off: {
-        side: 'off',
-        service: new ServiceProcess(
-          env,
-          join(temp, 'service-off.log'),
-          t0,
-          nodeArgs,
-        ),
-      },
-      on: options.control
-        ? {
-            side: 'on',
-            service: new ServiceProcess(
-              env,
-              join(temp, 'service-on.log'),
-              t0,
-              nodeArgs,
-            ),
-          }
-        : {
-            side: 'on',
-            service: new ServiceProcess(
-              { ...env, METRICS_PORT: String(metricsPort) },
-              join(temp, 'service-on.log'),
-              t0,
-              nodeArgs,
-            ),
-            metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
-          },
-    };
-    // One after the other: the first applies the migrations.
-    for (const copy of Object.values(copies)) {
-      cleanup.push({
-        name: `service ${copy.side}`,
-        run: () => copy.service.stop(),
-      });
-      await copy.service.start();
-    }
-    if (
-      !options.control &&
-      (await fetch(copies.on.metricsUrl ?? '')).status !== 200
-    )
-      throw new Error('the copy with METRICS_PORT does not serve /metrics');
-    const cookies = await createUsers(db.url, SETTINGS.users, tag);
-    // Every user's email has the same length (createUsers), so every /v1/auth/me answer has this many bytes.
-    const meBytes = (
-      await (
-        await fetch(`${copies.off.service.url}/v1/auth/me`, {
-          headers: { cookie: cookies[0] },
-        })
-      ).arrayBuffer()
-    ).byteLength;
-    const loadgen = new LoadGeneratorClient(compiled, harnessLog);
-    await loadgen.start();
-    cleanup.push({ name: 'load generator', run: () => loadgen.stop() });
-    log(
-      `services: without metrics pid ${copies.off.service.pid}, with metrics pid ${copies.on.service.pid} (/metrics on ${metricsPort}); ${SETTINGS.users} users`,
-    );
-
-    const pids = () => [copies.off.service.pid, copies.on.service.pid];
-    const quiet = () => settle(pids(), mockUrl);
-    const drain = async () => {
-      const started = performance.now();
-      while (
-        (await mockActive(mockUrl)) > 0 &&
-        performance.now() - started < 5_000
-      )
-        await new Promise((resolve) => setTimeout(resolve, 100));
-    };
-    log('warm-up');
-    for (const copy of Object.values(copies)) {
-      await loadgen.chat(
-        {
-          kind: 'sequential',
-          target: chatTarget(copy, cookies, SHORT_MODEL, 10_000, 'warm', tag),
-          requests: 30,
-        },
-        120_000,
-      );
-      await loadgen.chat(
-        {
-          kind: 'closedLoop',
-          target: chatTarget(copy, cookies, SHORT_MODEL, 10_000, 'warm', tag),
-          connections: 32,
-          warmupMs: 0,
-          durationMs: 2_000,
-        },
-        60_000,
-      );
-      await loadgen.rate(
-        {
-          kind: 'requestRate',
-          baseUrl: copy.service.url,
-          path: '/v1/auth/me',
-          cookies,
-          connections: 10,
-          warmupMs: 0,
-          durationMs: 500,
-          expectedBytes: 0,
-        },
-        30_000,
-      );
-    }
-
-    const rounds: {
-      round: number;
-      order: Side[];
-      off: Figures;
-      on: Figures;
-    }[] = [];
-    const notes: string[] = [];
-    for (let round = 1; round <= options.rounds; round++) {
-      const order: Side[] = round % 2 === 1 ? ['off', 'on'] : ['on', 'off'];
-      for (const copy of Object.values(copies)) {
-        if (!isAlive(copy.service.pid))
-          throw new Error(
-            `the service ${copy.side === 'on' ? 'with' : 'without'} metrics exited. Last log lines:\n${copy.service.log.tail(20).join('\n')}`,
-          );
-      }
-      const chats = await measureChats(
-        copies,
-        order[0],
-        loadgen,
-        cookies,
-        tag,
-        quiet,
-        !options.rateOnly,
-      );
-      const figures: Partial<Record<Side, Figures>> = {};
-      for (const side of order) {
-        const alone = options.rateOnly
-          ? NOT_MEASURED
-          : await measureAlone(
-              copies[side],
-              loadgen,
-              cookies,
-              meBytes,
-              tag,
-              quiet,
-              drain,
-            );
-        const measured: Figures = {
-          ...chats[side],
-          ...alone,
-          errors: chats[side].errors + alone.errors,
-          scrapes: chats[side].scrapes + alone.scrapes,
-        };
-        figures[side] = measured;
-        log(
-          `round ${round} ${side === 'on' ? 'with' : 'without'} metrics: ${Object.entries(
-            measured,
-          )
-            .map(([key, value]: [string, number]) => `${key}=${fmt(value)}`)
-            .join(' ')}`,
-        );
-      }
-      const { off, on } = figures as Record<Side, Figures>;
-      if (off.errors + on.errors > 0)
-        notes.push(
-          `round ${round}: ${off.errors} requests without and ${on.errors} with metrics were not a complete 200`,
-        );
-      rounds.push({ round, order, off, on });
-      log(
-        `round ${round}: with / without: CPU per chat at a fixed rate ${fmt(on.cpuPerChatAtRate / off.cpuPerChatAtRate)}, saturated chat throughput ${fmt(on.chatsPerSecond / off.chatsPerSecond)}`,
-      );
-    }
-    for (const copy of Object.values(copies)) {
-      const serious = Object.entries(copy.service.log.seriousSince(0));
-      if (serious.length > 0)
-        notes.push(
-          `service ${copy.side === 'on' ? 'with' : 'without'} metrics, log lines at warn or above: ${serious.map(([line, count]) => `${count}× ${line}`).join('; ')}`,
-        );
-    }
-    const cpuList = cpus();
-    const { full, summary } = render({
-      command: commandLine(args),
-      startedAt,
-      machine: `${cpuList[0]?.model.trim() ?? 'unknown'}, ${cpuList.length} CPUs, Linux ${release()}`,
-      postgres: await postgresVersion(db.url).catch(
-        () => 'PostgreSQL (version unknown)',
+  const nodeArgs = options.profileDir
+    ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`]
+    : [];
+  const metricsPort = await freePort();
+  const copies: Record<Side, Copy> = {
+    off: {
+      side: 'off',
+      service: new ServiceProcess(
+        env,
+        join(temp, 'service-off.log'),
+        t0,
+        nodeArgs,
       ),
-      rounds,
-      totalMs: performance.now() - t0,
-      notes,
-    });
-    if (options.control) {
-      log(
-        `control run (both copies without METRICS_PORT): ${OUTPUT_FILE} left as it was`,
-      );
-    } else if (options.profileDir) {
-      // The profiles are written when the copies stop.
-      const onPid = copies.on.service.pid;
-      await Promise.all(
-        Object.values(copies).map((copy) => copy.service.stop()),
-      );
-      const profile = readdirSync(options.profileDir).find(
-        (name) => name.includes(`.${onPid}.`) && name.endsWith('.cpuprofile'),
-      );
-      if (profile) {
-        const share = metricsShareOfProfile(join(options.profileDir, profile));
-        log(
-          `CPU profile of the copy with metrics: ${share.metricsSamples} of ${share.busySamples} busy samples (${fmt(share.share * 100)} %) in metrics code (prom-client, src/infra/metrics, the GC observer), scrapes every ${SETTINGS.scrapeEveryMs / 1000} s included`,
-        );
-      }
-      log(
-        `profiled run: ${OUTPUT_FILE} left as it was (the profiler's cost is in its figures); profiles in ${options.profileDir}`,
-      );
-    } else {
-      writeFileSync(OUTPUT_FILE, full);
-      if (existsSync(RESULTS_FILE))
-        writeFileSync(
-          RESULTS_FILE,
-          withMetricsOverheadSection(
-            readFileSync(RESULTS_FILE, 'utf8'),
-            summary,
+    },
+    on: options.control
+      ? {
+          side: 'on',
+          service: new ServiceProcess(
+            env,
+            join(temp, 'service-on.log'),
+            t0,
+            nodeArgs,
           ),
-        );
-      log(`wrote ${OUTPUT_FILE} and its summary into ${RESULTS_FILE}`);
-    }
-    process.stdout.write(`${summary}\n`);
-    return 0;
-  } finally {
-    log('cleaning up');
-    await runCleanup(cleanup);
+        }
+      : {
+          side: 'on',
+          service: new ServiceProcess(
+            { ...env, METRICS_PORT: String(metricsPort) },
+            join(temp, 'service-on.log'),
+            t0,
+            nodeArgs,
+          ),
+          metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+        },
+  };
+  // One after the other: the first applies the migrations.
+  for (const copy of Object.values(copies)) {
+    cleanup.push({
+      name: `service ${copy.side}`,
+      run: () => copy.service.stop(),
+    });
+    await copy.service.start();
   }
-}
+  if (
+    !options.control &&
+    (await fetch(copies.on.metricsUrl ?? '')).status !== 200
+  )
+    throw new Error('the copy with METRICS_PORT does not serve /metrics');
+  const cookies = await createUsers(db.url, SETTINGS.users, tag);
+  // Every user's email has the same length (createUsers), so every /v1/auth/me answer has this many bytes.
+  const meBytes = (
+    await (
+      await fetch(`${copies.off.service.url}/v1/auth/me`, {
+        headers: { cookie: cookies[0] },
+      })
+    ).arrayBuffer()
+  ).byteLength;
+  const loadgen = new LoadGeneratorClient(compiled, harnessLog);
+  await loadgen.start();
+  cleanup.push({ name: 'load generator', run: () => loadgen.stop() });
+  log(
+    `services: without metrics pid ${copies.off.service.pid}, with metrics pid ${copies.on.service.pid} (/metrics on ${metricsPort}); ${SETTINGS.users} users`,
+  );
 
-async function runCleanup(
-  steps: { name: string; run: () => Promise<unknown> }[],
-): Promise<void> {
-  for (const step of steps.splice(0).reverse()) {
-    try {
-      await step.run();
-    } catch (error) {
+  const pids = () => [copies.off.service.pid, copies.on.service.pid];
+  const quiet = () => settle(pids(), mockUrl, SETTINGS.settle);
+  const drain = async () => {
+    const started = performance.now();
+    while (
+      (await mockActive(mockUrl)) > 0 &&
+      performance.now() - started < 5_000
+    )
+      await new Promise((resolve) => setTimeout(resolve, 100));
+  };
+  log('warm-up');
+  for (const copy of Object.values(copies)) {
+    await loadgen.chat(
+      {
+        kind: 'sequential',
+        target: chatTarget(copy, cookies, SHORT_MODEL, 10_000, 'warm', tag),
+        requests: 30,
+      },
+      120_000,
+    );
+    await loadgen.chat(
+      {
+        kind: 'closedLoop',
+        target: chatTarget(copy, cookies, SHORT_MODEL, 10_000, 'warm', tag),
+        connections: 32,
+        warmupMs: 0,
+        durationMs: 2_000,
+      },
+      60_000,
+    );
+    await loadgen.rate(
+      {
+        kind: 'requestRate',
+        baseUrl: copy.service.url,
+        path: '/v1/auth/me',
+        cookies,
+        connections: 10,
+        warmupMs: 0,
+        durationMs: 500,
+        expectedBytes: 0,
+      },
+      30_000,
+    );
+  }
+
+  const rounds: {
+    round: number;
+    order: Side[];
+    off: Figures;
+    on: Figures;
+  }[] = [];
+  const notes: string[] = [];
+  for (let round = 1; round <= options.rounds; round++) {
+    const order: Side[] = round % 2 === 1 ? ['off', 'on'] : ['on', 'off'];
+    for (const copy of Object.values(copies)) {
+      if (!isAlive(copy.service.pid))
+        throw new Error(
+          `the service ${copy.side === 'on' ? 'with' : 'without'} metrics exited. Last log lines:\n${copy.service.log.tail(20).join('\n')}`,
+        );
+    }
+    const chats = await measureChats(
+      copies,
+      order[0],
+      loadgen,
+      cookies,
+      tag,
+      quiet,
+      !options.rateOnly,
+    );
+    const figures: Partial<Record<Side, Figures>> = {};
+    for (const side of order) {
+      const alone = options.rateOnly
+        ? NOT_MEASURED
+        : await measureAlone(
+            copies[side],
+            loadgen,
+            cookies,
+            meBytes,
+            tag,
+            quiet,
+            drain,
+          );
+      const measured: Figures = {
+        ...chats[side],
+        ...alone,
+        errors: chats[side].errors + alone.errors,
+        scrapes: chats[side].scrapes + alone.scrapes,
+      };
+      figures[side] = measured;
       log(
-        `cleanup "${step.name}" failed: ${error instanceof Error ? error.message : String(error)}`,
+        `round ${round} ${side === 'on' ? 'with' : 'without'} metrics: ${Object.entries(
+          measured,
+        )
+          .map(([key, value]: [string, number]) => `${key}=${fmt(value)}`)
+          .join(' ')}`,
       );
     }
+    const { off, on } = figures as Record<Side, Figures>;
+    if (off.errors + on.errors > 0)
+      notes.push(
+        `round ${round}: ${off.errors} requests without and ${on.errors} with metrics were not a complete 200`,
+      );
+    rounds.push({ round, order, off, on });
+    log(
+      `round ${round}: with / without: CPU per chat at a fixed rate ${fmt(on.cpuPerChatAtRate / off.cpuPerChatAtRate)}, saturated chat throughput ${fmt(on.chatsPerSecond / off.chatsPerSecond)}`,
+    );
   }
+  for (const copy of Object.values(copies)) {
+    const serious = Object.entries(copy.service.log.seriousSince(0));
+    if (serious.length > 0)
+      notes.push(
+        `service ${copy.side === 'on' ? 'with' : 'without'} metrics, log lines at warn or above: ${serious.map(([line, count]) => `${count}× ${line}`).join('; ')}`,
+      );
+  }
+  const cpuList = cpus();
+  const { full, summary } = render({
+    command: commandLine(args),
+    startedAt,
+    machine: `${cpuList[0]?.model.trim() ?? 'unknown'}, ${cpuList.length} CPUs, Linux ${release()}`,
+    postgres: await postgresVersion(db.url).catch(
+      () => 'PostgreSQL (version unknown)',
+    ),
+    rounds,
+    totalMs: performance.now() - t0,
+    notes,
+  });
+  if (options.control) {
+    log(
+      `control run (both copies without METRICS_PORT): ${OUTPUT_FILE} left as it was`,
+    );
+  } else if (options.profileDir) {
+    // The profiles are written when the copies stop.
+    const onPid = copies.on.service.pid;
+    await Promise.all(Object.values(copies).map((copy) => copy.service.stop()));
+    const profile = readdirSync(options.profileDir).find(
+      (name) => name.includes(`.${onPid}.`) && name.endsWith('.cpuprofile'),
+    );
+    if (profile) {
+      const share = metricsShareOfProfile(join(options.profileDir, profile));
+      log(
+        `CPU profile of the copy with metrics: ${share.metricsSamples} of ${share.busySamples} busy samples (${fmt(share.share * 100)} %) in metrics code (prom-client, src/infra/metrics, the GC observer), scrapes every ${SETTINGS.scrapeEveryMs / 1000} s included`,
+      );
+    }
+    log(
+      `profiled run: ${OUTPUT_FILE} left as it was (the profiler's cost is in its figures); profiles in ${options.profileDir}`,
+    );
+  } else {
+    writeFileSync(OUTPUT_FILE, full);
+    if (existsSync(RESULTS_FILE))
+      writeFileSync(
+        RESULTS_FILE,
+        withKeptSection(
+          METRICS_OVERHEAD,
+          readFileSync(RESULTS_FILE, 'utf8'),
+          summary,
+        ),
+      );
+    log(`wrote ${OUTPUT_FILE} and its summary into ${RESULTS_FILE}`);
+  }
+  process.stdout.write(`${summary}\n`);
+  return 0;
 }
 
-process.on('exit', killAllNow);
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    log(
-      `failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
-    );
-    killAllNow();
-    process.exit(1);
-  },
-);
+runBench(main, log);

@@ -67,6 +67,34 @@ describe('database migrations', () => {
     expect(committed.length).toBeGreaterThan(0);
   });
 
+  it('has an index under every foreign key, so deleting a parent row never scans the child table', async () => {
+    const url = await freshDatabase();
+    await applyMigrations({ databaseUrl: url, migrationsDir: MIGRATIONS_DIR });
+    // A foreign key's columns must lead some index (a partial one holding every non-null value counts).
+    const unindexed = await sql<{ key: string; onDelete: string }>(
+      `SELECT c.conrelid::regclass::text || '.' || c.conname AS key, c.confdeltype AS "onDelete"
+         FROM pg_constraint c
+        WHERE c.contype = 'f' AND c.connamespace = 'public'::regnamespace
+          AND NOT EXISTS (
+                SELECT 1 FROM pg_index i
+                 WHERE i.indrelid = c.conrelid
+                   AND (i.indkey::int2[])[0:cardinality(c.conkey) - 1] @> c.conkey
+                   AND (i.indkey::int2[])[0:cardinality(c.conkey) - 1] <@ c.conkey
+                   AND (i.indpred IS NULL
+                        OR pg_get_expr(i.indpred, i.indrelid) ~ '^\\(\\w+ IS NOT NULL\\)$'
+                        OR pg_get_expr(i.indpred, i.indrelid) ~ '^\\("\\w+" IS NOT NULL\\)$'))
+        ORDER BY 1`,
+      [],
+      url,
+    );
+    // Plans are deactivated, never deleted (catalog sync): their RESTRICT checks never run.
+    expect(
+      unindexed.filter(
+        (fk) => !(fk.onDelete === 'r' && fk.key.endsWith('_planCode_fkey')),
+      ),
+    ).toEqual([]);
+  });
+
   it('applies every migration exactly once when two instances start at the same time', async () => {
     const url = await freshDatabase();
     const runs = await Promise.all([

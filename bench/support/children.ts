@@ -129,15 +129,19 @@ function isReady(message: unknown): message is ReadyMessage {
   );
 }
 
-/** Starts `node <script>` in the repository with exactly `env` (plus PATH/HOME/LANG/TZ), output to `logFd`. */
+/**
+ * Starts `node <script>` in the repository (or in `cwd`, another checkout) with exactly `env` (plus
+ * PATH/HOME/LANG/TZ), output to `logFd`.
+ */
 export function spawnNode(
   script: string,
   env: Record<string, string>,
   logFd: number,
   nodeArgs: string[] = [],
+  cwd: string = REPO,
 ): ChildProcess {
   const child = spawn(process.execPath, [...nodeArgs, script], {
-    cwd: REPO,
+    cwd,
     env: { ...baseEnv(), ...env },
     stdio: ['ignore', logFd, logFd],
   });

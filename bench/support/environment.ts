@@ -25,11 +25,12 @@ export const SHORT_MODEL: BenchModel = {
 
 /**
  * config/catalog.json plus the bench models (1 credit per request, nothing per token, at most 64 output
- * tokens) on every plan, written to `file` for CATALOG_FILE.
+ * tokens) on every plan, written to `file` for CATALOG_FILE. `checkout`: whose config/catalog.json (another
+ * build's in bench:builds).
  */
-export function writeBenchCatalog(file: string): void {
+export function writeBenchCatalog(file: string, checkout: string = REPO): void {
   const catalog: unknown = JSON.parse(
-    readFileSync(join(REPO, 'config', 'catalog.json'), 'utf8'),
+    readFileSync(join(checkout, 'config', 'catalog.json'), 'utf8'),
   );
   if (
     !isObject(catalog) ||
@@ -84,10 +85,11 @@ export async function createUsers(
   databaseUrl: string,
   count: number,
   tag: string,
-): Promise<string[]> {
-  const tokens = Array.from({ length: count }, () =>
+  /** Session tokens to use (the same users in a second database); new random ones by default. */
+  tokens: string[] = Array.from({ length: count }, () =>
     randomBytes(32).toString('base64url'),
-  );
+  ),
+): Promise<string[]> {
   const hashes = tokens.map((token) =>
     createHash('sha256').update(token, 'utf8').digest('hex'),
   );

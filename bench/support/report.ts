@@ -10,9 +10,10 @@ import {
   Verdict,
 } from '../targets';
 import {
-  latestMetricsOverheadSummary,
-  metricsOverheadSection,
-} from './metrics-overhead-section';
+  KEPT_SECTIONS,
+  keptSectionLines,
+  latestSummary,
+} from './kept-sections';
 import { ServiceExit } from './service-process';
 import { fmt, fmtSpread, median, spread } from './stats';
 
@@ -309,10 +310,11 @@ export function renderResults(info: RunInfo): string {
         .map(([name, value]) => `${name} ${value}`)
         .join(', ')}.`,
     );
-  // Measured by its own command (npm run bench:metrics): kept across runs of this one.
-  const metricsOverhead = latestMetricsOverheadSummary();
-  if (metricsOverhead)
-    lines.push('', ...metricsOverheadSection(metricsOverhead));
+  // Measured by commands of their own (npm run bench:metrics, bench:builds): kept across runs of this one.
+  for (const section of KEPT_SECTIONS) {
+    const summary = latestSummary(section);
+    if (summary) lines.push('', ...keptSectionLines(section, summary));
+  }
   lines.push('');
   return lines.join('\n');
 }

@@ -7,7 +7,7 @@ import { ChildProcess } from 'node:child_process';
 import { openSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { spawnNode, stopChild } from './children';
+import { REPO, spawnNode, stopChild } from './children';
 import { isAlive } from './proc';
 import { isObject } from './protocol';
 import { ServiceLog } from './service-log';
@@ -36,6 +36,8 @@ export class ServiceProcess {
     private readonly t0: number,
     /** Options for node itself (before the script), e.g. --cpu-prof. */
     private readonly nodeArgs: string[] = [],
+    /** The checkout whose dist/main.js runs (another build than this one's in bench:builds). */
+    private readonly cwd: string = REPO,
   ) {
     this.log = new ServiceLog(logFile);
   }
@@ -48,6 +50,7 @@ export class ServiceProcess {
       { ...this.env, PORT: String(port) },
       openSync(this.log.file, 'a'),
       this.nodeArgs,
+      this.cwd,
     );
     this.child = child;
     this.pid = child.pid ?? -1;

@@ -70,3 +70,14 @@ export function fmtSpread(s: Spread, unit = ''): string {
   if (s.count === 1 || s.min === s.max) return `${fmt(s.median)}${suffix}`;
   return `${fmt(s.median)}${suffix} [${fmt(s.min)}–${fmt(s.max)}]`;
 }
+
+/** P(X >= k) for X ~ Binomial(n, 1/2): the one-sided sign test's p-value. */
+export function signTestP(k: number, n: number): number {
+  let total = 0;
+  let choose = 1;
+  for (let i = 0; i <= n; i++) {
+    if (i >= k) total += choose;
+    choose = (choose * (n - i)) / (i + 1);
+  }
+  return total / 2 ** n;
+}

@@ -132,11 +132,13 @@ type ClaimRow = {
 const CLAIM_MANY: PreparedStatement = {
   name: 'chat_claim_many_json',
   // The claim functions' row type predates the answering model and the cached tokens (a function's row
-  // type cannot change in place): a key already taken gets them from the view, in the same statement.
+  // type cannot change in place): a key already taken gets them from the view, in the same statement, by
+  // primary key (a NULL key for the other outcomes finds nothing at once; docs/adr/0066).
   text: `SELECT c.n, c.outcome, c.id::text, c.fingerprint, c.status, c."conversationId"::text AS "conversationId",
        c."responseBody", c."errorCode", c."modelId", v."answeredModelId", v."billedModelId", c."inputTokens",
        v."cachedInputTokens", c."outputTokens", c.credits
-  FROM chat_claim_many($1::jsonb) c LEFT JOIN chat_stored_runs v ON c.outcome = 'taken' AND v.id = c.id`,
+  FROM chat_claim_many($1::jsonb) c
+  LEFT JOIN chat_stored_runs v ON v.id = CASE WHEN c.outcome = 'taken' THEN c.id END`,
 };
 
 const RENEW_LEASES: PreparedStatement = {
@@ -151,6 +153,18 @@ const SETTLE_MANY: PreparedStatement = {
   name: 'chat_settle_many_json',
   text: `SELECT n FROM chat_settle_many($1::jsonb)`,
 };
+
+/**
+ * The statements every chat sends, for test/chat-query-plans.e2e-spec.ts: their plans (and those of the
+ * functions they call) must look rows up by index, whatever the tables hold (docs/adr/0066).
+ */
+export const CHAT_RUN_STATEMENTS = {
+  claimMany: CLAIM_MANY,
+  settleMany: SETTLE_MANY,
+  findByKey: FIND_BY_KEY,
+  findById: FIND_BY_ID,
+  renewLeases: RENEW_LEASES,
+} as const;
 
 /** docs/adr/0030-group-commit.md docs/adr/0060-sql-definitions-in-files.md */
 @Injectable()

@@ -1,0 +1,227 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { CHAT_RUN_STATEMENTS } from '../src/chat/chat-requests.repository';
+import { ScratchDatabase } from '../scripts/lib/scratch-database';
+import { chat, listen } from './support/chat-client';
+import { registerUser } from './support/factories';
+import { FakeModelServer } from './support/fake-model-servers';
+import { sql } from './support/sql';
+import { bootTestApp, TestApp } from './support/test-app';
+import { createMigratedDatabase } from './support/test-database';
+
+/** Rows seeded per table: enough that scanning a table costs the planner more than a few index lookups. */
+const SEEDED = 4_000;
+
+/** The tables a chat reads and writes, which grow with every chat ever made. */
+const GROWING =
+  /Seq Scan on "(ChatRequest|LedgerEntry|Message|Conversation|DailyUsage)"/g;
+
+/**
+ * What PostgreSQL does for the statements of a chat (the claim, the settlement, the reads by key and id, the
+ * lease renewal) and for every statement inside the functions they call (auto_explain, nested statements,
+ * generic plans as a long-running connection gets them): nothing may scan a table that grows with every chat.
+ * The claim once joined its answer to the stored runs by hashing all of ChatRequest and LedgerEntry, so each
+ * chat cost more than the one before it (docs/adr/0066).
+ */
+describe('query plans of a chat', () => {
+  let fake: FakeModelServer;
+  let database: ScratchDatabase;
+  let t: TestApp;
+  let userId: string;
+  let client: Client;
+  const plans: string[] = [];
+
+  beforeAll(async () => {
+    fake = await new FakeModelServer().start();
+    database = await createMigratedDatabase('chat_query_plans');
+    t = await bootTestApp({
+      DATABASE_URL: database.url,
+      OPENAI_API_KEY: 'sk-test',
+      OPENAI_BASE_URL: fake.baseUrl,
+    });
+    const base = await listen(t);
+    const user = await registerUser(t.http);
+    userId = user.id;
+    fake.mode = { kind: 'ok', words: ['seed'] };
+    const res = await chat(base, user.cookie, {
+      model: 'openai/gpt-4o-mini',
+      idempotencyKey: randomUUID(),
+      messages: [{ role: 'user', content: 'a first chat' }],
+    }).response;
+    expect(res.status).toBe(200);
+    // Copies of that chat's rows, as many chats later would leave them.
+    await sql(
+      `WITH seeded AS (
+         INSERT INTO "Conversation" (id, "userId", title, "createdAt", "updatedAt")
+         SELECT gen_random_uuid(), $1::uuid, 'seeded ' || g, now(), now() FROM generate_series(1, ${SEEDED}) g
+         RETURNING id)
+       INSERT INTO "ChatRequest" (id, "userId", "idempotencyKey", fingerprint, status, "conversationId", "modelId",
+                                  "usageDay", "reservedCredits", "leaseExpiresAt", "finishedAt")
+       SELECT gen_random_uuid(), r."userId", 'seeded-' || s.id, r.fingerprint, 'completed', s.id, r."modelId",
+              r."usageDay", r."reservedCredits", r."leaseExpiresAt", now()
+         FROM seeded s CROSS JOIN (SELECT * FROM "ChatRequest" WHERE "userId" = $1::uuid LIMIT 1) r`,
+      [userId],
+      database.url,
+    );
+    await sql(
+      `INSERT INTO "LedgerEntry" (id, "userId", kind, status, "chatRequestId", "modelId", "conversationId",
+                                  "inputTokens", "outputTokens", credits, "createdAt")
+       SELECT gen_random_uuid(), l."userId", l.kind, l.status, r.id, l."modelId", r."conversationId",
+              l."inputTokens", l."outputTokens", l.credits, now()
+         FROM "ChatRequest" r
+         CROSS JOIN (SELECT * FROM "LedgerEntry" WHERE "userId" = $1::uuid LIMIT 1) l
+        WHERE r."idempotencyKey" LIKE 'seeded-%'`,
+      [userId],
+      database.url,
+    );
+    await sql(
+      `INSERT INTO "Message" (id, "conversationId", "chatRequestId", role, content, "createdAt")
+       SELECT gen_random_uuid(), r."conversationId", r.id, m.role, m.content, now()
+         FROM "ChatRequest" r
+         CROSS JOIN (SELECT role, content FROM "Message" m JOIN "Conversation" c ON c.id = m."conversationId"
+                      WHERE c."userId" = $1::uuid AND c.title NOT LIKE 'seeded %') m
+        WHERE r."idempotencyKey" LIKE 'seeded-%'`,
+      [userId],
+      database.url,
+    );
+    // Earlier days' usage, as a user of many days leaves it.
+    await sql(
+      `INSERT INTO "DailyUsage" ("userId", day, used, reserved)
+       SELECT $1::uuid, current_date - g, 1, 0 FROM generate_series(1, ${SEEDED}) g`,
+      [userId],
+      database.url,
+    );
+    await sql('ANALYZE', [], database.url);
+
+    client = new Client({ connectionString: database.url });
+    await client.connect();
+    client.on('notice', (notice) => plans.push(notice.message ?? ''));
+    for (const setting of [
+      "LOAD 'auto_explain'",
+      'SET auto_explain.log_min_duration = 0',
+      'SET auto_explain.log_nested_statements = on',
+      "SET auto_explain.log_level = 'notice'",
+      "SET client_min_messages = 'notice'",
+      // As a connection that ran a statement more than five times plans it (and the functions' statements).
+      "SET plan_cache_mode = 'force_generic_plan'",
+    ])
+      await client.query(setting);
+  });
+  afterAll(async () => {
+    await client?.end();
+    await t.close();
+    await fake.close();
+    await database.drop();
+  });
+
+  /** Runs the statement on the instrumented connection; answers its rows and the plans it printed. */
+  async function explained(
+    text: string,
+    values: unknown[],
+  ): Promise<{ rows: Record<string, unknown>[]; plans: string }> {
+    plans.length = 0;
+    const { rows } = await client.query(text, values);
+    // Notices arrive before the statement's completion, but let any straggler in.
+    await new Promise((done) => setImmediate(done));
+    return { rows, plans: plans.join('\n') };
+  }
+
+  function claim(overrides: Record<string, unknown>): Record<string, unknown> {
+    return {
+      id: randomUUID(),
+      userId,
+      idempotencyKey: randomUUID(),
+      fingerprint: 'plans',
+      conversationId: randomUUID(),
+      newConversation: true,
+      title: 'plans',
+      modelId: 'openai/gpt-4o-mini',
+      skillId: null,
+      skillVersionId: null,
+      usageDay: new Date().toISOString().slice(0, 10),
+      reservedCredits: 1,
+      leaseMs: 60_000,
+      organizationId: null,
+      ...overrides,
+    };
+  }
+
+  it('claims (new, taken, refused by the quota) and settles by index, functions included', async () => {
+    const [taken] = await sql<{ idempotencyKey: string }>(
+      `SELECT "idempotencyKey" FROM "ChatRequest" WHERE "idempotencyKey" LIKE 'seeded-%' LIMIT 1`,
+      [],
+      database.url,
+    );
+    const fresh = claim({});
+    const claimed = await explained(CHAT_RUN_STATEMENTS.claimMany.text, [
+      JSON.stringify([
+        fresh,
+        claim({ idempotencyKey: taken.idempotencyKey }),
+        claim({ reservedCredits: 1_000_000_000 }),
+      ]),
+    ]);
+    const byPosition = [...claimed.rows].sort(
+      (a, b) => Number(a.n) - Number(b.n),
+    );
+    expect(byPosition.map((row) => row.outcome)).toEqual([
+      'claimed',
+      'taken',
+      'quota_exceeded',
+    ]);
+    // The instrumentation is on: the claim's own plan and its functions' statements were printed.
+    expect(claimed.plans).toContain('chat_claim_many');
+    expect(claimed.plans).toContain('"DailyUsage"');
+    expect(claimed.plans.match(GROWING) ?? []).toEqual([]);
+
+    const settled = await explained(CHAT_RUN_STATEMENTS.settleMany.text, [
+      JSON.stringify([
+        {
+          id: fresh.id,
+          status: 'completed',
+          responseBody: 'answer',
+          errorCode: null,
+          finishedAt: new Date().toISOString(),
+          billed: true,
+          skillId: null,
+          skillVersionId: null,
+          modelId: fresh.modelId,
+          inputTokens: 1,
+          outputTokens: 1,
+          credits: 1,
+          ledgerId: randomUUID(),
+          anchored: false,
+          parentId: null,
+          messages: [
+            { id: randomUUID(), role: 'user', content: 'question' },
+            { id: randomUUID(), role: 'assistant', content: 'answer' },
+          ],
+        },
+      ]),
+    ]);
+    expect(settled.rows).toEqual([{ n: 1 }]);
+    expect(settled.plans).toContain('"LedgerEntry"');
+    expect(settled.plans.match(GROWING) ?? []).toEqual([]);
+  });
+
+  it('reads a run by key and by id, and renews leases, by index', async () => {
+    const [run] = await sql<{ id: string; idempotencyKey: string }>(
+      `SELECT id::text, "idempotencyKey" FROM "ChatRequest" WHERE "idempotencyKey" LIKE 'seeded-%' LIMIT 1`,
+      [],
+      database.url,
+    );
+    const reads = [
+      await explained(CHAT_RUN_STATEMENTS.findByKey.text, [
+        userId,
+        run.idempotencyKey,
+      ]),
+      await explained(CHAT_RUN_STATEMENTS.findById.text, [run.id]),
+      await explained(CHAT_RUN_STATEMENTS.renewLeases.text, [[run.id], 60_000]),
+    ];
+    expect(reads[0].rows).toHaveLength(1);
+    expect(reads[1].rows).toHaveLength(1);
+    for (const read of reads) {
+      expect(read.plans).toContain('Index');
+      expect(read.plans.match(GROWING) ?? []).toEqual([]);
+    }
+  });
+});
