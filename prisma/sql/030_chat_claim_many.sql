@@ -1,9 +1,10 @@
 -- A batch of claims in one statement and one transaction (group commit), in the order given: each is
 -- chat_claim, or chat_claim_org for a claim that names `organizationId`. `p_claims` is a JSON array of objects with the fields named in the column list below; the
 -- callers sort them by user, so concurrent batches take the users' quota rows in the same order. Answers,
--- for claim n (from 1), chat_claim's row. ROWS: a batch holds a few claims; with the default estimate (1,000)
--- the planner joined the claim statement's answer to chat_stored_runs by hashing the whole ChatRequest and
--- LedgerEntry tables, a cost that grew with every chat ever made (docs/adr/0066).
+-- for claim n (from 1), chat_claim's row. ROWS: a batch holds a few claims (the default estimate, 1,000, made
+-- the planner hash whole tables to join the answer). enable_seqscan off: the plans of the statements inside
+-- (and of the functions they call) are made once per connection and kept; made while the tables were small
+-- they scanned them whole, ever after, where autovacuum never analyzes (docs/adr/0066).
 CREATE OR REPLACE FUNCTION "chat_claim_many"(p_claims jsonb) RETURNS TABLE (
     n integer,
     outcome text,
@@ -18,7 +19,7 @@ CREATE OR REPLACE FUNCTION "chat_claim_many"(p_claims jsonb) RETURNS TABLE (
     "outputTokens" integer,
     credits integer
 )
-LANGUAGE plpgsql ROWS 8 AS $$
+LANGUAGE plpgsql ROWS 8 SET enable_seqscan = off AS $$
 DECLARE
     v_claim record;
     v_row record;

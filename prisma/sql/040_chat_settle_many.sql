@@ -13,7 +13,8 @@
 -- one asked for when a fallback answered (docs/adr/0063), `cachedInputTokens` the input read from the
 -- provider's cache (both absent in older releases' calls). Answers the positions (from 1) of the runs settled. Callers sort the runs by payer (users, then organizations) and user.
 CREATE OR REPLACE FUNCTION "chat_settle_many"(p_runs jsonb) RETURNS TABLE (n integer)
-LANGUAGE plpgsql AS $$
+-- enable_seqscan off: see chat_claim_many (docs/adr/0066).
+LANGUAGE plpgsql SET enable_seqscan = off AS $$
 DECLARE
     v_input record;
     v_run record;

@@ -6,7 +6,8 @@
 -- row is locked first, as the sweeper and the settlement take it, so they wait for this and see its
 -- reservation.
 CREATE OR REPLACE FUNCTION "chat_grow_reservation"(p_run uuid, p_credits integer) RETURNS boolean
-LANGUAGE plpgsql AS $$
+-- enable_seqscan off: see chat_claim_many (docs/adr/0066).
+LANGUAGE plpgsql SET enable_seqscan = off AS $$
 DECLARE
     v_run record;
     v_limit bigint;

@@ -108,12 +108,12 @@ const STORED_RUN_COLUMNS = `id::text, fingerprint, status, "conversationId"::tex
        "modelId", "answeredModelId", "billedModelId", "inputTokens", "cachedInputTokens", "outputTokens", credits`;
 
 const FIND_BY_KEY: PreparedStatement = {
-  name: 'chat_find_run_by_key',
+  // Unnamed: planned at each execution (PreparedStatement.name).
   text: `SELECT ${STORED_RUN_COLUMNS} FROM chat_request_by_key($1::uuid, $2)`,
 };
 
 const FIND_BY_ID: PreparedStatement = {
-  name: 'chat_find_run_by_id',
+  // Unnamed: planned at each execution (PreparedStatement.name).
   text: `SELECT ${STORED_RUN_COLUMNS} FROM chat_stored_runs WHERE id = $1::uuid`,
 };
 
@@ -128,21 +128,20 @@ type ClaimRow = {
   | ({ outcome: 'taken' } & RunRow)
 );
 
-/** chat_claim_many (prisma/sql/030_chat_claim_many.sql): one JSON array of claims, fields by name. */
+/**
+ * chat_claim_many_runs (prisma/sql/035_chat_claim_many_runs.sql): one JSON array of claims, fields by name;
+ * chat_claim_many's rows with, for a taken key, the stored run's later columns (docs/adr/0066).
+ */
 const CLAIM_MANY: PreparedStatement = {
-  name: 'chat_claim_many_json',
-  // The claim functions' row type predates the answering model and the cached tokens (a function's row
-  // type cannot change in place): a key already taken gets them from the view, in the same statement, by
-  // primary key (a NULL key for the other outcomes finds nothing at once; docs/adr/0066).
-  text: `SELECT c.n, c.outcome, c.id::text, c.fingerprint, c.status, c."conversationId"::text AS "conversationId",
-       c."responseBody", c."errorCode", c."modelId", v."answeredModelId", v."billedModelId", c."inputTokens",
-       v."cachedInputTokens", c."outputTokens", c.credits
-  FROM chat_claim_many($1::jsonb) c
-  LEFT JOIN chat_stored_runs v ON v.id = CASE WHEN c.outcome = 'taken' THEN c.id END`,
+  name: 'chat_claim_many_runs_json',
+  text: `SELECT n, outcome, id::text, fingerprint, status, "conversationId"::text AS "conversationId", "responseBody",
+       "errorCode", "modelId", "answeredModelId", "billedModelId", "inputTokens", "cachedInputTokens",
+       "outputTokens", credits
+  FROM chat_claim_many_runs($1::jsonb)`,
 };
 
 const RENEW_LEASES: PreparedStatement = {
-  name: 'chat_renew_leases_and_read_stops',
+  // Unnamed: planned at each execution (PreparedStatement.name).
   text: `UPDATE "ChatRequest" SET "leaseExpiresAt" = clock_timestamp() + $2::int * interval '1 millisecond'
           WHERE id = ANY($1::uuid[]) AND status = 'streaming'
           RETURNING id::text, "stopRequestedAt" IS NOT NULL AS "stopRequested"`,
@@ -183,6 +182,7 @@ export class ChatRequestsRepository {
     const [row] = await this.prisma.$queryRaw<{ missing: string[] }[]>`
       SELECT array_remove(ARRAY[
         CASE WHEN to_regprocedure('chat_claim_many(jsonb)') IS NULL THEN 'chat_claim_many(jsonb)' END,
+        CASE WHEN to_regprocedure('chat_claim_many_runs(jsonb)') IS NULL THEN 'chat_claim_many_runs(jsonb)' END,
         CASE WHEN to_regprocedure('chat_settle_many(jsonb)') IS NULL THEN 'chat_settle_many(jsonb)' END,
         CASE WHEN to_regprocedure('chat_request_by_key(uuid, text)') IS NULL THEN 'chat_request_by_key(uuid, text)' END,
         CASE WHEN to_regprocedure('chat_grow_reservation(uuid, integer)') IS NULL THEN 'chat_grow_reservation(uuid, integer)' END,

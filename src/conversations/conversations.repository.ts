@@ -16,7 +16,7 @@ import { ChatMessage } from '../models/providers/model-provider';
  * the branch is empty).
  */
 const BRANCH_MESSAGES: PreparedStatement = {
-  name: 'conversation_branch_messages',
+  // Unnamed: planned at each execution (PreparedStatement.name): a walk of Message by id must stay one.
   text: `WITH RECURSIVE owned AS (
            SELECT c.id, CASE WHEN $4::boolean THEN $5::uuid ELSE c."currentMessageId" END AS tip
              FROM "Conversation" c WHERE c.id = $1::uuid AND c."userId" = $2::uuid

@@ -5,9 +5,14 @@ import { Pool, PoolClient } from 'pg';
 import { PoolUsage } from '../metrics/metrics';
 import { Prisma, PrismaClient } from './generated/client';
 
-/** A statement run through `PrismaService.statement`: prepared once per connection under its name. */
+/** A statement run through `PrismaService.statement` (one round trip, straight on the pool). */
 export interface PreparedStatement {
-  name: string;
+  /**
+   * Named: parsed and planned once per connection, that plan kept. Leave it out for a statement whose best
+   * plan depends on how big the tables are: a kept plan made while they were small scans them whole ever
+   * after where autovacuum never analyzes (docs/adr/0066); unnamed, it is planned at each execution.
+   */
+  name?: string;
   text: string;
 }
 
@@ -48,7 +53,7 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
     values: unknown[],
   ): Promise<Row[]> {
     const result = await this.pool.query({
-      name: prepared.name,
+      ...(prepared.name ? { name: prepared.name } : {}),
       text: prepared.text,
       values,
     });
