@@ -146,6 +146,8 @@ interface Options {
   build: boolean;
   keepTemp: boolean;
   control: boolean;
+  /** Directory for both copies' V8 CPU profiles (node --cpu-prof), written when they stop. */
+  profileDir: string | undefined;
   help: boolean;
 }
 
@@ -158,6 +160,8 @@ const HELP = `npm run bench:builds -- --before DIR [flags]
   --no-build     do not run \`npm run build\` here first (dist/ must be current)
   --keep-temp    keep the temp directory (service and harness logs)
   --control      A/A run: the "after" build on both sides (how far apart two equal copies come out); writes no file
+  --profile DIR  run both copies under node --cpu-prof, profiles into DIR (named by pid; the log names
+                 which pid is which); the profiler costs CPU: such a run writes no file
   --help         this text
 Environment: BENCH_DATABASE_URL, BENCH_REDIS_URL (as npm run bench)`;
 
@@ -169,6 +173,7 @@ function parseOptions(args: string[]): Options {
     build: true,
     keepTemp: false,
     control: false,
+    profileDir: undefined,
     help: false,
   };
   for (let index = 0; index < args.length; index++) {
@@ -179,6 +184,8 @@ function parseOptions(args: string[]): Options {
     else if (arg === '--help' || arg === '-h') options.help = true;
     else if (arg === '--before')
       options.before = resolvePath(args[++index] ?? '.');
+    else if (arg === '--profile')
+      options.profileDir = resolvePath(args[++index] ?? '.');
     else if (arg === '--after')
       options.after = resolvePath(args[++index] ?? '.');
     else if (arg === '--rounds') options.rounds = Number(args[++index]);
@@ -362,7 +369,8 @@ function render(info: {
   const verdictRatios = ratios('cpuPerChatAtRate');
   const verdictSpread = spread(verdictRatios);
   const higher = verdictRatios.filter((ratio) => ratio > 1).length;
-  const p = signTestP(higher, verdictRatios.length);
+  const untied = verdictRatios.filter((ratio) => ratio !== 1).length;
+  const p = signTestP(higher, untied);
   const measurable = p < SIGNIFICANCE && verdictSpread.median > 1;
   const cost =
     median(info.rounds.map((round) => round.after.cpuPerChatAtRate)) -
@@ -499,7 +507,9 @@ async function main(cleanup: CleanupStep[]): Promise<number> {
       },
       join(temp, `service-${side}.log`),
       t0,
-      [],
+      options.profileDir
+        ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`]
+        : [],
       checkouts[side],
     );
     cleanup.push({ name: `service ${side}`, run: () => service.stop() });
@@ -583,9 +593,9 @@ async function main(cleanup: CleanupStep[]): Promise<number> {
     totalMs: performance.now() - t0,
     notes,
   });
-  if (options.control || afterDir !== REPO) {
+  if (options.control || afterDir !== REPO || options.profileDir) {
     log(
-      `${options.control ? 'control run (one build on both sides)' : 'another checkout as "after"'}: no file written`,
+      `${options.control ? 'control run (one build on both sides)' : options.profileDir ? `profiled run (profiles in ${options.profileDir} when the copies stop)` : 'another checkout as "after"'}: no file written`,
     );
   } else {
     writeFileSync(BUILDS_COMPARED.file, full);

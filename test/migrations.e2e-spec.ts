@@ -77,12 +77,16 @@ describe('database migrations', () => {
         WHERE c.contype = 'f' AND c.connamespace = 'public'::regnamespace
           AND NOT EXISTS (
                 SELECT 1 FROM pg_index i
-                 WHERE i.indrelid = c.conrelid
+                 WHERE i.indrelid = c.conrelid AND i.indisvalid
                    AND (i.indkey::int2[])[0:cardinality(c.conkey) - 1] @> c.conkey
                    AND (i.indkey::int2[])[0:cardinality(c.conkey) - 1] <@ c.conkey
+                   -- a partial index counts when it holds every row with a value in the key's own column
                    AND (i.indpred IS NULL
-                        OR pg_get_expr(i.indpred, i.indrelid) ~ '^\\(\\w+ IS NOT NULL\\)$'
-                        OR pg_get_expr(i.indpred, i.indrelid) ~ '^\\("\\w+" IS NOT NULL\\)$'))
+                        OR (cardinality(c.conkey) = 1
+                            AND pg_get_expr(i.indpred, i.indrelid) =
+                                '(' || (SELECT quote_ident(a.attname) FROM pg_attribute a
+                                         WHERE a.attrelid = c.conrelid AND a.attnum = c.conkey[1])
+                                    || ' IS NOT NULL)')))
         ORDER BY 1`,
       [],
       url,

@@ -62,10 +62,25 @@ describe('SQL definitions (prisma/sql)', () => {
       [],
       database.url,
     );
+    // Same bodies, attributes reset (as a previous release re-applying its own files does).
+    await sql(
+      `ALTER FUNCTION "chat_settle_many"(jsonb) RESET enable_seqscan`,
+      [],
+      database.url,
+    );
+    await sql(
+      `ALTER FUNCTION "chat_claim_many"(jsonb) ROWS 1000`,
+      [],
+      database.url,
+    );
     expect(
       (await definitionDrift(database.url, DEFINITIONS_DIR)).sort(),
     ).toEqual([
+      'function chat_claim_many of the files is not in the database',
+      'function chat_claim_many(p_claims jsonb) is not as any file defines it',
       'function chat_request_by_key of the files is not in the database',
+      'function chat_settle_many of the files is not in the database',
+      'function chat_settle_many(p_runs jsonb) is not as any file defines it',
       'function skill_version_immutable of the files is not in the database',
       'function skill_version_immutable() is not as any file defines it',
       'function stray_helper() is not as any file defines it',

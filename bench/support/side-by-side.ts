@@ -161,17 +161,24 @@ export function runBench(
   log: (message: string) => void,
 ): void {
   const cleanup: CleanupStep[] = [];
+  // One cleanup, whichever path gets there first: a signal stops the load generator, which makes main()
+  // reject, and both must wait for the same databases to be dropped before the process exits.
+  let cleaning: Promise<void> | undefined;
+  const cleanUp = () => {
+    if (!cleaning) {
+      log('cleaning up');
+      cleaning = runCleanup(cleanup, log);
+    }
+    return cleaning;
+  };
   const onSignal = () => {
-    void runCleanup(cleanup, log).finally(() => process.exit(130));
+    void cleanUp().finally(() => process.exit(130));
   };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   process.on('exit', killAllNow);
   main(cleanup)
-    .finally(async () => {
-      log('cleaning up');
-      await runCleanup(cleanup, log);
-    })
+    .finally(cleanUp)
     .then(
       (code) => process.exit(code),
       (error: unknown) => {

@@ -71,7 +71,7 @@ export function fmtSpread(s: Spread, unit = ''): string {
   return `${fmt(s.median)}${suffix} [${fmt(s.min)}–${fmt(s.max)}]`;
 }
 
-/** P(X >= k) for X ~ Binomial(n, 1/2): the one-sided sign test's p-value. */
+/** P(X >= k) for X ~ Binomial(n, 1/2): the one-sided sign test's p-value (n without the ties). */
 export function signTestP(k: number, n: number): number {
   let total = 0;
   let choose = 1;

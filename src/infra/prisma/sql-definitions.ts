@@ -14,6 +14,30 @@ export interface DefinitionFile {
 interface FunctionDefinition {
   name: string;
   body: string;
+  /**
+   * The attributes that change how it is planned and run, as `rows=8;enable_seqscan=off` (sorted; rows only
+   * when the file declares them): a release that re-applies its own files resets them with the same body
+   * (docs/adr/0066).
+   */
+  attributes: string;
+}
+
+/** `ROWS n` and every `SET name = value` of a function's header (what precedes `AS $$`). */
+function headerAttributes(header: string): { rows?: number; config: string[] } {
+  const rows = /\bROWS\s+(\d+)/.exec(header);
+  const config = [...header.matchAll(/\bSET\s+(\w+)\s*=\s*'?(\w+)'?/g)].map(
+    (match) => `${match[1]}=${match[2]}`,
+  );
+  // 1000 and 0 are PostgreSQL's defaults: declared or not, the database holds the same.
+  const declared = rows && !['0', '1000'].includes(rows[1]);
+  return { ...(declared ? { rows: Number(rows[1]) } : {}), config };
+}
+
+function attributeKey(rows: number | undefined, config: string[]): string {
+  return [
+    ...(rows === undefined ? [] : [`rows=${rows}`]),
+    ...config.sort(),
+  ].join(';');
 }
 
 /** Runs one read-only query and answers its rows. */
@@ -36,9 +60,16 @@ export function definedObjects(files: DefinitionFile[]): {
   const text = files.map((file) => file.sql).join('\n');
   const functions = [
     ...text.matchAll(
-      /CREATE OR REPLACE FUNCTION "([a-z_]+)"\([\s\S]*?\bAS \$\$([\s\S]*?)\$\$;/g,
+      /CREATE OR REPLACE FUNCTION "([a-z_]+)"\(([\s\S]*?)\bAS \$\$([\s\S]*?)\$\$;/g,
     ),
-  ].map((match) => ({ name: match[1], body: match[2] }));
+  ].map((match) => {
+    const { rows, config } = headerAttributes(match[2]);
+    return {
+      name: match[1],
+      body: match[3],
+      attributes: attributeKey(rows, config),
+    };
+  });
   const views = [...text.matchAll(/CREATE OR REPLACE VIEW "([a-z_]+)"/g)].map(
     (match) => match[1],
   );
@@ -55,17 +86,35 @@ export async function compareWithFiles(
   files: DefinitionFile[],
 ): Promise<{ extra: string[]; missing: string[] }> {
   const defined = definedObjects(files);
-  const inDatabase = await query<FunctionDefinition & { args: string }>(
-    `SELECT p.proname AS name, pg_get_function_identity_arguments(p.oid) AS args, p.prosrc AS body
+  const rows = await query<{
+    name: string;
+    args: string;
+    body: string;
+    /** 1000 by default for a set-returning function, 0 for any other. */
+    rows: number;
+    config: string[] | null;
+  }>(
+    `SELECT p.proname AS name, pg_get_function_identity_arguments(p.oid) AS args, p.prosrc AS body,
+            p.prorows::float8 AS rows, p.proconfig AS config
        FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
       WHERE n.nspname = 'public'
         AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e')`,
   );
+  const inDatabase = rows.map((fn) => ({
+    name: fn.name,
+    args: fn.args,
+    body: fn.body,
+    // The defaults count as undeclared, as a file that declares no ROWS has them.
+    attributes: attributeKey(
+      fn.rows === 0 || fn.rows === 1000 ? undefined : fn.rows,
+      fn.config ?? [],
+    ),
+  }));
   const views = await query<{ name: string }>(
     `SELECT viewname AS name FROM pg_views WHERE schemaname = 'public'`,
   );
   const same = (a: FunctionDefinition, b: FunctionDefinition) =>
-    a.name === b.name && a.body === b.body;
+    a.name === b.name && a.body === b.body && a.attributes === b.attributes;
   return {
     extra: inDatabase
       .filter((fn) => !defined.functions.some((file) => same(file, fn)))
