@@ -9,6 +9,7 @@ import { createMigratedDatabase } from './support/test-database';
 import { ScratchDatabase } from '../scripts/lib/scratch-database';
 import { bootTestApp, TestApp } from './support/test-app';
 import { CountingProxy, WireRequest } from './support/wire-counters';
+import { RATE_LIMIT_SCRIPT_SHA } from '../src/common/rate-limit/rate-limit.store';
 
 /** A sweeper may run at any moment; its statements are not part of a chat request. */
 const BACKGROUND = /"Subscription"|WITH swept AS/;
@@ -58,8 +59,10 @@ describe('round trips of one chat request', () => {
       ...(conversationId ? { conversationId } : {}),
     }).response;
 
-  /** The rate limiter's counter script (INCR and its window), as sent for the run limit of a chat. */
-  const RUN_LIMIT_COUNTER = /^eval\s[\s\S]*INCR/;
+  /** The rate limiter's counter script (INCR and its window) by its SHA-1, as sent for the run limit of a chat. */
+  const RUN_LIMIT_COUNTER = new RegExp(
+    `^evalsha\\s+${RATE_LIMIT_SCRIPT_SHA}\\s`,
+  );
 
   /** Runs `work` and answers the PostgreSQL statements and Redis commands sent meanwhile. */
   async function measure(

@@ -1,16 +1,38 @@
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import Redis from 'ioredis';
 import { AppLogger } from '../logging/app-logger';
-import { FallbackRateLimitStore } from './rate-limit.store';
+import {
+  FallbackRateLimitStore,
+  RATE_LIMIT_SCRIPT_SHA,
+} from './rate-limit.store';
 
-/** Stands in for an ioredis client: a status, `ready` events, and an `eval` that answers or hangs. */
+/**
+ * Stands in for an ioredis client: a status, `ready` events, and EVALSHA/EVAL that answer or hang. With
+ * `noscript`, EVALSHA answers NOSCRIPT until the script has been sent once with EVAL (as Redis does).
+ */
 class FakeRedis extends EventEmitter {
   status = 'ready';
   calls = 0;
-  constructor(public answer: 'count' | 'hang' | 'fail') {
+  commands: string[] = [];
+  private scripts = new Set<string>();
+  constructor(public answer: 'count' | 'hang' | 'fail' | 'noscript') {
     super();
   }
-  eval(): Promise<[number, number]> {
+  evalsha(sha: string): Promise<[number, number]> {
+    this.commands.push('evalsha');
+    if (this.answer === 'noscript' && !this.scripts.has(sha))
+      return Promise.reject(
+        new Error('NOSCRIPT No matching script. Please use EVAL.'),
+      );
+    return this.reply();
+  }
+  eval(script: string): Promise<[number, number]> {
+    this.commands.push('eval');
+    this.scripts.add(createHash('sha1').update(script).digest('hex'));
+    return this.reply();
+  }
+  private reply(): Promise<[number, number]> {
     this.calls += 1;
     if (this.answer === 'hang') return new Promise(() => undefined);
     if (this.answer === 'fail')
@@ -19,7 +41,7 @@ class FakeRedis extends EventEmitter {
   }
 }
 
-function setup(answer: 'count' | 'hang' | 'fail') {
+function setup(answer: 'count' | 'hang' | 'fail' | 'noscript') {
   const redis = new FakeRedis(answer);
   const lines: { level: string; message: string }[] = [];
   const log = {
@@ -33,6 +55,18 @@ function setup(answer: 'count' | 'hang' | 'fail') {
 }
 
 describe('FallbackRateLimitStore', () => {
+  it('sends the script once to a Redis that does not hold it (NOSCRIPT), then only its SHA-1', async () => {
+    const { redis, store, lines } = setup('noscript');
+    for (let i = 0; i < 3; i++)
+      await expect(store.hit('k', 60_000)).resolves.toEqual({
+        count: 42,
+        resetInMs: 1000,
+      });
+    expect(redis.commands).toEqual(['evalsha', 'eval', 'evalsha', 'evalsha']);
+    expect(RATE_LIMIT_SCRIPT_SHA).toMatch(/^[0-9a-f]{40}$/);
+    expect(lines).toEqual([]);
+  });
+
   it('uses the shared counter while Redis answers', async () => {
     const { store, lines } = setup('count');
     await expect(store.hit('k', 60_000)).resolves.toEqual({

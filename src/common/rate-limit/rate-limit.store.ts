@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import Redis from 'ioredis';
 import { AppLogger } from '../logging/app-logger';
 import { withTimeout } from '../with-timeout';
@@ -12,27 +13,41 @@ export interface RateLimitStore {
   close?(): void;
 }
 
-/** Shared by every instance: INCR and the window's expiry in one atomic script. */
-class RedisRateLimitStore implements RateLimitStore {
-  private static readonly SCRIPT = `
+/** INCR and the window's expiry in one atomic step; answers `{ count, ttl }`. */
+const RATE_LIMIT_SCRIPT = `
     local count = redis.call('INCR', KEYS[1])
     if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
     local ttl = redis.call('PTTL', KEYS[1])
     if ttl < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]); ttl = tonumber(ARGV[1]) end
     return { count, ttl }`;
 
+/** The script's SHA-1, by which Redis keeps it once it has been sent (EVALSHA). */
+export const RATE_LIMIT_SCRIPT_SHA = createHash('sha1')
+  .update(RATE_LIMIT_SCRIPT)
+  .digest('hex');
+
+/**
+ * Shared by every instance. Each hit sends the script's SHA-1 rather than the script (a request's one Redis
+ * command, so its size and Redis hashing it again were a part of every chat); a Redis that does not hold
+ * the script yet (restarted, flushed, another server) answers NOSCRIPT and gets it once with EVAL.
+ */
+class RedisRateLimitStore implements RateLimitStore {
   constructor(private readonly redis: Redis) {}
 
   async hit(
     key: string,
     windowMs: number,
   ): Promise<{ count: number; resetInMs: number }> {
-    const [count, ttl] = (await this.redis.eval(
-      RedisRateLimitStore.SCRIPT,
-      1,
-      `ratelimit:${key}`,
-      windowMs,
-    )) as [number, number];
+    const args = [1, `ratelimit:${key}`, windowMs] as const;
+    let reply: unknown;
+    try {
+      reply = await this.redis.evalsha(RATE_LIMIT_SCRIPT_SHA, ...args);
+    } catch (error) {
+      if (!(error instanceof Error && error.message.startsWith('NOSCRIPT')))
+        throw error;
+      reply = await this.redis.eval(RATE_LIMIT_SCRIPT, ...args);
+    }
+    const [count, ttl] = reply as [number, number];
     return { count, resetInMs: ttl };
   }
 }
