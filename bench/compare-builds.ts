@@ -20,9 +20,11 @@ import { performance } from 'node:perf_hooks';
 import { createScratchDatabase } from '../scripts/lib/scratch-database';
 import { REPO } from './support/children';
 import {
+  benchChatTarget,
   createUsers,
   deleteRedisKeys,
   postgresVersion,
+  serviceEnvironment,
   SHORT_MODEL,
   writeBenchCatalog,
 } from './support/environment';
@@ -220,16 +222,13 @@ interface Copy {
 }
 
 function chatTarget(copy: Copy, cookies: string[], label: string): ChatTarget {
-  return {
+  return benchChatTarget({
     baseUrl: copy.service.url,
-    model: SHORT_MODEL.id,
-    tokens: SHORT_MODEL.shape.tokens,
-    intervalMs: SHORT_MODEL.shape.intervalMs,
+    model: SHORT_MODEL,
     cookies,
-    keyPrefix: `builds-${label}-${copy.side}-${randomBytes(4).toString('hex')}`,
+    keyPrefix: `builds-${label}-${copy.side}`,
     deadlineMs: SETTINGS.deadlineMs,
-    fastRefusalMs: 1_000,
-  };
+  });
 }
 
 /** Runs `work` and answers, per copy (in `copies` order), the CPU its service and its PostgreSQL backends used. */
@@ -469,14 +468,7 @@ async function main(cleanup: CleanupStep[]): Promise<number> {
       log,
     );
   const shared = {
-    NODE_ENV: 'production',
-    HOST: '127.0.0.1',
-    REDIS_URL: redisUrl,
-    SESSION_SECRET: randomBytes(32).toString('base64url'),
-    PASSWORD_PEPPER: randomBytes(32).toString('base64url'),
-    OPENAI_API_KEY: 'bench',
-    OPENAI_BASE_URL: `${mockUrl}/v1`,
-    LOG_LEVEL: 'info',
+    ...serviceEnvironment(mockUrl, redisUrl),
     // Sessions stay cached for the whole run (as in bench:metrics): an expiry mid-measurement would
     // charge one copy database reads the other did not pay.
     SESSION_CACHE_TTL_MS: '3600000',

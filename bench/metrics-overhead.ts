@@ -20,9 +20,11 @@ import { performance } from 'node:perf_hooks';
 import { createScratchDatabase } from '../scripts/lib/scratch-database';
 import { REPO } from './support/children';
 import {
+  benchChatTarget,
   createUsers,
   deleteRedisKeys,
   postgresVersion,
+  serviceEnvironment,
   SHORT_MODEL,
   STREAM_MODEL,
   writeBenchCatalog,
@@ -39,6 +41,7 @@ import {
   runBench,
   settle,
   startHarness,
+  withCpu,
 } from './support/side-by-side';
 import { freePort, ServiceProcess } from './support/service-process';
 import { fmt, fmtSpread, spread } from './support/stats';
@@ -238,16 +241,13 @@ function chatTarget(
   label: string,
   tag: string,
 ): ChatTarget {
-  return {
+  return benchChatTarget({
     baseUrl: copy.service.url,
-    model: model.id,
-    tokens: model.shape.tokens,
-    intervalMs: model.shape.intervalMs,
+    model,
     cookies,
-    keyPrefix: `metrics-${tag}-${label}-${copy.side}-${randomBytes(4).toString('hex')}`,
+    keyPrefix: `metrics-${tag}-${label}-${copy.side}`,
     deadlineMs,
-    fastRefusalMs: 1_000,
-  };
+  });
 }
 
 /** Runs `work`, scraping the copy with metrics meanwhile; answers the CPU each pid used (from /proc). */
@@ -256,12 +256,14 @@ async function timed<T>(
   metricsUrl: string | undefined,
   work: () => Promise<T>,
 ): Promise<{ result: T; cpu: number[]; scrapes: number }> {
-  const cpu0 = pids.map(cpuMs);
-  const scraped = await whileScraped(metricsUrl, SETTINGS.scrapeEveryMs, work);
+  const measured = await withCpu(
+    pids.map((pid) => () => cpuMs(pid)),
+    () => whileScraped(metricsUrl, SETTINGS.scrapeEveryMs, work),
+  );
   return {
-    result: scraped.result,
-    cpu: pids.map((pid, index) => cpuMs(pid) - cpu0[index]),
-    scrapes: scraped.scrapes,
+    result: measured.result.result,
+    cpu: measured.cpu,
+    scrapes: measured.result.scrapes,
   };
 }
 
@@ -593,18 +595,11 @@ async function main(cleanup: CleanupStep[]): Promise<number> {
   const catalogFile = join(temp, 'catalog.json');
   writeBenchCatalog(catalogFile);
   const env = {
-    NODE_ENV: 'production',
-    HOST: '127.0.0.1',
+    ...serviceEnvironment(mockUrl, redisUrl),
     DATABASE_URL: db.url,
-    REDIS_URL: redisUrl,
     REDIS_KEY_PREFIX: redisPrefix,
-    SESSION_SECRET: randomBytes(32).toString('base64url'),
-    PASSWORD_PEPPER: randomBytes(32).toString('base64url'),
-    OPENAI_API_KEY: 'bench',
-    OPENAI_BASE_URL: `${mockUrl}/v1`,
     CATALOG_FILE: catalogFile,
     STORAGE_DIR: join(temp, 'files'),
-    LOG_LEVEL: 'info',
     // Sessions stay cached for the whole run: with the default 30 s, whichever copy was measured second
     // found its sessions expiring mid-measurement (its last use was the other copy's turn ago) and paid
     // database reads the first did not, metrics or not.

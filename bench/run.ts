@@ -44,6 +44,7 @@ import {
   databaseSummary,
   deleteRedisKeys,
   postgresVersion,
+  serviceEnvironment,
   SHORT_MODEL,
   writeBenchCatalog,
 } from './support/environment';
@@ -340,18 +341,11 @@ async function main(): Promise<number> {
     const serviceLogFile = join(temp, 'service.log');
     const service = new ServiceProcess(
       {
-        NODE_ENV: 'production',
-        HOST: '127.0.0.1',
+        ...serviceEnvironment(mockUrl, redisUrl),
         DATABASE_URL: db.url,
-        REDIS_URL: redisUrl,
         REDIS_KEY_PREFIX: redisPrefix,
-        SESSION_SECRET: randomBytes(32).toString('base64url'),
-        PASSWORD_PEPPER: randomBytes(32).toString('base64url'),
-        OPENAI_API_KEY: 'bench',
-        OPENAI_BASE_URL: `${mockUrl}/v1`,
         CATALOG_FILE: catalogFile,
         STORAGE_DIR: join(temp, 'files'),
-        LOG_LEVEL: 'info',
       },
       serviceLogFile,
       t0,

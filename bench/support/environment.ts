@@ -4,7 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Redis from 'ioredis';
 import { Client } from 'pg';
-import { isObject } from './protocol';
+import { ChatTarget, isObject } from './protocol';
 import { REPO } from './children';
 import { StreamShape, upstreamName } from './tokens';
 
@@ -166,4 +166,44 @@ export async function databaseSummary(databaseUrl: string): Promise<{
       ledgerEntries: ledger.rows[0].count,
     };
   });
+}
+
+/**
+ * What every bench gives the service under test (production mode, fresh secrets, the mock as OpenAI, info
+ * logs) besides its own database, Redis prefix, catalog and storage.
+ */
+export function serviceEnvironment(
+  mockUrl: string,
+  redisUrl: string,
+): Record<string, string> {
+  return {
+    NODE_ENV: 'production',
+    HOST: '127.0.0.1',
+    REDIS_URL: redisUrl,
+    SESSION_SECRET: randomBytes(32).toString('base64url'),
+    PASSWORD_PEPPER: randomBytes(32).toString('base64url'),
+    OPENAI_API_KEY: 'bench',
+    OPENAI_BASE_URL: `${mockUrl}/v1`,
+    LOG_LEVEL: 'info',
+  };
+}
+
+/** Chat requests of `model` to `baseUrl`, each with its own idempotency key under `keyPrefix`. */
+export function benchChatTarget(options: {
+  baseUrl: string;
+  model: BenchModel;
+  cookies: string[];
+  keyPrefix: string;
+  deadlineMs: number;
+}): ChatTarget {
+  return {
+    baseUrl: options.baseUrl,
+    model: options.model.id,
+    tokens: options.model.shape.tokens,
+    intervalMs: options.model.shape.intervalMs,
+    cookies: options.cookies,
+    keyPrefix: `${options.keyPrefix}-${randomBytes(4).toString('hex')}`,
+    deadlineMs: options.deadlineMs,
+    fastRefusalMs: 1_000,
+  };
 }

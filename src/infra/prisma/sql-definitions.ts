@@ -86,7 +86,7 @@ export async function compareWithFiles(
   files: DefinitionFile[],
 ): Promise<{ extra: string[]; missing: string[] }> {
   const defined = definedObjects(files);
-  const rows = await query<{
+  const functions = await query<{
     name: string;
     args: string;
     body: string;
@@ -100,7 +100,7 @@ export async function compareWithFiles(
       WHERE n.nspname = 'public'
         AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = p.oid AND d.deptype = 'e')`,
   );
-  const inDatabase = rows.map((fn) => ({
+  const inDatabase = functions.map((fn) => ({
     name: fn.name,
     args: fn.args,
     body: fn.body,
