@@ -23,6 +23,7 @@ import {
   benchChatTarget,
   createUsers,
   deleteRedisKeys,
+  fetchText,
   postgresVersion,
   serviceEnvironment,
   SHORT_MODEL,
@@ -62,6 +63,8 @@ const SETTINGS = {
   throughput: { connections: 32, warmupMs: 1_000, durationMs: 4_000 },
   /** Concurrency 1 on each copy, both at once: the start (sent -> first body byte). */
   sequential: { requests: 150 },
+  /** GET /v1/auth/me from this many clients back to back on each copy, both at once (bench f's cheap route). */
+  me: { connections: 25, warmupMs: 500, durationMs: 3_000 },
   deadlineMs: 10_000,
   settle: { cpuPercent: 5, windowMs: 1_000, maxWaitMs: 8_000 },
 };
@@ -81,6 +84,8 @@ interface Figures {
   cpuPerChatSaturated: number;
   startP50: number;
   startP99: number;
+  mePerSecond: number;
+  serviceCpuPerMe: number;
   errors: number;
 }
 
@@ -133,6 +138,18 @@ const FIGURES: {
     better: 'lower',
   },
   {
+    key: 'mePerSecond',
+    label: `GET /v1/auth/me answers per second (${SETTINGS.me.connections} clients back to back on each, both at once)`,
+    unit: '/s',
+    better: 'higher',
+  },
+  {
+    key: 'serviceCpuPerMe',
+    label: 'service CPU per 1,000 GET /v1/auth/me answers (warm-up included)',
+    unit: 'ms',
+    better: 'lower',
+  },
+  {
     key: 'errors',
     label: 'requests not a complete 200',
     unit: '',
@@ -150,6 +167,8 @@ interface Options {
   control: boolean;
   /** Directory for both copies' V8 CPU profiles (node --cpu-prof), written when they stop. */
   profileDir: string | undefined;
+  /** Extra environment of the "after" copy only (with --control: a setting's cost on one build). */
+  afterEnv: Record<string, string>;
   help: boolean;
 }
 
@@ -164,6 +183,8 @@ const HELP = `npm run bench:builds -- --before DIR [flags]
   --control      A/A run: the "after" build on both sides (how far apart two equal copies come out); writes no file
   --profile DIR  run both copies under node --cpu-prof, profiles into DIR (named by pid; the log names
                  which pid is which); the profiler costs CPU: such a run writes no file
+  --after-env NAME=VALUE  one more environment variable for the "after" copy only (repeatable); with
+                 --control, what a setting costs one build (e.g. LOG_LEVEL=warn); writes no file
   --help         this text
 Environment: BENCH_DATABASE_URL, BENCH_REDIS_URL (as npm run bench)`;
 
@@ -176,6 +197,7 @@ function parseOptions(args: string[]): Options {
     keepTemp: false,
     control: false,
     profileDir: undefined,
+    afterEnv: {},
     help: false,
   };
   for (let index = 0; index < args.length; index++) {
@@ -191,7 +213,12 @@ function parseOptions(args: string[]): Options {
     else if (arg === '--after')
       options.after = resolvePath(args[++index] ?? '.');
     else if (arg === '--rounds') options.rounds = Number(args[++index]);
-    else throw new Error(`unknown argument ${arg} (see --help)`);
+    else if (arg === '--after-env') {
+      const setting = args[++index] ?? '';
+      const equals = setting.indexOf('=');
+      if (equals < 1) throw new Error('--after-env wants NAME=VALUE');
+      options.afterEnv[setting.slice(0, equals)] = setting.slice(equals + 1);
+    } else throw new Error(`unknown argument ${arg} (see --help)`);
   }
   if (!(Number.isInteger(options.rounds) && options.rounds >= 1))
     throw new Error('--rounds wants a whole number ≥ 1');
@@ -219,6 +246,8 @@ interface Copy {
   side: Side;
   service: ServiceProcess;
   database: string;
+  /** Byte length of GET /v1/auth/me's body (every user's email has the same length). */
+  meBytes: number;
 }
 
 function chatTarget(copy: Copy, cookies: string[], label: string): ChatTarget {
@@ -323,6 +352,27 @@ async function measureRound(
     ),
   );
 
+  await quiet();
+  const me = await withCopiesCpu(ordered, () =>
+    Promise.all(
+      ordered.map((copy) =>
+        loadgen.rate(
+          {
+            kind: 'requestRate',
+            baseUrl: copy.service.url,
+            path: '/v1/auth/me',
+            cookies,
+            connections: SETTINGS.me.connections,
+            warmupMs: SETTINGS.me.warmupMs,
+            durationMs: SETTINGS.me.durationMs,
+            expectedBytes: copy.meBytes,
+          },
+          SETTINGS.me.warmupMs + SETTINGS.me.durationMs + 30_000,
+        ),
+      ),
+    ),
+  );
+
   const figures = (index: number): Figures => {
     const fixed = atRate.result[index];
     const okAtRate = Math.max(1, fixed.outcomes.ok);
@@ -339,7 +389,15 @@ async function measureRound(
         (saturated.service[index] + saturated.postgres[index]) / okSaturated,
       startP50: median(sequential[index].starts),
       startP99: percentile(sequential[index].starts, 99),
-      errors: failed(fixed) + failed(tp) + failed(sequential[index]),
+      mePerSecond: me.result[index].perSecond,
+      serviceCpuPerMe:
+        (1000 * me.service[index]) / Math.max(1, me.result[index].completed),
+      errors:
+        failed(fixed) +
+        failed(tp) +
+        failed(sequential[index]) +
+        me.result[index].wrong +
+        Object.values(me.result[index].errors).reduce((a, b) => a + b, 0),
     };
   };
   return { [first]: figures(0), [second]: figures(1) } as Record<Side, Figures>;
@@ -412,7 +470,7 @@ function render(info: {
     '## How',
     '',
     '- Both compiled builds (`node dist/main.js` of each checkout, NODE_ENV=production, LOG_LEVEL=info) run at once, each with its own scratch database (their migrations differ) and Redis prefix, the same 200 users and sessions in both; the mock provider and the load generator are processes of their own (bench/processes).',
-    `- Every measurement loads both copies at the same time, so the shared machine weighs on both alike. Each round: ${SETTINGS.primeMs / 1000} s of untimed chats on both; then ${SETTINGS.fixedRate.perSecond} chats of \`${SHORT_MODEL.id}\` (3 tokens, no delay) per second on each, on a fixed schedule, for ${SETTINGS.fixedRate.durationMs / 1000} s, and each copy's CPU (its process plus its database's backends, /proc) over its complete 200s: the verdict's figure; then ${SETTINGS.throughput.connections} clients on each back to back (${SETTINGS.throughput.warmupMs / 1000} s warm-up, ${SETTINGS.throughput.durationMs / 1000} s counted); then ${SETTINGS.sequential.requests} chats one at a time on each. Before each measurement both are quiet (under ${SETTINGS.settle.cpuPercent} % of a core for ${SETTINGS.settle.windowMs / 1000} s) and no mock stream is open. Which copy is the closed loop's first target alternates by round.`,
+    `- Every measurement loads both copies at the same time, so the shared machine weighs on both alike. Each round: ${SETTINGS.primeMs / 1000} s of untimed chats on both; then ${SETTINGS.fixedRate.perSecond} chats of \`${SHORT_MODEL.id}\` (3 tokens, no delay) per second on each, on a fixed schedule, for ${SETTINGS.fixedRate.durationMs / 1000} s, and each copy's CPU (its process plus its database's backends, /proc) over its complete 200s: the verdict's figure; then ${SETTINGS.throughput.connections} clients on each back to back (${SETTINGS.throughput.warmupMs / 1000} s warm-up, ${SETTINGS.throughput.durationMs / 1000} s counted); then ${SETTINGS.sequential.requests} chats one at a time on each; then GET /v1/auth/me from ${SETTINGS.me.connections} clients back to back on each (${SETTINGS.me.warmupMs / 1000} s warm-up, ${SETTINGS.me.durationMs / 1000} s counted) and each service's CPU over it. Before each measurement both are quiet (under ${SETTINGS.settle.cpuPercent} % of a core for ${SETTINGS.settle.windowMs / 1000} s) and no mock stream is open. Which copy is the closed loop's first target alternates by round.`,
     `- Verdict: the after / before ratio of the CPU per chat at the fixed rate, per round; a cost is "measurable" when after used more in so many rounds that a one-sided sign test gives p < ${SIGNIFICANCE} and the median ratio is above 1. \`--control\` runs this build on both sides to show the harness's own spread.`,
     '- Figures are `median [min–max]` over rounds; the last column is the median [min–max] of the per-round ratios.',
     '',
@@ -496,6 +554,7 @@ async function main(cleanup: CleanupStep[]): Promise<number> {
         REDIS_KEY_PREFIX: prefix,
         CATALOG_FILE: catalogFile,
         STORAGE_DIR: join(temp, `files-${side}`),
+        ...(side === 'after' ? options.afterEnv : {}),
       },
       join(temp, `service-${side}.log`),
       t0,
@@ -506,7 +565,6 @@ async function main(cleanup: CleanupStep[]): Promise<number> {
     );
     cleanup.push({ name: `service ${side}`, run: () => service.stop() });
     await service.start();
-    copies[side] = { side, service, database: db.name };
     // The same users and sessions in both databases: one cookie list drives both copies.
     cookies =
       cookies.length === 0
@@ -517,15 +575,25 @@ async function main(cleanup: CleanupStep[]): Promise<number> {
             tag,
             cookies.map((cookie) => cookie.slice('sid='.length)),
           );
+    const me = await fetchText(`${service.url}/v1/auth/me`, cookies[0]);
+    copies[side] = {
+      side,
+      service,
+      database: db.name,
+      meBytes: Buffer.byteLength(me),
+    };
   }
   const loadgen = new LoadGeneratorClient(compiled, harnessLog);
   await loadgen.start();
   cleanup.push({ name: 'load generator', run: () => loadgen.stop() });
+  const afterEnv = Object.entries(options.afterEnv)
+    .map(([name, value]) => `${name}=${value}`)
+    .join(' ');
   const describe = {
     before: options.control
       ? `this build (control run)`
       : describeCheckout(beforeDir),
-    after: describeCheckout(afterDir),
+    after: `${describeCheckout(afterDir)}${afterEnv ? ` with ${afterEnv}` : ''}`,
   };
   log(
     `before: ${describe.before} (pid ${copies.before.service.pid}); after: ${describe.after} (pid ${copies.after.service.pid})`,
@@ -561,7 +629,8 @@ async function main(cleanup: CleanupStep[]): Promise<number> {
         `round ${round}: ${figures.before.errors} requests before and ${figures.after.errors} after were not a complete 200`,
       );
     log(
-      `round ${round}: CPU per chat at rate before ${fmt(figures.before.cpuPerChatAtRate)} ms, after ${fmt(figures.after.cpuPerChatAtRate)} ms (ratio ${fmt(figures.after.cpuPerChatAtRate / figures.before.cpuPerChatAtRate)}); chats/s ${fmt(figures.before.chatsPerSecond)} / ${fmt(figures.after.chatsPerSecond)}; start p50 ${fmt(figures.before.startP50)} / ${fmt(figures.after.startP50)} ms`,
+      `round ${round}: CPU per chat at rate before ${fmt(figures.before.cpuPerChatAtRate)} ms, after ${fmt(figures.after.cpuPerChatAtRate)} ms (ratio ${fmt(figures.after.cpuPerChatAtRate / figures.before.cpuPerChatAtRate)}); chats/s ${fmt(figures.before.chatsPerSecond)} / ${fmt(figures.after.chatsPerSecond)}; start p50 ${fmt(figures.before.startP50)} / ${fmt(figures.after.startP50)} ms; ` +
+        `/auth/me ${fmt(figures.before.mePerSecond)} / ${fmt(figures.after.mePerSecond)} per s, service CPU per 1,000 ${fmt(figures.before.serviceCpuPerMe)} / ${fmt(figures.after.serviceCpuPerMe)} ms`,
     );
   }
   for (const side of SIDES) {
@@ -585,9 +654,9 @@ async function main(cleanup: CleanupStep[]): Promise<number> {
     totalMs: performance.now() - t0,
     notes,
   });
-  if (options.control || afterDir !== REPO || options.profileDir) {
+  if (options.control || afterDir !== REPO || options.profileDir || afterEnv) {
     log(
-      `${options.control ? 'control run (one build on both sides)' : options.profileDir ? `profiled run (profiles in ${options.profileDir} when the copies stop)` : 'another checkout as "after"'}: no file written`,
+      `${options.control ? 'control run (one build on both sides)' : options.profileDir ? `profiled run (profiles in ${options.profileDir} when the copies stop)` : afterEnv ? 'extra environment on the "after" copy' : 'another checkout as "after"'}: no file written`,
     );
   } else {
     writeFileSync(BUILDS_COMPARED.file, full);

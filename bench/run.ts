@@ -43,6 +43,7 @@ import {
   createUsers,
   databaseSummary,
   deleteRedisKeys,
+  fetchText,
   postgresVersion,
   serviceEnvironment,
   SHORT_MODEL,
@@ -80,7 +81,7 @@ const HELP = `npm run bench [-- flags]
   --rounds N     rounds (default 3, quick 1)
   --only a,c     run only these scenarios (RESULTS.md then holds only them)
   --keep-temp    keep the temp directory (service and harness logs, catalog)
-  --profile DIR  run the service with node --cpu-prof, profiles into DIR (open in Chrome DevTools); the
+  --profile DIR  run the service and the bare relay with node --cpu-prof, profiles into DIR (open in Chrome DevTools); the
                  profiler costs CPU, so the run's figures are not comparable: use with --only
   --help         this text
 Environment: BENCH_DATABASE_URL (default postgresql://postgres@127.0.0.1:5432/postgres),
@@ -227,17 +228,6 @@ async function drainMock(mockUrl: string, limitMs: number): Promise<number> {
   return performance.now() - started;
 }
 
-async function fetchText(url: string, cookie?: string): Promise<string> {
-  const res = await fetch(url, {
-    headers: cookie ? { cookie } : {},
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await res.text();
-  if (res.status !== 200)
-    throw new Error(`${url} answered ${res.status}: ${text.slice(0, 300)}`);
-  return text;
-}
-
 async function redisVersion(url: string): Promise<string> {
   const redis = new Redis(url, { maxRetriesPerRequest: 1, lazyConnect: true });
   try {
@@ -339,6 +329,10 @@ async function main(): Promise<number> {
     const mockUrl = `http://127.0.0.1:${mock.ports.mock}`;
 
     const serviceLogFile = join(temp, 'service.log');
+    // The bare relay is profiled too, so the two profiles of the same load can be compared.
+    const profileArgs = options.profileDir
+      ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`]
+      : [];
     const service = new ServiceProcess(
       {
         ...serviceEnvironment(mockUrl, redisUrl),
@@ -349,9 +343,7 @@ async function main(): Promise<number> {
       },
       serviceLogFile,
       t0,
-      options.profileDir
-        ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`]
-        : [],
+      profileArgs,
     );
     // Stopped before the database is dropped (cleanup runs in reverse).
     cleanup.add('stop the service', () => service.stop());
@@ -375,6 +367,7 @@ async function main(): Promise<number> {
         FIXTURES_FILE: fixturesFile,
       },
       harnessLog,
+      profileArgs,
     );
     cleanup.add('stop the bare relay', () => stopChild(bare.child));
     const loadgen = new LoadGeneratorClient(compiled, harnessLog);

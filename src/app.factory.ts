@@ -1,8 +1,8 @@
 import { Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { CorsOptionsDelegate } from '@nestjs/common/interfaces/external/cors-options.interface';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { Request, RequestHandler, Response } from 'express';
+import cors, { CorsOptionsDelegate } from 'cors';
 import helmet from 'helmet';
 import { AppModule } from './app.module';
 import { serveWebClient } from './web-client/web-client';
@@ -27,10 +27,11 @@ import { AppConfig } from './config/app-config';
 export const API_PREFIX = 'v1';
 
 /**
- * Helmet's defaults, except that a deployment served over plain http (local, LAN) does not ask browsers
- * to upgrade subresources to https: that would leave Swagger UI at /docs blank.
+ * Helmet's defaults for pages (the web client, Swagger UI at /docs), except that a deployment served over
+ * plain http (local, LAN) does not ask browsers to upgrade subresources to https: that would leave Swagger
+ * UI blank.
  */
-function helmetOptions(config: AppConfig): Parameters<typeof helmet>[0] {
+function pageHelmetOptions(config: AppConfig): Parameters<typeof helmet>[0] {
   const https = config.appUrl.startsWith('https:');
   return {
     contentSecurityPolicy: {
@@ -38,6 +39,26 @@ function helmetOptions(config: AppConfig): Parameters<typeof helmet>[0] {
     },
   };
 }
+
+/**
+ * What a JSON API answer needs (OWASP REST Security Cheat Sheet): no sniffing, no framing, a policy that
+ * lets the body load nothing, HSTS, no referrer, same-origin resource policy. Helmet's other headers
+ * (COOP, Origin-Agent-Cluster, X-DNS-Prefetch-Control, X-Download-Options, X-Permitted-Cross-Domain-Policies,
+ * X-XSS-Protection) act on documents only; every header costs every answer (docs/adr/0067-request-overhead.md).
+ */
+const API_HELMET_OPTIONS: Parameters<typeof helmet>[0] = {
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
+  },
+  xFrameOptions: { action: 'deny' },
+  crossOriginOpenerPolicy: false,
+  originAgentCluster: false,
+  xDnsPrefetchControl: false,
+  xDownloadOptions: false,
+  xPermittedCrossDomainPolicies: false,
+  xXssProtection: false,
+};
 
 /**
  * Helmet's headers for these options, computed once by running helmet against a recording response: they
@@ -67,9 +88,15 @@ function securityHeaders(
   return [...headers];
 }
 
-function setHeaders(entries: [string, string][]): RequestHandler {
-  return (_req, res, next) => {
-    for (const [name, value] of entries) res.setHeader(name, value);
+/** The API's security headers on its answers (/v1/...), the pages' on everything else. */
+function setSecurityHeaders(
+  api: [string, string][],
+  pages: [string, string][],
+): RequestHandler {
+  const apiPrefix = `/${API_PREFIX}/`;
+  return (req, res, next) => {
+    for (const [name, value] of req.url.startsWith(apiPrefix) ? api : pages)
+      res.setHeader(name, value);
     next();
   };
 }
@@ -142,15 +169,18 @@ export async function createApp(
     },
   );
   answerClientErrorsWithProblems(app.getHttpServer(), logger);
-  const security = securityHeaders(helmetOptions(config));
+  const security = securityHeaders(API_HELMET_OPTIONS);
+  const pageSecurity = securityHeaders(pageHelmetOptions(config));
   // In front of the framework: a run refused for load never enters Express (docs/adr/0065).
   app
     .get(ChatAdmission)
     .guard(app.getHttpServer(), refusalHeaders(security, config.corsOrigins));
   app.set('trust proxy', config.http.trustProxy);
   app.set('x-powered-by', false);
-  // Registered before the body parsers so even a malformed body is logged and carries a request id. The
-  // app-wide middlewares run as two Express layers (around CORS), not five: each layer is a router trip.
+  // Every app-wide middleware as one Express layer (each layer is a router trip per request): the logger
+  // first, so even a malformed body is logged and carries a request id; CORS before the CSRF check, so a
+  // refused write from an allowed origin is readable; the body parsers last. The web client's layer comes
+  // after it: its files and pages are GETs, which none of these change. docs/adr/0067-request-overhead.md
   app.use(
     composeMiddleware(
       createHttpLogger(
@@ -161,19 +191,15 @@ export async function createApp(
         ),
       ),
       app.get(DrainState).closeConnectionsWhileDraining(),
-      setHeaders(security),
-    ),
-  );
-  app.enableCors(corsForAllowedOriginsOnly(config.corsOrigins));
-  app.use(
-    composeMiddleware(
+      setSecurityHeaders(security, pageSecurity),
+      cors(corsForAllowedOriginsOnly(config.corsOrigins)),
       refuseNulInUrl,
       refuseCrossSiteWrites(config.corsOrigins, [`/${API_PREFIX}/webhooks/`]),
+      ...bodyParsers(config.http.bodyLimitBytes),
     ),
   );
   if (config.http.webClient)
     serveWebClient(app, logger, config.http.webClientDir);
-  app.use(composeMiddleware(...bodyParsers(config.http.bodyLimitBytes)));
   app.setGlobalPrefix(API_PREFIX);
   if (config.http.apiDocs === 'public')
     setupOpenApi(

@@ -344,16 +344,49 @@ describe('HTTP plumbing: errors, request ids, logs, headers', () => {
     expect(res.headers['strict-transport-security']).toBeDefined();
     expect(res.headers['content-security-policy']).toBeDefined();
     expect(res.headers['x-powered-by']).toBeUndefined();
+  });
+
+  it('gives API answers the headers a JSON API needs, and pages helmet’s whole set', async () => {
+    const api = await t.http.get('/v1/plans');
+    expect(api.headers['content-security-policy']).toBe(
+      "default-src 'none';frame-ancestors 'none'",
+    );
+    expect(api.headers['x-frame-options']).toBe('DENY');
+    expect(api.headers['referrer-policy']).toBe('no-referrer');
+    expect(api.headers['cross-origin-resource-policy']).toBe('same-origin');
+    // Document-only headers are left off JSON answers.
+    for (const name of [
+      'cross-origin-opener-policy',
+      'origin-agent-cluster',
+      'x-dns-prefetch-control',
+      'x-download-options',
+      'x-permitted-cross-domain-policies',
+      'x-xss-protection',
+    ])
+      expect(api.headers[name]).toBeUndefined();
+    // An unknown API path and a refused body are API answers too.
+    const notFound = await t.http.get('/v1/no-such-route');
+    expect(notFound.headers['content-security-policy']).toBe(
+      "default-src 'none';frame-ancestors 'none'",
+    );
+
+    const page = await t.http.get('/docs').redirects(1).expect(200);
+    expect(page.headers['content-security-policy']).toContain(
+      "script-src 'self'",
+    );
+    expect(page.headers['x-frame-options']).toBe('SAMEORIGIN');
+    expect(page.headers['cross-origin-opener-policy']).toBe('same-origin');
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
     // Served over http here (APP_URL default): no upgrade-insecure-requests, or /docs would break.
-    expect(res.headers['content-security-policy']).not.toContain(
+    expect(page.headers['content-security-policy']).not.toContain(
       'upgrade-insecure-requests',
     );
   });
 
-  it('asks browsers to upgrade insecure requests when the app is served over https', async () => {
+  it('asks browsers to upgrade insecure requests on its pages when the app is served over https', async () => {
     const secure = await bootTestApp({ APP_URL: 'https://chat.example.com' });
     try {
-      const res = await secure.http.get('/v1/plans');
+      const res = await secure.http.get('/docs').redirects(1).expect(200);
       expect(res.headers['content-security-policy']).toContain(
         'upgrade-insecure-requests',
       );

@@ -249,3 +249,5 @@ void Promise.all([
 });
 
 process.on('disconnect', () => process.exit(0));
+// An orderly exit, so `--cpu-prof` (bench --profile) writes its profile.
+process.on('SIGTERM', () => process.exit(0));

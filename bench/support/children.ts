@@ -80,6 +80,7 @@ export function forkHarness(
   file: string,
   env: Record<string, string>,
   logFd: number,
+  execArgv: string[] = [],
   timeoutMs = 30_000,
 ): Promise<HarnessChild> {
   const script = join(compiledDir, file);
@@ -88,7 +89,7 @@ export function forkHarness(
     env: { ...baseEnv(), NODE_PATH: join(REPO, 'node_modules'), ...env },
     // Plain node: fork() would otherwise pass on the orchestrator's execArgv, and ts-node puts itself there.
     execPath: process.execPath,
-    execArgv: [],
+    execArgv,
     stdio: ['ignore', logFd, logFd, 'ipc'],
     serialization: 'advanced',
   });

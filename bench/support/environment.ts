@@ -207,3 +207,15 @@ export function benchChatTarget(options: {
     fastRefusalMs: 1_000,
   };
 }
+
+/** The body of a GET that must answer 200 (a fixture: its byte length is what the rate jobs expect). */
+export async function fetchText(url: string, cookie?: string): Promise<string> {
+  const res = await fetch(url, {
+    headers: cookie ? { cookie } : {},
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await res.text();
+  if (res.status !== 200)
+    throw new Error(`${url} answered ${res.status}: ${text.slice(0, 300)}`);
+  return text;
+}

@@ -1,7 +1,10 @@
 import { Module } from '@nestjs/common';
 import { PassportModule } from '@nestjs/passport';
 import { APP_GUARD } from '@nestjs/core';
-import { AppThrottlerGuard } from '../common/rate-limit/throttling';
+import {
+  AppThrottlerGuard,
+  RateLimitGuard,
+} from '../common/rate-limit/throttling';
 import { UsersRepository } from '../users/users.repository';
 import { AuthController } from './auth.controller';
 import { AuthService } from './auth.service';
@@ -53,8 +56,9 @@ import { TwoFactorService } from './two-factor/two-factor.service';
     TwoFactorRepository,
     ReauthenticationService,
     { provide: APP_GUARD, useClass: SessionGuard },
+    AppThrottlerGuard,
     // After the session guard (global guards run in this order), so per-user limits know the user.
-    { provide: APP_GUARD, useClass: AppThrottlerGuard },
+    { provide: APP_GUARD, useClass: RateLimitGuard },
   ],
   exports: [SessionsService, PasswordHasher, ReauthenticationService],
 })

@@ -11,40 +11,72 @@ import { AppError } from '../common/errors/app-error';
 import { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { readCookie } from './cookies';
+import { SessionUser } from './session-user';
 import { SessionsService } from './sessions.service';
 
 /**
  * The global guard: every route needs a valid session unless it is marked @Public(). The caller is put
  * on `req.user` for @CurrentUser(). Nothing about the caller is taken from the request but the cookie.
+ * A cached session is checked synchronously: Nest awaits only a guard that answers a promise.
  */
 @Injectable()
 export class SessionGuard implements CanActivate {
+  /** Per controller and handler: @Public() or not, read from the metadata once (it does not change). */
+  private readonly publicHandlers = new WeakMap<
+    object,
+    WeakMap<object, boolean>
+  >();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly sessions: SessionsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (
-      this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
-        context.getHandler(),
-        context.getClass(),
-      ])
-    )
-      return true;
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+    if (this.isPublic(context)) return true;
     const req = context.switchToHttp().getRequest<Request>();
     const token = readCookie(
       req.headers.cookie,
       this.config.session.cookieName,
     );
-    const user = token ? await this.sessions.authenticate(token) : null;
-    if (!user)
-      throw new AppError(
-        'unauthenticated',
-        'Sign in first: this endpoint needs a valid session cookie.',
-      );
-    req.user = user;
-    return true;
+    if (!token) return signInFirst();
+    const user = this.sessions.authenticate(token);
+    return user instanceof Promise
+      ? user.then((loaded) => admit(req, loaded))
+      : admit(req, user);
   }
+
+  private isPublic(context: ExecutionContext): boolean {
+    const controller = context.getClass();
+    const handler = context.getHandler();
+    let ofController = this.publicHandlers.get(controller);
+    if (!ofController) {
+      ofController = new WeakMap();
+      this.publicHandlers.set(controller, ofController);
+    }
+    let known = ofController.get(handler);
+    if (known === undefined) {
+      known =
+        this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
+          handler,
+          controller,
+        ]) === true;
+      ofController.set(handler, known);
+    }
+    return known;
+  }
+}
+
+function admit(req: Request, user: SessionUser | null): boolean {
+  if (!user) return signInFirst();
+  req.user = user;
+  return true;
+}
+
+function signInFirst(): never {
+  throw new AppError(
+    'unauthenticated',
+    'Sign in first: this endpoint needs a valid session cookie.',
+  );
 }

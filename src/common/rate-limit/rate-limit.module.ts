@@ -15,8 +15,9 @@ import { CounterThrottlerStorage, throttlerOptions } from './throttling';
 export const RATE_LIMIT_STORE = Symbol('RATE_LIMIT_STORE');
 
 /**
- * Rate limits with @nestjs/throttler: one named throttler per configured limit (AppThrottlerGuard is the
- * global guard, registered after the session guard in AuthModule so per-user limits know the user).
+ * Rate limits with @nestjs/throttler: one named throttler per configured limit (RateLimitGuard is the
+ * global guard, registered after the session guard in AuthModule so per-user limits know the user; it hands
+ * routes with @RateLimit to AppThrottlerGuard).
  * Counters in Redis when configured (all instances enforce one limit; per instance while it is down), else
  * in this process.
  */

@@ -1,4 +1,9 @@
-import { ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import {
+  CanActivate,
+  ExecutionContext,
+  Inject,
+  Injectable,
+} from '@nestjs/common';
 import {
   ThrottlerGuard,
   ThrottlerLimitDetail,
@@ -108,11 +113,6 @@ export class AppThrottlerGuard extends ThrottlerGuard {
   // A property, not a constructor parameter: ThrottlerGuard's constructor stays as Nest injects it.
   @Inject(Metrics) private readonly metrics!: Metrics;
 
-  /** Routes without @RateLimit (most, the chat's reads among them) skip the walk over every named throttler. */
-  protected override shouldSkip(context: ExecutionContext): Promise<boolean> {
-    return Promise.resolve(!declaredLimits(context)?.length);
-  }
-
   protected override throwThrottlingException(
     _context: ExecutionContext,
     detail: ThrottlerLimitDetail,
@@ -126,5 +126,21 @@ export class AppThrottlerGuard extends ThrottlerGuard {
         { headers: { 'Retry-After': String(seconds) } },
       ),
     );
+  }
+}
+
+/**
+ * The global rate-limit guard. Routes without @RateLimit (most, the chat's reads among them) pass
+ * synchronously: no walk over every named throttler, and no promise for Nest to await. The others go
+ * through AppThrottlerGuard.
+ */
+@Injectable()
+export class RateLimitGuard implements CanActivate {
+  constructor(private readonly throttler: AppThrottlerGuard) {}
+
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
+    return declaredLimits(context)?.length
+      ? this.throttler.canActivate(context)
+      : true;
   }
 }
