@@ -88,14 +88,16 @@ function securityHeaders(
   return [...headers];
 }
 
-/** The API's security headers on its answers (/v1/...), the pages' on everything else. */
+/** An API path as Express routes it (case-insensitively): /v1, /v1/..., /v1?... */
+const API_PATH = new RegExp(`^/${API_PREFIX}(?:[/?]|$)`, 'i');
+
+/** The API's security headers on its answers, the pages' on everything else. */
 function setSecurityHeaders(
   api: [string, string][],
   pages: [string, string][],
 ): RequestHandler {
-  const apiPrefix = `/${API_PREFIX}/`;
   return (req, res, next) => {
-    for (const [name, value] of req.url.startsWith(apiPrefix) ? api : pages)
+    for (const [name, value] of API_PATH.test(req.url) ? api : pages)
       res.setHeader(name, value);
     next();
   };

@@ -364,11 +364,20 @@ describe('HTTP plumbing: errors, request ids, logs, headers', () => {
       'x-xss-protection',
     ])
       expect(api.headers[name]).toBeUndefined();
-    // An unknown API path and a refused body are API answers too.
-    const notFound = await t.http.get('/v1/no-such-route');
-    expect(notFound.headers['content-security-policy']).toBe(
-      "default-src 'none';frame-ancestors 'none'",
-    );
+    // An unknown API path, a refused body and a path in capitals (Express routes case-insensitively) are
+    // API answers too.
+    for (const other of [
+      await t.http.get('/v1/no-such-route').expect(404),
+      await t.http
+        .post('/v1/auth/login')
+        .set('Content-Type', 'application/json')
+        .send('{"email":')
+        .expect(400),
+      await t.http.get('/V1/plans').expect(200),
+    ])
+      expect(other.headers['content-security-policy']).toBe(
+        "default-src 'none';frame-ancestors 'none'",
+      );
 
     const page = await t.http.get('/docs').redirects(1).expect(200);
     expect(page.headers['content-security-policy']).toContain(
