@@ -64,8 +64,7 @@ async function servedOnceAdmitting(
   let last = await send();
   await eventually(
     async () => {
-      if (last.status !== 503) return true;
-      last = await send();
+      if (last.status === 503) last = await send();
       return last.status !== 503;
     },
     5_000,

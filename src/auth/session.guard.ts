@@ -17,16 +17,11 @@ import { SessionsService } from './sessions.service';
 /**
  * The global guard: every route needs a valid session unless it is marked @Public(). The caller is put
  * on `req.user` for @CurrentUser(). Nothing about the caller is taken from the request but the cookie.
- * A cached session is checked synchronously: Nest awaits only a guard that answers a promise.
+ * A cached session is checked synchronously: Nest's loop over the guards awaits only a guard that answers
+ * a promise.
  */
 @Injectable()
 export class SessionGuard implements CanActivate {
-  /** Per controller and handler: @Public() or not, read from the metadata once (it does not change). */
-  private readonly publicHandlers = new WeakMap<
-    object,
-    WeakMap<object, boolean>
-  >();
-
   constructor(
     private readonly reflector: Reflector,
     private readonly sessions: SessionsService,
@@ -48,23 +43,12 @@ export class SessionGuard implements CanActivate {
   }
 
   private isPublic(context: ExecutionContext): boolean {
-    const controller = context.getClass();
-    const handler = context.getHandler();
-    let ofController = this.publicHandlers.get(controller);
-    if (!ofController) {
-      ofController = new WeakMap();
-      this.publicHandlers.set(controller, ofController);
-    }
-    let known = ofController.get(handler);
-    if (known === undefined) {
-      known =
-        this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
-          handler,
-          controller,
-        ]) === true;
-      ofController.set(handler, known);
-    }
-    return known;
+    return (
+      this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
+        context.getHandler(),
+        context.getClass(),
+      ]) === true
+    );
   }
 }
 

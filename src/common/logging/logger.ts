@@ -40,9 +40,9 @@ const REDACTED_PATHS = [
 ];
 
 /** Lines are written once this many bytes are pending (about 20 access lines)... */
-export const LOG_BUFFER_BYTES = 4096;
+const LOG_BUFFER_BYTES = 4096;
 /** ...or this often, whatever is pending: a line reaches stdout at most this late. */
-export const LOG_FLUSH_MS = 100;
+const LOG_FLUSH_MS = 100;
 
 /**
  * JSON lines to stdout, buffered: written when 4 KiB are pending or every 100 ms, so a busy instance makes
